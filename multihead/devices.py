@@ -65,6 +65,16 @@ def memory_seconds(nbytes: float, device: DeviceSpec) -> float:
     return nbytes / device.effective_bandwidth()
 
 
+def attention_seconds(device: DeviceSpec, flops: float, dtype: str = "fp16") -> float:
+    """Time of the attention core (QK^T, softmax, PV) given its FLOPs: compute-bound at long T."""
+    return compute_seconds(flops, device, dtype)
+
+
+def decode_step_seconds(device: DeviceSpec, kv_bytes: float, weight_bytes: float) -> float:
+    """One generated token reads every weight and the whole KV cache once: t = (W + KV) / BW."""
+    return memory_seconds(kv_bytes + weight_bytes, device)
+
+
 def gpu_catalog() -> dict[str, dict]:
     text = resources.files("multihead.catalog").joinpath("gpus.json").read_text()
     return {k: v for k, v in json.loads(text).items() if not k.startswith("_")}
