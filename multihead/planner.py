@@ -340,8 +340,23 @@ class _Setup:
                           - acc.attention_flops(b, s.num_heads, tokens - w, tokens - w, s.head_dim, causal=True))
         return float(total)
 
-    def attention_seconds(self, flops: float, gpus: int | None = None) -> float:
-        return dev.attention_seconds(self.device, flops / (gpus or self.gpus), self.act_dtype)
+    def attention_seconds(self, flops: float, tokens: int, calls_per_layer: int = 1, gpus: int | None = None) -> float:
+        """Seconds of the attention core: ``flops`` over ``tokens`` query rows per layer and head,
+        in ``calls_per_layer`` kernel calls per layer (one per chunk), split over the GPUs."""
+        s, n = self.spec, gpus or self.gpus
+        rows = s.num_layers * self.batch * (s.num_heads // n) * tokens
+        return _attention_seconds(self.device, flops / n, self.act_dtype, s.head_dim, rows,
+                                  s.num_layers * calls_per_layer)
+
+    def decode_seconds(self, context: int, kv_bytes: float, weight_bytes: float,
+                       kv_dtype: str | None = None) -> float:
+        """One decode step at ``context`` cached tokens: reads ``kv_bytes`` and ``weight_bytes``
+        (per GPU; pass weight_bytes=0 for the attention's KV read alone)."""
+        s = self.spec
+        heads = s.num_heads // self.gpus
+        flops = sum(acc.attention_flops(self.batch, heads, 1, min(context, w) if w else context, s.head_dim)
+                    for w in s.layer_windows())
+        return _decode_seconds(self.device, kv_bytes, weight_bytes, kv_dtype or self.kv_dtype, flops, s.num_layers)
 
     def linear_flops(self, tokens: int) -> float:
         n, _ = self.spec.non_embedding_params()
@@ -349,6 +364,20 @@ class _Setup:
 
     def linear_seconds(self, flops: float, gpus: int | None = None) -> float:
         return dev.compute_seconds(flops / (gpus or self.gpus), self.device, self.weights_dtype)
+
+
+def _attention_seconds(device, flops, dtype, head_dim, rows, calls) -> float:
+    try:
+        return dev.attention_seconds(device, flops, dtype, head_dim=head_dim, rows=rows, calls=calls)
+    except TypeError:    # devices.py without the per-score/per-row terms (before issue 7): pure roofline
+        return dev.attention_seconds(device, flops, dtype)
+
+
+def _decode_seconds(device, kv_bytes, weight_bytes, kv_dtype, flops, calls) -> float:
+    try:
+        return dev.decode_step_seconds(device, kv_bytes, weight_bytes, dtype=kv_dtype, flops=flops, calls=calls)
+    except TypeError:    # devices.py before issue 7: pure roofline
+        return dev.decode_step_seconds(device, kv_bytes, weight_bytes)
 
 
 def chunk_sizes(tokens: int, chunks: int) -> list[int]:
@@ -364,10 +393,10 @@ def _chunk_account(st: _Setup, tokens: int, chunks: int, passes: int, causal_ski
     mem = st.memory(biggest)
     flops = sum(st.attention_flops(t, causal=False) for t in sizes)
     flops_causal = sum(st.attention_flops(t, causal=True) for t in sizes)
-    attn_s = st.attention_seconds(flops_causal if causal_skip else flops)
+    attn_s = st.attention_seconds(flops_causal if causal_skip else flops, tokens, calls_per_layer=chunks)
     linear_s = st.linear_seconds(st.linear_flops(tokens))
-    kv_read = dev.memory_seconds(mem.kv_cache_bytes, st.device)
-    step = dev.decode_step_seconds(st.device, mem.kv_cache_bytes, mem.weights_bytes)
+    kv_read = st.decode_seconds(biggest, mem.kv_cache_bytes, 0.0)
+    step = st.decode_seconds(biggest, mem.kv_cache_bytes, mem.weights_bytes)
     return {
         "chunks": chunks, "chunk_tokens": biggest, "kv_cache_bytes": mem.kv_cache_bytes,
         "workspace_bytes": mem.workspace_bytes, "total_memory_bytes": mem.total_bytes, "fits": mem.fits,
@@ -550,8 +579,8 @@ def plan(model: str | ModelSpec | None = None, *, tokens: int, batch: int = 1, p
     ex.append(f"effective compute = {device_spec.matmul_flops.get(dev._dtype_key(act_dtype), eff_flops / gpus / device_spec.flops_efficiency) / 1e12:g} "
               f"TFLOP/s * efficiency {device_spec.flops_efficiency:g}{f' * {gpus} GPUs' if gpus > 1 else ''} = "
               f"{eff_flops / 1e12:g} TFLOP/s ({act_dtype})")
-    att_s_full = st.attention_seconds(att_flops)
-    att_s_causal = st.attention_seconds(att_flops_causal)
+    att_s_full = st.attention_seconds(att_flops, T)
+    att_s_causal = st.attention_seconds(att_flops_causal, T)
     att_s = att_s_causal if causal_skip else att_s_full
     ex.append(f"attention prefill = FLOPs / effective FLOP/s = {(att_flops_causal if causal_skip else att_flops):.3g} / "
               f"{eff_flops:.3g} = {_s(att_s)} per pass ({'causal count: --causal-skip' if causal_skip else 'the text: full count'}; "
@@ -565,9 +594,9 @@ def plan(model: str | ModelSpec | None = None, *, tokens: int, batch: int = 1, p
     ex.append(f"prefill per pass = attention + linear = {_s(att_s)} + {_s(lin_s)} = {_s(prefill)}; "
               f"{_passes(passes)} = {_s(prefill * passes)}")
     bw = device_spec.effective_bandwidth() * gpus
-    kv_read = dev.memory_seconds(kv, device_spec)
+    kv_read = st.decode_seconds(T, kv, 0.0)
     w_read = dev.memory_seconds(weights, device_spec)
-    step = dev.decode_step_seconds(device_spec, kv, weights)
+    step = st.decode_seconds(T, kv, weights)
     ex.append(f"effective bandwidth = {device_spec.bandwidth_bytes_per_s / 1e12:g} TB/s * "
               f"{device_spec.bandwidth_efficiency:g}{f' * {gpus} GPUs' if gpus > 1 else ''} = {bw / 1e12:g} TB/s")
     ex.append(f"decode KV read per token = KV bytes / bandwidth = {_gb(kv * gpus)} / {bw / 1e12:g} TB/s = {_s(kv_read)} "
@@ -715,7 +744,7 @@ def _fallbacks(st: _Setup, T: int, passes: int, single: MemoryAccount, att_s: fl
             rows.append({"kv_heads": d, "kind": "MQA" if d == 1 else f"GQA-{d}",
                          "kv_cache_bytes": m.kv_cache_bytes, "kv_fraction_of_now": d / Hkv,
                          "total_memory_bytes": m.total_bytes, "fits": m.fits,
-                         "decode_kv_read_seconds": dev.memory_seconds(m.kv_cache_bytes, st.device)})
+                         "decode_kv_read_seconds": st.decode_seconds(T, m.kv_cache_bytes, 0.0)})
         best = next((r for r in rows if r["fits"]), rows[-1])
         notes = ["Converting MHA/GQA checkpoints: mean-pool each group's K and V projections, then uptrain "
                  "~5% of the original steps (Ainslie et al. 2023: T5-XXL quality MHA 47.2, GQA-8 47.1, MQA 46.6)."]
@@ -733,7 +762,7 @@ def _fallbacks(st: _Setup, T: int, passes: int, single: MemoryAccount, att_s: fl
         if acc.dtype_bytes(q) < now:
             m = st.memory(T, kv_dtype=q)
             rows.append({"kv_dtype": q, "kv_cache_bytes": m.kv_cache_bytes, "total_memory_bytes": m.total_bytes,
-                         "fits": m.fits, "decode_kv_read_seconds": dev.memory_seconds(m.kv_cache_bytes, st.device)})
+                         "fits": m.fits, "decode_kv_read_seconds": st.decode_seconds(T, m.kv_cache_bytes, 0.0, q)})
     if rows:
         text = "; ".join(f"{r['kv_dtype']}: KV {_gb(r['kv_cache_bytes'])}, decode KV read "
                          f"{_s(r['decode_kv_read_seconds'])}, total {_gb(r['total_memory_bytes'])}, "
@@ -780,12 +809,14 @@ def _fallbacks(st: _Setup, T: int, passes: int, single: MemoryAccount, att_s: fl
                 continue
             m = st.memory(T, gpus=n)
             if m.fits:
+                att_n = st.attention_seconds(st.attention_flops(T, causal=causal_skip), T, gpus=n)
+                pre_n = att_n + st.linear_seconds(st.linear_flops(T), gpus=n)
                 out.append(Fallback("more_gpus", f"tensor parallelism over {n} GPUs",
                                     {"gpus": n, "memory_per_gpu_bytes": m.total_bytes,
                                      "kv_cache_per_gpu_bytes": m.kv_cache_bytes,
-                                     "attention_prefill_seconds": att_s / n, "prefill_seconds": prefill / n},
+                                     "attention_prefill_seconds": att_n, "prefill_seconds": pre_n},
                                     True, f"{n} GPUs (H={H}, H_kv={Hkv} divide): {_gb(m.total_bytes)} per GPU, "
-                                          f"prefill ~{_s(prefill / n)} per pass before communication"))
+                                          f"prefill ~{_s(pre_n)} per pass before communication"))
                 break
         else:
             out.append(Fallback("more_gpus", "tensor parallelism", {"gpus": None}, False,

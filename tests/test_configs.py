@@ -1,0 +1,186 @@
+"""Model configs: the catalog against figures.md, HF config.json reading, parameter counts."""
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from multihead.configs import (ModelSpec, catalog_model, load_config_file, model_catalog, resolve_model,
+                               spec_from_hf_config)
+
+# figures.md section 2, row by row: hidden, L, H, H_kv, head_dim, intermediate, vocab, max_pos.
+FIGURES = {
+    "Llama-2-7B": (4096, 32, 32, 32, 128, 11008, 32000, 4096),
+    "Llama-2-13B": (5120, 40, 40, 40, 128, 13824, 32000, 4096),
+    "Llama-2-70B": (8192, 80, 64, 8, 128, 28672, 32000, 4096),
+    "Llama-3.1-8B": (4096, 32, 32, 8, 128, 14336, 128256, 131072),
+    "Llama-3.1-70B": (8192, 80, 64, 8, 128, 28672, 128256, 131072),
+    "Mistral-7B-v0.1": (4096, 32, 32, 8, 128, 14336, 32000, 32768),
+    "Qwen2.5-7B": (3584, 28, 28, 4, 128, 18944, 152064, 131072),
+    "Qwen2.5-14B": (5120, 48, 40, 8, 128, 13824, 152064, 131072),
+    "Gemma-2-9B": (3584, 42, 16, 8, 256, 14336, 256000, 8192),
+    "GPT-2": (768, 12, 12, 12, 64, 3072, 50257, 1024),
+    "SmolLM2-135M": (576, 30, 9, 3, 64, 1536, 49152, 8192),
+}
+FIGURES_MD = Path("/work/shared/reference/figures.md")
+FIGURES_NAMES = {"GPT-2 small": "GPT-2"}
+
+
+def _shape(s: ModelSpec) -> tuple:
+    return (s.hidden_size, s.num_layers, s.num_heads, s.num_kv_heads, s.head_dim, s.intermediate_size,
+            s.vocab_size, s.max_position_embeddings)
+
+
+@pytest.mark.parametrize("name", sorted(FIGURES))
+def test_catalog_matches_figures(name):
+    spec = catalog_model(name)
+    assert _shape(spec) == FIGURES[name]
+    assert spec.source
+
+
+@pytest.mark.skipif(not FIGURES_MD.exists(), reason="reference figures not on this machine")
+def test_embedded_table_is_figures_md_section_2():
+    text = FIGURES_MD.read_text().split("## 2.")[1].split("## 3.")[0]
+    rows = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 9 and re.fullmatch(r"\d+", cells[1]):
+            rows[FIGURES_NAMES.get(cells[0], cells[0])] = tuple(int(c) for c in cells[1:9])
+    assert rows == FIGURES
+
+
+def test_every_catalog_entry_loads_and_has_a_source():
+    names = list(model_catalog())
+    assert "example-13b-gqa8" in names and set(FIGURES) <= set(names)
+    for name in names:
+        spec = catalog_model(name)
+        assert spec.source and spec.total_params() > 0
+
+
+def test_example_is_the_reference_texts_model():
+    s = catalog_model("example-13b-gqa8")
+    assert (s.hidden_size, s.num_layers, s.num_heads, s.num_kv_heads, s.head_dim) == (5120, 40, 40, 8, 128)
+    assert s.total_params() == 13e9 and s.weights_dtype_default() == "fp16"
+
+
+@pytest.mark.parametrize("name", sorted(n for n in FIGURES))
+def test_parameter_count_equals_published_total(name):
+    spec = catalog_model(name)
+    counts = spec.param_counts()
+    assert counts.total == spec.params_published       # exact: embeddings, attention, MLP, norms, head
+
+
+def test_llama2_7b_total():
+    assert catalog_model("Llama-2-7B").total_params() == pytest.approx(6.74e9, rel=1e-3)
+
+
+def test_gated_versus_plain_mlp():
+    llama, gpt2 = catalog_model("Llama-2-7B").param_counts(), catalog_model("GPT-2").param_counts()
+    assert llama.mlp_per_layer == 3 * 4096 * 11008
+    assert gpt2.mlp_per_layer == 2 * 768 * 3072 + 3072 + 768      # fc and proj, with biases
+
+
+def test_gemma2_head_dim_and_alternating_window():
+    s = catalog_model("Gemma-2-9B")
+    assert s.head_dim == 256 != s.hidden_size // s.num_heads
+    assert s.attention_width == 4096
+    windows = s.layer_windows()
+    assert windows[0::2] == [4096] * 21 and windows[1::2] == [None] * 21
+
+
+def test_window_rules():
+    assert catalog_model("Mistral-7B-v0.1").layer_windows() == [4096] * 32
+    assert catalog_model("Qwen2.5-7B").layer_windows() == [None] * 28     # use_sliding_window: false
+    assert catalog_model("Qwen2.5-7B").head_dim == 128                    # no head_dim field: 3584 / 28
+
+
+def test_config_file_round_trip(tmp_path):
+    cfg = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+           "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256,
+           "max_position_embeddings": 131072, "rope_scaling": {"rope_type": "llama3", "factor": 8.0},
+           "tie_word_embeddings": False, "torch_dtype": "bfloat16"}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    spec = resolve_model(str(path))
+    assert spec.total_params() == catalog_model("Llama-3.1-8B").total_params()
+    assert spec.weights_dtype_default() == "bf16" and spec.rope_scaling["factor"] == 8.0
+
+
+def test_missing_field_is_named(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"hidden_size": 4096, "num_attention_heads": 32}))
+    with pytest.raises(ValueError, match="missing required field 'num_hidden_layers'"):
+        load_config_file(path)
+    path.write_text('{"hidden_size": 4096,')
+    with pytest.raises(ValueError, match="not valid JSON"):
+        load_config_file(path)
+    path.write_text("[1, 2]")
+    with pytest.raises(ValueError, match="JSON object"):
+        load_config_file(path)
+    with pytest.raises(ValueError, match="does not exist"):
+        load_config_file(tmp_path / "nope.json")
+
+
+def test_incomplete_config_needs_params_for_the_total():
+    spec = spec_from_hf_config({"hidden_size": 512, "num_hidden_layers": 2, "num_attention_heads": 8})
+    assert spec.num_kv_heads == 8 and spec.head_dim == 64 and spec.param_counts() is None
+    with pytest.raises(ValueError, match="intermediate_size and vocab_size"):
+        spec.total_params()
+    assert spec.with_overrides(params=1e8).total_params() == 1e8
+
+
+@pytest.mark.parametrize("bad, match", [
+    ({"num_key_value_heads": 3}, "kv_heads: expected a divisor of heads=8"),
+    ({"hidden_size": 500}, "not divisible"),
+    ({"num_hidden_layers": -2}, "num_layers: expected a positive integer"),
+    ({"num_attention_heads": 8.5}, "num_heads"),
+])
+def test_impossible_shapes(bad, match):
+    cfg = {"hidden_size": 512, "num_hidden_layers": 2, "num_attention_heads": 8, **bad}
+    with pytest.raises(ValueError, match=match):
+        spec_from_hf_config(cfg)
+
+
+def test_unknown_model_suggests_close_names():
+    with pytest.raises(ValueError, match="did you mean.*Llama-2-7B"):
+        catalog_model("llama-2-7")
+    with pytest.raises(ValueError, match="did you mean.*Mistral-7B-v0.1"):
+        catalog_model("mistral7b")
+
+
+def test_overrides_rederive_head_dim():
+    s = catalog_model("Llama-2-7B").with_overrides(num_kv_heads=8)
+    assert s.num_kv_heads == 8 and s.head_dim == 128
+    gemma = catalog_model("Gemma-2-9B").with_overrides(num_heads=8, num_kv_heads=8)
+    assert gemma.head_dim == 256          # a stated head_dim stays
+
+
+# -- against transformers' own models: same configs, same parameter counts --------------------------
+TINY = {
+    "llama": dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                  intermediate_size=160, vocab_size=300, max_position_embeddings=128),
+    "mistral": dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                    intermediate_size=160, vocab_size=300, sliding_window=32),
+    "qwen2": dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                  intermediate_size=160, vocab_size=300),
+    "gemma2": dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                   head_dim=32, intermediate_size=160, vocab_size=300, sliding_window=16),
+    "gpt2": dict(n_embd=64, n_layer=2, n_head=4, vocab_size=300, n_positions=128),
+}
+
+
+@pytest.mark.parametrize("model_type", sorted(TINY))
+def test_param_count_equals_transformers(model_type):
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")      # from_config: nothing is downloaded
+    transformers = pytest.importorskip("transformers")
+    torch = pytest.importorskip("torch")
+    config = transformers.AutoConfig.for_model(model_type, **TINY[model_type])
+    with torch.device("meta"):
+        model = transformers.AutoModelForCausalLM.from_config(config)
+    # a tied LM head is the embedding itself: count each tensor once
+    unique = {id(p): p.numel() for p in model.parameters()}
+    spec = spec_from_hf_config(config.to_dict(), name=model_type)
+    assert spec.param_counts().total == sum(unique.values())
