@@ -1,0 +1,472 @@
+"""Black-box probes for attention functions (signatures "sdpa" and "hf").
+
+Each probe is one small function: it builds seeded inputs, calls the target through its adapter
+(only ever calling it, never reading its code) and compares with the float64 reference in
+checker.reference. Inputs are drawn in float64 and rounded to the dtype under test before both
+the target and the reference see them, so rounding of the inputs is never counted as error.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from multihead.checker.adapters import FunctionTarget, Unsupported
+from multihead.checker.reference import causal_mask, reference_attention
+from multihead.checker.report import Finding
+
+# Largest |out - reference| accepted, for values ~N(0, 1). The bugs the probes look for move
+# outputs by 1e-2 .. 1; these leave room for any correct summation order and for fp16/bf16
+# arithmetic.
+TOLERANCE = {torch.float64: 1e-9, torch.float32: 1e-4, torch.float16: 5e-3, torch.bfloat16: 4e-2}
+
+
+@dataclass
+class Ctx:
+    target: FunctionTarget
+    dtype: torch.dtype
+    device: torch.device
+    seed: int = 0
+    expect_alignment: str | None = None
+
+    @property
+    def tol(self) -> float:
+        return TOLERANCE[self.dtype]
+
+    def gen(self, salt: int) -> torch.Generator:
+        return torch.Generator().manual_seed(self.seed * 1000 + salt)
+
+    def randn(self, g: torch.Generator, *shape, std: float = 1.0, dtype=None) -> torch.Tensor:
+        t = torch.randn(*shape, generator=g, dtype=torch.float64) * std
+        return t.to(self.device, dtype or self.dtype)
+
+    def qkv(self, g, B, H, Tq, Tk, d, h_kv=None, std=1.0):
+        h_kv = h_kv or H
+        return (self.randn(g, B, H, Tq, d, std=std), self.randn(g, B, h_kv, Tk, d, std=std),
+                self.randn(g, B, h_kv, Tk, d))
+
+
+def max_err(out: torch.Tensor, ref: torch.Tensor) -> float:
+    """max |out - ref| in float64; inf when out holds inf or NaN."""
+    out = out.detach().to("cpu", torch.float64)
+    if not torch.isfinite(out).all():
+        return math.inf
+    return (out - ref.to(torch.float64)).abs().max().item() if out.numel() else 0.0
+
+
+def _fmt(x: float) -> str:
+    return "inf/NaN" if not math.isfinite(x) else f"{x:.1e}"
+
+
+def _ranges(idx: list[int]) -> str:
+    return ", ".join(str(i) for i in idx) if len(idx) <= 6 else f"{idx[0]}..{idx[-1]} ({len(idx)} of them)"
+
+
+# -- 1. plain accuracy ----------------------------------------------------------------------------
+def probe_reference(ctx: Ctx) -> Finding:
+    g = ctx.gen(1)
+    errs = []
+    for B, H, Tq, Tk, d in ((2, 4, 12, 12, 16), (1, 2, 5, 9, 32)):
+        q, k, v = ctx.qkv(g, B, H, Tq, Tk, d)
+        out, _ = ctx.target(q, k, v)
+        errs.append(max_err(out, reference_attention(q, k, v)))
+    err = max(errs)
+    ok = err <= ctx.tol
+    return Finding("reference", "pass" if ok else "fail",
+                   f"max |out - ref| = {_fmt(err)} on random q, k, v ([2,4,12,12,16] and Tq != Tk "
+                   f"[1,2,5,9,32]); tolerance {ctx.tol:.0e}",
+                   {"max_abs_err": err, "tolerance": ctx.tol})
+
+
+# -- 2. the 1/sqrt(d_k) scale ---------------------------------------------------------------------
+def fit_scale(out: torch.Tensor, q, k, v) -> tuple[float, float]:
+    """The scale s for which softmax(s q k^T) v (float64, MHA shapes) is closest to out
+    (max-abs error), by a log-spaced scan from 1e-3 to 10 and a golden-section refinement.
+    Returns (s, residual)."""
+    o = out.detach().to("cpu", torch.float64)
+    if not torch.isfinite(o).all():
+        return 1.0, math.inf
+    qk = q.to("cpu", torch.float64) @ k.to("cpu", torch.float64).transpose(-2, -1)   # (B, H, Tq, Tk)
+    v64 = v.to("cpu", torch.float64)
+
+    def err(s):
+        return (torch.softmax(qk * s, dim=-1) @ v64 - o).abs().max().item()
+
+    grid = torch.logspace(-3, 1, 49, dtype=torch.float64).tolist()
+    errs = [err(s) for s in grid]
+    i = min(range(len(grid)), key=errs.__getitem__)
+    lo, hi = math.log(grid[max(i - 1, 0)]), math.log(grid[min(i + 1, len(grid) - 1)])
+    phi = (math.sqrt(5) - 1) / 2
+    a, b = hi - phi * (hi - lo), lo + phi * (hi - lo)
+    fa, fb = err(math.exp(a)), err(math.exp(b))
+    for _ in range(30):   # the bracket shrinks by 0.618 per step: 30 steps reach 1e-7 in log(s)
+        if fa <= fb:
+            hi, b, fb = b, a, fa
+            a = hi - phi * (hi - lo)
+            fa = err(math.exp(a))
+        else:
+            lo, a, fa = a, b, fb
+            b = lo + phi * (hi - lo)
+            fb = err(math.exp(b))
+    s = math.exp((lo + hi) / 2)
+    return s, err(s)
+
+
+def _name_scale(s: float, want: float, d: int) -> str:
+    close = lambda a, b: abs(math.log(a / b)) < 0.03   # noqa: E731
+    if close(s, 1.0):
+        return "no scaling at all (1/sqrt(d_k) is missing)"
+    if close(s, 1.0 / d):
+        return "divides by d_k instead of sqrt(d_k)"
+    if close(s, want * want * math.sqrt(d)):
+        return "scaled twice"
+    return f"scale off by a factor {s / want:.3g}"
+
+
+def probe_scale(ctx: Ctx) -> Finding:
+    g = ctx.gen(2)
+    parts, metrics, problems, inconclusive = [], {}, [], []
+    custom_ok = None
+    for d in (16, 64):
+        # Small q, k keep the softmax away from saturation, where the scale would be hard to read.
+        q, k, v = ctx.qkv(g, 1, 2, 16, 16, d, std=0.5)
+        want = 1.0 / math.sqrt(d)
+        out, _ = ctx.target(q, k, v)
+        s, resid = fit_scale(out, q, k, v)
+        metrics[f"d{d}_effective_scale"], metrics[f"d{d}_expected"], metrics[f"d{d}_residual"] = s, want, resid
+        if resid > 20 * ctx.tol:
+            inconclusive.append(f"d_k={d}: no single scale reproduces the output (best residual {_fmt(resid)})")
+            continue
+        parts.append(f"d_k={d}: effective scale {s:.4g} (expected {want:.4g})")
+        if abs(math.log(s / want)) > 0.03:
+            problems.append(f"d_k={d}: {_name_scale(s, want, d)}")
+        # An explicit scale= must be obeyed (HF always passes scaling=).
+        if ctx.target.scale_arg:
+            custom = 2.0 / math.sqrt(d)
+            try:
+                out_c, _ = ctx.target(q, k, v, scale=custom)
+            except Unsupported:
+                continue
+            s_c, resid_c = fit_scale(out_c, q, k, v)
+            metrics[f"d{d}_custom_scale"], metrics[f"d{d}_custom_effective"] = custom, s_c
+            good = resid_c <= 20 * ctx.tol and abs(math.log(s_c / custom)) < 0.03
+            custom_ok = good if custom_ok is None else (custom_ok and good)
+            if not good:
+                problems.append(f"d_k={d}: scale={custom:.3g} passed, effective {s_c:.4g} (the argument is ignored "
+                                f"or mis-applied)")
+    if custom_ok:
+        parts.append("explicit scale= obeyed")
+    if problems:
+        return Finding("scale", "fail", "; ".join(parts + problems), metrics)
+    if not parts:
+        return Finding("scale", "skip", "; ".join(inconclusive) + " -- another bug hides the scale; see the "
+                       "failing findings", metrics)
+    return Finding("scale", "pass", "; ".join(parts + inconclusive), metrics)
+
+
+# -- 3. large logits: overflow without max subtraction ---------------------------------------------
+def _large_logit_qkv(ctx, g, dtype, base, B=1, H=2, T=16, d=16):
+    """q, k whose scaled logits are `base` + N(0, ~1): the first coordinate of every q and k is
+    a = sqrt(base * sqrt(d)), the rest N(0, 1). The softmax stays well spread (it only depends on
+    the N(0, 1) part), so any correct implementation is accurate, but exp() of the raw logit
+    overflows unless the row maximum is subtracted."""
+    a = math.sqrt(base * math.sqrt(d))
+    q = torch.randn(B, H, T, d, generator=g, dtype=torch.float64)
+    k = torch.randn(B, H, T, d, generator=g, dtype=torch.float64)
+    v = torch.randn(B, H, T, d, generator=g, dtype=torch.float64)
+    q[..., 0], k[..., 0] = a, a
+    return tuple(t.to(ctx.device, dtype) for t in (q, k, v))
+
+
+def probe_overflow(ctx: Ctx) -> Finding:
+    g = ctx.gen(3)
+    cases = [(torch.float32, 300.0), (torch.float16, 20.0)]
+    if ctx.dtype == torch.float64:
+        cases.append((torch.float64, 1000.0))
+    parts, metrics, bad, skipped = [], {}, [], []
+    for dtype, base in cases:
+        name = str(dtype).replace("torch.", "")
+        q, k, v = _large_logit_qkv(ctx, g, dtype, base)
+        try:
+            out, _ = ctx.target(q, k, v)
+        except Exception as err:   # noqa: BLE001 - a dtype the function does not take is not a bug
+            skipped.append(f"{name}: not supported ({type(err).__name__})")
+            continue
+        ref = reference_attention(q, k, v)
+        n_bad = int((~torch.isfinite(out)).sum())
+        err = max_err(out, ref)
+        # Bound low precision by a plain PyTorch computation in the same dtype.
+        plain = torch.softmax((q.float() @ k.float().transpose(-2, -1) / math.sqrt(q.shape[-1])).to(dtype), -1) @ v
+        tol = max(TOLERANCE[dtype], 4 * max_err(plain, ref))
+        metrics[f"{name}_nonfinite"], metrics[f"{name}_max_abs_err"], metrics[f"{name}_tolerance"] = n_bad, err, tol
+        if n_bad:
+            bad.append(f"{name}, logits ~{base:g}: {n_bad} of {out.numel()} outputs are inf/NaN")
+        elif err > tol:
+            bad.append(f"{name}, logits ~{base:g}: max |out - ref| = {_fmt(err)} (tolerance {tol:.0e})")
+        else:
+            parts.append(f"{name}, logits ~{base:g}: finite, max err {_fmt(err)}")
+    if bad:
+        return Finding("overflow", "fail", "; ".join(bad + parts + skipped), metrics)
+    if not parts:
+        return Finding("overflow", "skip", "; ".join(skipped), metrics)
+    return Finding("overflow", "pass", "; ".join(parts + skipped), metrics)
+
+
+# -- 4. causal leak --------------------------------------------------------------------------------
+def probe_causal_mask(ctx: Ctx) -> Finding:
+    g = ctx.gen(4)
+    T = 12
+    q, k, v = ctx.qkv(g, 1, 2, T, T, 16)
+    out, _ = ctx.target(q, k, v, is_causal=True)
+    err = max_err(out, reference_attention(q, k, v, is_causal=True))
+    leaks = {}
+    for j in (3, 7, 11):
+        q2, k2, v2 = q.clone(), k.clone(), v.clone()
+        for t in (q2, k2, v2):
+            t[:, :, j] += ctx.randn(g, *t[:, :, j].shape, std=2.0)
+        out2, _ = ctx.target(q2, k2, v2, is_causal=True)
+        delta = (out2[:, :, :j] - out[:, :, :j]).abs().to(torch.float64).nan_to_num(math.inf).amax(dim=(0, 1, 3))
+        moved = [i for i in range(j) if delta[i] > ctx.tol]
+        if moved:
+            leaks[j] = (moved, delta.max().item())
+    metrics = {"max_abs_err": err, "leaking_rows": {str(j): m for j, (m, _) in leaks.items()}}
+    if leaks:
+        j, (moved, size) = next(iter(leaks.items()))
+        return Finding("causal_mask", "fail",
+                       f"perturbing token {j} moved the outputs of earlier positions {_ranges(moved)} by up "
+                       f"to {_fmt(size)} (must be 0): the future leaks into the past; max |out - ref| = "
+                       f"{_fmt(err)}", metrics)
+    if err > ctx.tol:
+        strict = reference_attention(q, k, v, mask=causal_mask(T, T) & ~torch.eye(T, dtype=torch.bool))
+        hint = " -- it matches a mask that also hides the diagonal (each token cannot see itself)" \
+            if max_err(out, strict) <= ctx.tol else ""
+        return Finding("causal_mask", "fail", f"no leak, but max |out - ref| = {_fmt(err)} with is_causal{hint}",
+                       metrics)
+    return Finding("causal_mask", "pass", f"no future token moves a past output (3 perturbations); max |out - ref| "
+                   f"= {_fmt(err)}", metrics)
+
+
+# -- 5. causal alignment when Tq != Tk ----------------------------------------------------------------
+def probe_causal_alignment(ctx: Ctx) -> Finding:
+    if ctx.target.kind == "hf":
+        return Finding("causal_alignment", "skip", "HF attention functions receive causality as an explicit "
+                       "mask built by the model; its alignment is the mask builder's job")
+    g = ctx.gen(5)
+    Tq, Tk = 3, 8
+    q, k, v = ctx.qkv(g, 1, 2, Tq, Tk, 16)
+    try:
+        out, _ = ctx.target(q, k, v, is_causal=True)
+    except Unsupported:
+        raise
+    except Exception as err:   # noqa: BLE001 - refusing Tq != Tk is safe: it cannot misalign silently
+        return Finding("causal_alignment", "skip", f"the function refuses is_causal with Tq={Tq} != Tk={Tk} "
+                       f"({type(err).__name__}); it cannot misalign silently")
+    errs = {a: max_err(out, reference_attention(q, k, v, is_causal=True, align=a))
+            for a in ("bottom-right", "top-left")}
+    metrics = {"err_bottom_right": errs["bottom-right"], "err_top_left": errs["top-left"]}
+    found = next((a for a, e in errs.items() if e <= ctx.tol), None)
+    expect = ctx.expect_alignment
+    if found is None:
+        offsets = [o for o in range(-Tq, Tk + 1) if max_err(out, reference_attention(
+            q, k, v, mask=torch.arange(Tk)[None, :] <= torch.arange(Tq)[:, None] + o)) <= ctx.tol]
+        what = (f"it sees keys j <= i + {offsets[0]} (bottom-right is i + {Tk - Tq}, top-left i + 0): off by "
+                f"{min(abs(offsets[0] - (Tk - Tq)), abs(offsets[0]))}") if offsets else "no causal offset explains it"
+        metrics["offset"] = offsets[0] if offsets else None
+        return Finding("causal_alignment", "fail", f"Tq={Tq}, Tk={Tk}: matches neither convention (max err "
+                       f"{_fmt(errs['bottom-right'])} bottom-right, {_fmt(errs['top-left'])} top-left); {what}",
+                       metrics)
+    metrics["alignment"] = found
+    if expect and found != expect:
+        return Finding("causal_alignment", "fail", f"Tq={Tq}, Tk={Tk}: aligned {found}, but {expect} was "
+                       f"expected (max err against {expect}: {_fmt(errs[expect])})", metrics)
+    if found == "bottom-right":
+        return Finding("causal_alignment", "pass", f"Tq={Tq}, Tk={Tk}: bottom-right, query i sees keys 0..Tk-Tq+i "
+                       f"(the KV-cache convention); max err {_fmt(errs[found])}", metrics)
+    status = "pass" if expect == "top-left" else "info"
+    return Finding("causal_alignment", status, f"Tq={Tq}, Tk={Tk}: top-left (torch SDPA's convention), query i "
+                   f"sees keys 0..i; over a KV cache do not pass is_causal=True for a decode step (the new "
+                   f"token would see only key 0): use an explicit mask", metrics)
+
+
+# -- 6/7. masks ------------------------------------------------------------------------------------
+def _random_mask(g, B, T, p=0.6):
+    """Bool [B, 1, T, T], True = attend; every row keeps one key (its diagonal) and drops one,
+    so neither the mask nor its inverse has an empty row."""
+    keep = torch.rand(B, 1, T, T, generator=g) < p
+    i = torch.arange(T)
+    keep[..., i, i] = True
+    keep[..., i, (i + 1) % T] = False
+    return keep
+
+
+def probe_mask_polarity(ctx: Ctx) -> Finding:
+    g = ctx.gen(6)
+    B, T = 2, 10
+    q, k, v = ctx.qkv(g, B, 2, T, T, 16)
+    mask = _random_mask(g, B, T)
+    out, _ = ctx.target(q, k, v, mask=mask.to(ctx.device))
+    err = max_err(out, reference_attention(q, k, v, mask=mask))
+    err_inv = max_err(out, reference_attention(q, k, v, mask=~mask))
+    err_none = max_err(out, reference_attention(q, k, v))
+    metrics = {"err_true_attends": err, "err_true_masks": err_inv, "err_mask_ignored": err_none}
+    if err <= ctx.tol:
+        return Finding("mask_polarity", "pass", f"True = attend: max |out - ref| = {_fmt(err)} with a random "
+                       f"bool mask (read inverted it would be {_fmt(err_inv)})", metrics)
+    if err_inv <= ctx.tol:
+        what = "polarity inverted: True is read as masked (nn.MultiheadAttention's convention)"
+    elif err_none <= ctx.tol:
+        what = "the mask is ignored"
+    else:
+        what = "the output matches neither polarity nor the unmasked result"
+    return Finding("mask_polarity", "fail", f"{what}; max |out - ref| = {_fmt(err)}, against the inverted mask "
+                   f"{_fmt(err_inv)}", metrics)
+
+
+def probe_fully_masked_rows(ctx: Ctx) -> Finding:
+    g = ctx.gen(7)
+    B, T = 2, 10
+    q, k, v = ctx.qkv(g, B, 2, T, T, 16)
+    mask = _random_mask(g, B, T)
+    empty = [2, 7]
+    mask[..., empty, :] = False
+    out, _ = ctx.target(q, k, v, mask=mask.to(ctx.device))
+    ref = reference_attention(q, k, v, mask=mask)
+    rows = out[:, :, empty].detach().to("cpu", torch.float64)
+    n_bad = int((~torch.isfinite(rows)).sum())
+    others = [i for i in range(T) if i not in empty]
+    err_others = max_err(out[:, :, others], ref[:, :, others])
+    metrics = {"nonfinite_in_empty_rows": n_bad, "empty_row_max_abs": rows.nan_to_num(math.inf).abs().max().item(),
+               "err_other_rows": err_others}
+    if n_bad or err_others > ctx.tol:
+        where = f"{n_bad} of {rows.numel()} values in the {len(empty)} fully masked rows are inf/NaN" if n_bad \
+            else "fully masked rows are finite"
+        return Finding("fully_masked_rows", "fail", f"{where}; other rows: max |out - ref| = {_fmt(err_others)}",
+                       metrics)
+    if rows.abs().max().item() <= ctx.tol:
+        return Finding("fully_masked_rows", "pass", f"rows {empty} with every key masked return 0 (as PyTorch "
+                       f"does); other rows max err {_fmt(err_others)}", metrics)
+    mean_v = v.to("cpu", torch.float64).mean(2, keepdim=True).expand(-1, -1, len(empty), -1)
+    what = "the mean of V (uniform weights, as an additive finfo.min mask gives)" \
+        if max_err(rows, mean_v) <= 10 * ctx.tol else f"finite nonzero values (max {rows.abs().max().item():.3g})"
+    return Finding("fully_masked_rows", "info", f"rows {empty} with every key masked return {what}, not 0: "
+                   f"finite, so harmless if the caller ignores those rows; other rows max err {_fmt(err_others)}",
+                   metrics)
+
+
+# -- 8/9. heads ------------------------------------------------------------------------------------
+def _moved_heads(ctx, out, q, k, v, heads_q: bool, h: int, g) -> list[int]:
+    """Perturb query head h (with its k, v when MHA) or KV head h; return the output heads that move."""
+    q2, k2, v2 = q.clone(), k.clone(), v.clone()
+    targets = (q2, k2, v2) if heads_q else (k2, v2)
+    for t in targets:
+        t[:, h] += ctx.randn(g, *t[:, h].shape)
+    out2, _ = ctx.target(q2, k2, v2)
+    delta = (out2 - out).abs().to(torch.float64).nan_to_num(math.inf).amax(dim=(0, 2, 3))
+    return [i for i in range(out.shape[1]) if delta[i] > ctx.tol]
+
+
+def probe_head_independence(ctx: Ctx) -> Finding:
+    g = ctx.gen(8)
+    q, k, v = ctx.qkv(g, 1, 4, 8, 8, 16)
+    out, _ = ctx.target(q, k, v)
+    wrong = {}
+    for h in (0, 2):
+        moved = _moved_heads(ctx, out, q, k, v, True, h, g)
+        if moved != [h]:
+            wrong[h] = moved
+    if wrong:
+        h, moved = next(iter(wrong.items()))
+        return Finding("head_independence", "fail", f"perturbing head {h}'s q, k, v moved output heads {moved} "
+                       f"(expected only [{h}]): heads are mixed, as a reshape without transpose does",
+                       {"moved": {str(a): b for a, b in wrong.items()}})
+    return Finding("head_independence", "pass", "perturbing head 0 (then 2) of 4 moves only that output head")
+
+
+def probe_gqa_grouping(ctx: Ctx) -> Finding:
+    if ctx.target.gqa == "repeat":
+        return Finding("gqa_grouping", "skip", "the function only takes H_kv == H; grouping is the caller's job "
+                       "(the checker expands with repeat_interleave)")
+    g = ctx.gen(9)
+    H, H_kv = 4, 2
+    q, k, v = ctx.qkv(g, 1, H, 8, 8, 16, h_kv=H_kv)
+    out, _ = ctx.target(q, k, v)
+    err = max_err(out, reference_attention(q, k, v))
+    err_tile = max_err(out, reference_attention(q, k, v, grouping="tile"))
+    grp = H // H_kv
+    moved = {kv: _moved_heads(ctx, out, q, k, v, False, kv, g) for kv in range(H_kv)}
+    expect = {kv: list(range(kv * grp, (kv + 1) * grp)) for kv in range(H_kv)}
+    metrics = {"max_abs_err": err, "err_h_mod_hkv": err_tile, "moved": {str(a): b for a, b in moved.items()}}
+    via = f" (via {ctx.target.gqa.replace('native', 'GQA-shaped k/v')})" if ctx.target.kind == "sdpa" else ""
+    if moved == expect and err <= ctx.tol:
+        return Finding("gqa_grouping", "pass", f"H={H}, H_kv={H_kv}{via}: KV head 0 feeds query heads {moved[0]}, "
+                       f"KV head 1 feeds {moved[1]} (h // {grp}); max err {_fmt(err)}", metrics)
+    what = "query head h reads KV head h % H_kv (repeat/tile instead of repeat_interleave)" \
+        if err_tile <= ctx.tol else f"max |out - ref| = {_fmt(err)}"
+    return Finding("gqa_grouping", "fail", f"H={H}, H_kv={H_kv}: KV head 0 feeds query heads {moved[0]}, KV head 1 "
+                   f"feeds {moved[1]} (expected {expect[0]} and {expect[1]}): {what}", metrics)
+
+
+# -- 10. batch -------------------------------------------------------------------------------------
+def probe_batch_independence(ctx: Ctx) -> Finding:
+    g = ctx.gen(10)
+    q, k, v = ctx.qkv(g, 3, 2, 8, 8, 16)
+    out, _ = ctx.target(q, k, v)
+    q2, k2, v2 = q.clone(), k.clone(), v.clone()
+    for t in (q2, k2, v2):
+        t[1] += ctx.randn(g, *t[1].shape)
+    out2, _ = ctx.target(q2, k2, v2)
+    delta = (out2 - out).abs().to(torch.float64).nan_to_num(math.inf).amax(dim=(1, 2, 3))
+    alone, _ = ctx.target(q[:1], k[:1], v[:1])
+    d_alone = max_err(alone, out[:1].to(torch.float64))
+    metrics = {"moved_other_sequences": [delta[0].item(), delta[2].item()], "alone_vs_batched": d_alone}
+    if delta[0] > ctx.tol or delta[2] > ctx.tol or d_alone > ctx.tol:
+        return Finding("batch_independence", "fail", f"perturbing sequence 1 of 3 moved sequences 0 and 2 by "
+                       f"{_fmt(delta[0].item())} and {_fmt(delta[2].item())}; sequence 0 alone vs in the batch "
+                       f"differs by {_fmt(d_alone)} (all must be 0)", metrics)
+    return Finding("batch_independence", "pass", f"perturbing sequence 1 of 3 leaves 0 and 2 unchanged; alone vs "
+                   f"batched differs by {_fmt(d_alone)}", metrics)
+
+
+# -- 11. weights sum to 1 --------------------------------------------------------------------------
+def probe_normalization(ctx: Ctx) -> Finding:
+    """With every value row equal to c, a convex combination returns exactly c: the implied row
+    sums out.c/|c|^2 must be 1. Returned weights (HF) must also sum to 1 over the keys."""
+    g = ctx.gen(11)
+    B, H, T, d = 1, 2, 12, 16
+    q, k, _ = ctx.qkv(g, B, H, T, T, d)
+    c = ctx.randn(g, B, H, 1, d)
+    v = c.expand(B, H, T, d).contiguous()
+    parts, problems, metrics = [], [], {}
+    for causal in (False, True):
+        try:
+            out, w = ctx.target(q, k, v, is_causal=causal)
+        except Unsupported:
+            continue
+        c64, o64 = c.to("cpu", torch.float64), out.detach().to("cpu", torch.float64)
+        sums = (o64 * c64).sum(-1) / (c64 * c64).sum(-1)          # (B, H, T)
+        label = "causal" if causal else "full"
+        lo, hi = sums.nan_to_num(math.inf).min().item(), sums.nan_to_num(math.inf).max().item()
+        metrics[f"{label}_implied_row_sum_min"], metrics[f"{label}_implied_row_sum_max"] = lo, hi
+        if max(abs(lo - 1), abs(hi - 1)) > 10 * ctx.tol or max_err(out, c64.expand_as(o64)) > 10 * ctx.tol:
+            problems.append(f"{label}: with every value row equal, outputs are {lo:.3g}..{hi:.3g} times it (must be 1)")
+        if w is not None:
+            ws = w.detach().to("cpu", torch.float64).sum(-1)
+            w_err = (ws - 1).abs().nan_to_num(math.inf).max().item()
+            metrics[f"{label}_returned_weight_row_sum_err"] = w_err
+            if w_err > 10 * ctx.tol or (w.detach() < 0).any():
+                problems.append(f"{label}: returned weights' rows sum to {ws.min().item():.3g}..{ws.max().item():.3g}")
+            else:
+                parts.append(f"{label}: returned weights' rows sum to 1 (max err {_fmt(w_err)})")
+    if not metrics:
+        raise Unsupported("no call succeeded")
+    if problems:
+        return Finding("normalization", "fail", "; ".join(problems + parts), metrics)
+    return Finding("normalization", "pass", "with every value row equal, every output equals it (weights sum to 1)"
+                   + ("; " + "; ".join(parts) if parts else ""), metrics)
+
+
+PROBES = [probe_reference, probe_scale, probe_overflow, probe_causal_mask, probe_causal_alignment,
+          probe_mask_polarity, probe_fully_masked_rows, probe_head_independence, probe_gqa_grouping,
+          probe_batch_independence, probe_normalization]
+CHECK_OF = {p: p.__name__.removeprefix("probe_") for p in PROBES}

@@ -1,0 +1,105 @@
+"""What check_attention returns: one Finding per check, gathered in a Report."""
+from __future__ import annotations
+
+import io
+from dataclasses import asdict, dataclass, field
+
+from multihead.checker.symptoms import symptom
+
+# status -> passed: a skipped check neither passes nor fails.
+_PASSED = {"pass": True, "info": True, "fail": False, "skip": None}
+
+
+@dataclass
+class Finding:
+    """The outcome of one probe.
+
+    status: "pass", "fail", "info" (passes, with something worth knowing) or "skip" (not
+    applicable to this target). evidence: one or two sentences with the numbers. metrics: the
+    same numbers, machine-readable. symptom / fix: from the catalogue (checker.symptoms).
+    """
+    check: str
+    status: str
+    evidence: str
+    metrics: dict = field(default_factory=dict)
+    title: str = ""
+    symptom: str = ""
+    fix: str = ""
+
+    def __post_init__(self):
+        if self.status not in _PASSED:
+            raise ValueError(f"status: expected one of {sorted(_PASSED)}, got {self.status!r}")
+        s = symptom(self.check)
+        self.title = self.title or s.title
+        self.symptom = self.symptom or s.user_sees
+        self.fix = self.fix or s.fix
+
+    @property
+    def passed(self) -> bool | None:
+        return _PASSED[self.status]
+
+
+@dataclass
+class Report:
+    target: str
+    signature: str
+    dtype: str
+    device: str
+    findings: list[Finding]
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return all(f.passed is not False for f in self.findings)
+
+    @property
+    def failures(self) -> list[Finding]:
+        return [f for f in self.findings if f.passed is False]
+
+    def finding(self, check: str) -> Finding:
+        for f in self.findings:
+            if f.check == check:
+                return f
+        raise KeyError(check)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["passed"] = self.passed
+        d["failed_checks"] = [f.check for f in self.failures]
+        for f, fd in zip(self.findings, d["findings"]):
+            fd["passed"] = f.passed
+        return d
+
+    def render(self, console=None) -> None:
+        """Print the report with rich: a table of checks, then what users see and the fix for
+        every failure."""
+        from rich.console import Console
+        from rich.table import Table
+
+        console = console or Console()
+        style = {"pass": "green", "fail": "bold red", "info": "yellow", "skip": "dim"}
+        table = Table(title=f"multihead check: {self.target}  ({self.signature}, {self.dtype}, "
+                            f"{self.device})", title_justify="left")
+        table.add_column("check", no_wrap=True)
+        table.add_column("result", no_wrap=True)
+        table.add_column("evidence")
+        for f in self.findings:
+            table.add_row(f.check, f"[{style[f.status]}]{f.status.upper()}[/]", f.evidence)
+        console.print(table)
+        for note in self.notes:
+            console.print(f"[dim]note: {note}[/]")
+        for f in self.failures:
+            console.print(f"\n[bold red]FAIL {f.check}[/]: {f.title}")
+            console.print(f"  [bold]What users see:[/] {f.symptom}")
+            console.print(f"  [bold]Fix:[/] {f.fix}")
+        n_fail = len(self.failures)
+        verdict = "[green]all checks passed[/]" if not n_fail else f"[bold red]{n_fail} check(s) failed[/]"
+        console.print(f"\n{verdict} ({len(self.findings)} checks, {self.seconds:.1f} s)")
+
+    def __str__(self) -> str:
+        from rich.console import Console
+
+        buf = io.StringIO()
+        self.render(Console(file=buf, width=110, no_color=True, highlight=False))
+        return buf.getvalue()
