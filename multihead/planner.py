@@ -499,7 +499,7 @@ def plan(model: str | ModelSpec | None = None, *, tokens: int, batch: int = 1, p
               f"= {_n(attn_per_layer)}" + (f" (MHA with d_k = D/H: 4*D^2 = {_n(4 * D * D)})" if H == Hkv and H * dk == D else ""))
     attn_total = s.attention_params_total()
     ex.append(f"attention params, all layers = L * per layer{' (+ biases)' if s.attention_bias != 'none' else ''} "
-              f"= {L} * ... = {_n(attn_total)}")
+              f"= {L} * {_n(attn_total // L)} = {_n(attn_total)}")
     counts = s.param_counts()
     total_params = s.total_params()
     if counts is not None:
@@ -585,6 +585,10 @@ def plan(model: str | ModelSpec | None = None, *, tokens: int, batch: int = 1, p
     ex.append(f"attention prefill = FLOPs / effective FLOP/s = {(att_flops_causal if causal_skip else att_flops):.3g} / "
               f"{eff_flops:.3g} = {_s(att_s)} per pass ({'causal count: --causal-skip' if causal_skip else 'the text: full count'}; "
               f"the other count gives {_s(att_s_full if causal_skip else att_s_causal)})")
+    roofline = (att_flops_causal if causal_skip else att_flops) / eff_flops
+    if abs(att_s - roofline) > 1e-9 * max(att_s, 1e-12):
+        ex.append(f"  + the measured profile's per-score, per-row and per-call terms: {_s(att_s)} in all "
+                  f"(roofline alone {_s(roofline)})")
     ex.append(f"attention prefill, {_passes(passes)} = {passes} * {_s(att_s)} = {_s(att_s * passes)}")
     lin_flops = st.linear_flops(T)
     lin_s = st.linear_seconds(lin_flops)
@@ -635,6 +639,10 @@ def plan(model: str | ModelSpec | None = None, *, tokens: int, batch: int = 1, p
                    f"{_n(T)} tokens exceed the {learned_limit} learned positions")
             reason = (f"{why}; the fewest chunks that fit: {best} of about {_n(chunk_sizes(T, best)[0])} tokens, "
                       f"each {_gb(st.memory(chunk_sizes(T, best)[0]).total_bytes)}")
+            if best != COMPARE_CHUNKS and COMPARE_CHUNKS <= T:
+                text_split = st.memory(chunk_sizes(T, COMPARE_CHUNKS)[0])
+                reason += (f" (the reference text's {COMPARE_CHUNKS} chunks of {_n(chunk_sizes(T, COMPARE_CHUNKS)[0])} "
+                           f"need {_gb(text_split.total_bytes)}: {'they fit too' if text_split.fits else 'they do not fit'})")
     ex.append(f"decision: {decision}{f' ({n_chunks} chunks)' if decision == 'chunked' else ''}: {reason}")
     compare = n_chunks if n_chunks > 1 else min(COMPARE_CHUNKS, T)
     chunked = _chunk_account(st, T, compare, passes, causal_skip)

@@ -101,7 +101,7 @@ def render(p: Plan, console: Console | None = None, explain: bool = False) -> No
     t.add_row("attention FLOPs, causal", fmt_flops(p.attention_flops_causal), fmt_flops(c["attention_flops_causal"]),
               "kept pairs T(T+1)/2: about half")
     basis = "causal count (--causal-skip)" if p.causal_skip else "full count"
-    t.add_row(f"attention prefill, per pass [{basis}]", fmt_seconds(p.attention_prefill_seconds),
+    t.add_row(f"attention prefill, per pass ({basis})", fmt_seconds(p.attention_prefill_seconds),
               fmt_seconds(c["attention_prefill_seconds"]), "FLOPs / effective FLOP/s")
     t.add_row(f"attention prefill, {_passes(p.passes)}", fmt_seconds(p.attention_prefill_seconds_all_passes),
               fmt_seconds(c["attention_prefill_seconds_all_passes"]), "")
