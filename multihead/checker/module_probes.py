@@ -129,8 +129,9 @@ def probe_fully_masked_rows(ctx: ModuleCtx) -> Finding:
     d_others = _delta(y[:, others], y_full[:, others], dims=(0, 1, 2)).item()
     metrics = {"nonfinite": n_bad, "other_rows_change": d_others}
     if n_bad or d_others > ctx.tol(y_full):
-        return Finding("fully_masked_rows", "fail", f"with query row {empty[0]} fully masked, {n_bad} of {y.numel()} "
-                       f"outputs are inf/NaN; other rows moved by {_fmt(d_others)}", metrics)
+        what = f"{n_bad} of {y.numel()} outputs are inf/NaN" if n_bad else "the outputs are finite"
+        return Finding("fully_masked_rows", "fail", f"with query row {empty[0]} fully masked, {what}; the other rows "
+                       f"moved by {_fmt(d_others)} (must be 0)", metrics)
     return Finding("fully_masked_rows", "pass", f"query row {empty[0]} fully masked: output finite, other rows "
                    f"unchanged (max change {_fmt(d_others)})", metrics)
 

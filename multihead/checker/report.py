@@ -9,6 +9,17 @@ from multihead.checker.symptoms import symptom
 # status -> passed: a skipped check neither passes nor fails.
 _PASSED = {"pass": True, "info": True, "fail": False, "skip": None}
 
+# A failing check on the left makes the checks on the right fail as a consequence (they compare
+# the output under a mask, a causal mask or GQA with fn's own unmasked rows, or with the float64
+# reference): heads in the wrong place or weights that do not sum to 1 break every comparison.
+_CONSEQUENCES = {
+    "head_layout": {"causal_mask", "mask_polarity", "fully_masked_rows", "normalization", "reference"},
+    "head_independence": {"causal_mask", "mask_polarity", "fully_masked_rows", "normalization", "gqa_grouping",
+                          "causal_alignment", "reference"},
+    "normalization": {"causal_mask", "causal_alignment", "mask_polarity", "fully_masked_rows", "reference"},
+    "causal_mask": {"causal_alignment", "reference"},
+}
+
 
 @dataclass
 class Finding:
@@ -57,6 +68,18 @@ class Report:
     def failures(self) -> list[Finding]:
         return [f for f in self.findings if f.passed is False]
 
+    @property
+    def causes(self) -> list[Finding]:
+        """The failures to fix first: those not explained as consequences of another failure.
+        `reference` (plain accuracy) is a consequence of any other failure."""
+        failed = {f.check for f in self.failures}
+        explained = set()
+        for check in failed:
+            explained |= _CONSEQUENCES.get(check, set())
+            if check != "reference":
+                explained.add("reference")
+        return [f for f in self.failures if f.check not in explained]
+
     def finding(self, check: str) -> Finding:
         for f in self.findings:
             if f.check == check:
@@ -67,6 +90,7 @@ class Report:
         d = asdict(self)
         d["passed"] = self.passed
         d["failed_checks"] = [f.check for f in self.failures]
+        d["causes"] = [f.check for f in self.causes]
         for f, fd in zip(self.findings, d["findings"]):
             fd["passed"] = f.passed
         return d
@@ -89,10 +113,15 @@ class Report:
         console.print(table)
         for note in self.notes:
             console.print(f"[dim]note: {note}[/]")
-        for f in self.failures:
+        causes = self.causes
+        for f in causes:
             console.print(f"\n[bold red]FAIL {f.check}[/]: {f.title}")
             console.print(f"  [bold]What users see:[/] {f.symptom}")
             console.print(f"  [bold]Fix:[/] {f.fix}")
+        rest = [f.check for f in self.failures if f not in causes]
+        if rest:
+            console.print(f"\n[red]Also failing, as consequences of the above:[/] {', '.join(rest)} "
+                          f"(recheck after the fix)")
         n_fail = len(self.failures)
         verdict = "[green]all checks passed[/]" if not n_fail else f"[bold red]{n_fail} check(s) failed[/]"
         console.print(f"\n{verdict} ({len(self.findings)} checks, {self.seconds:.1f} s)")
