@@ -303,3 +303,10 @@ def test_attention_flops_equal_flop_counter(D, H, Hkv, dk, B, T, causal):
         functional.attention(q, k, v, is_causal=causal, backend="reference")
     # the reference computes every score and masks afterwards: the full (text's) count either way
     assert _small_plan(D, H, Hkv, dk, B, T).attention_flops == counter.get_total_flops()
+
+
+def test_package_exports_plan_and_marks_needed_fallbacks(example):
+    assert multihead.plan is plan
+    assert not any(f.needed for f in example.fallbacks if f.name != "reuse_kv_across_passes")
+    tight = plan(**{**EXAMPLE, "gpu_memory_gb": 40})
+    assert all(f.needed for f in tight.fallbacks)
