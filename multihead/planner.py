@@ -26,6 +26,7 @@ Conventions (stated once, used everywhere):
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import math
 from dataclasses import dataclass, field
@@ -366,18 +367,22 @@ class _Setup:
         return dev.compute_seconds(flops / (gpus or self.gpus), self.device, self.weights_dtype)
 
 
+def _accepts(fn, name: str) -> bool:
+    return name in inspect.signature(fn).parameters
+
+
 def _attention_seconds(device, flops, dtype, head_dim, rows, calls) -> float:
-    try:
+    """devices.attention_seconds with the shape terms when this devices.py takes them (issue 7's
+    time model: per-score, per-row and per-call costs of a measured profile), else the roofline."""
+    if _accepts(dev.attention_seconds, "rows"):
         return dev.attention_seconds(device, flops, dtype, head_dim=head_dim, rows=rows, calls=calls)
-    except TypeError:    # devices.py without the per-score/per-row terms (before issue 7): pure roofline
-        return dev.attention_seconds(device, flops, dtype)
+    return dev.attention_seconds(device, flops, dtype)
 
 
 def _decode_seconds(device, kv_bytes, weight_bytes, kv_dtype, flops, calls) -> float:
-    try:
+    if _accepts(dev.decode_step_seconds, "flops"):
         return dev.decode_step_seconds(device, kv_bytes, weight_bytes, dtype=kv_dtype, flops=flops, calls=calls)
-    except TypeError:    # devices.py before issue 7: pure roofline
-        return dev.decode_step_seconds(device, kv_bytes, weight_bytes)
+    return dev.decode_step_seconds(device, kv_bytes, weight_bytes)
 
 
 def chunk_sizes(tokens: int, chunks: int) -> list[int]:
