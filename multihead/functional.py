@@ -1,0 +1,190 @@
+"""multihead.attention: exact scaled-dot-product attention with MHA / GQA / MQA and three backends.
+
+This module validates the arguments, normalizes the mask, chooses a backend and casts the result
+back; the arithmetic lives in multihead/kernels/ (one file per backend, registered in
+multihead.kernels.BACKENDS).
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import math
+import os
+from typing import Iterator
+
+import torch
+from torch import Tensor
+
+from multihead.accounting import score_matrix_bytes
+from multihead.kernels import BACKENDS
+from multihead.softmax_ops import compute_dtype
+
+__all__ = ["attention", "choose_backend", "score_limit", "max_score_bytes", "normalize_mask",
+           "MAX_SCORE_BYTES", "AUTO_REFERENCE_BYTES", "DECODE_MAX_TQ", "DECODE_MIN_TK"]
+
+# The reference backend refuses to materialize a score matrix larger than this (bytes, in the
+# compute dtype). Override: the environment variable MULTIHEAD_MAX_SCORE_BYTES, assigning this
+# module attribute, or `with score_limit(n):` for one block of code.
+MAX_SCORE_BYTES: int = int(os.environ.get("MULTIHEAD_MAX_SCORE_BYTES", 2 * 1024**3))
+_score_limit: contextvars.ContextVar[int | None] = contextvars.ContextVar("score_limit", default=None)
+
+# backend="auto": few queries against many keys -> decode; a small score matrix -> reference
+# (one big matmul is fastest when it fits in cache-friendly memory); anything else -> tiled.
+DECODE_MAX_TQ = 16
+DECODE_MIN_TK = 1024
+AUTO_REFERENCE_BYTES = 64 * 1024**2
+
+_FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
+def max_score_bytes() -> int:
+    """The reference backend's current limit: the innermost score_limit(), else MAX_SCORE_BYTES."""
+    value = _score_limit.get()
+    return MAX_SCORE_BYTES if value is None else value
+
+
+@contextlib.contextmanager
+def score_limit(nbytes: int) -> Iterator[None]:
+    """Temporarily set the reference backend's score-matrix limit (bytes), e.g. in a test."""
+    if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
+        raise ValueError(f"nbytes: expected an integer >= 0, got {nbytes!r}")
+    token = _score_limit.set(nbytes)
+    try:
+        yield
+    finally:
+        _score_limit.reset(token)
+
+
+def choose_backend(B: int, H: int, Tq: int, Tk: int, dtype: torch.dtype = torch.float32) -> str:
+    """The backend "auto" resolves to for these sizes (see DECODE_MAX_TQ, AUTO_REFERENCE_BYTES)."""
+    if Tq <= DECODE_MAX_TQ and Tk >= DECODE_MIN_TK:
+        return "decode"
+    if score_matrix_bytes(B, H, Tq, Tk, compute_dtype(dtype).itemsize) <= AUTO_REFERENCE_BYTES:
+        return "reference"
+    return "tiled"
+
+
+def _check_qkv(q: Tensor, k: Tensor, v: Tensor) -> None:
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, Tensor):
+            raise ValueError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")
+        if t.dim() != 4:
+            layout = "[B, H, Tq, d]" if name == "q" else "[B, H_kv, Tk, d]"
+            raise ValueError(f"{name}: expected 4 dims {layout}, got shape {tuple(t.shape)}")
+        if t.dtype not in _FLOAT_DTYPES:
+            raise ValueError(f"{name}: expected dtype float16, bfloat16, float32 or float64, got {t.dtype}")
+    for name, t in (("k", k), ("v", v)):
+        if t.dtype != q.dtype:
+            raise ValueError(f"{name}: dtype {t.dtype} does not match q's dtype {q.dtype}")
+        if t.device != q.device:
+            raise ValueError(f"{name}: device {t.device} does not match q's device {q.device}")
+    B, H, Tq, d = q.shape
+    _, H_kv, Tk, d_k = k.shape
+    if B == 0 or H == 0 or d == 0:
+        raise ValueError(f"q: expected B, H and d >= 1, got shape {tuple(q.shape)}")
+    if Tq == 0:
+        raise ValueError(f"q: expected Tq >= 1 queries, got shape {tuple(q.shape)} (T=0)")
+    if Tk == 0:
+        raise ValueError(f"k: expected Tk >= 1 keys, got shape {tuple(k.shape)} (T=0)")
+    if k.shape[0] != B:
+        raise ValueError(f"k: batch {k.shape[0]} does not match q's batch {B}")
+    if H_kv == 0 or H % H_kv:
+        raise ValueError(f"k: q's H={H} heads must be a multiple of k's H_kv={H_kv} heads")
+    if d_k != d:
+        raise ValueError(f"k: head dim d={d_k} does not match q's d={d}")
+    if v.shape[:3] != k.shape[:3] or v.shape[3] == 0:
+        raise ValueError(f"v: expected shape [B, H_kv, Tk, d_v] = {tuple(k.shape[:3])} + (d_v,), "
+                         f"got {tuple(v.shape)}")
+
+
+def normalize_mask(attn_mask: Tensor | None, q: Tensor, k: Tensor) -> Tensor | None:
+    """Validate ``attn_mask`` and return it as 4 dims broadcastable to [B, H, Tq, Tk] (not expanded):
+    bool stays bool (True = attend), a float mask is cast to the compute dtype (it is added)."""
+    if attn_mask is None:
+        return None
+    if not isinstance(attn_mask, Tensor):
+        raise ValueError(f"attn_mask: expected a bool or float tensor, got {type(attn_mask).__name__}")
+    if attn_mask.dtype != torch.bool and not attn_mask.is_floating_point():
+        raise ValueError(f"attn_mask: expected dtype bool (True = attend) or a float dtype (added to the "
+                         f"scores), got {attn_mask.dtype}")
+    if attn_mask.device != q.device:
+        raise ValueError(f"attn_mask: device {attn_mask.device} does not match q's device {q.device}")
+    target = (q.shape[0], q.shape[1], q.shape[2], k.shape[2])
+    try:
+        ok = attn_mask.dim() <= 4 and torch.broadcast_shapes(attn_mask.shape, target) == target
+    except RuntimeError:
+        ok = False
+    if not ok:
+        raise ValueError(f"attn_mask: shape {tuple(attn_mask.shape)} is not broadcastable to "
+                         f"[B, H, Tq, Tk] = {list(target)}")
+    mask = attn_mask.reshape((1,) * (4 - attn_mask.dim()) + tuple(attn_mask.shape))
+    if mask.dtype != torch.bool:
+        mask = mask.to(compute_dtype(q.dtype))
+    return mask
+
+
+def attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None = None, *, is_causal: bool = False,
+              scale: float | None = None, return_lse: bool = False,
+              backend: str = "auto") -> Tensor | tuple[Tensor, Tensor]:
+    """softmax(q k^T * scale + mask) v, exactly, for MHA, GQA and MQA.
+
+    Shapes (PyTorch's scaled_dot_product_attention conventions):
+        q          [B, H, Tq, d]
+        k          [B, H_kv, Tk, d]     H a multiple of H_kv: MHA H_kv = H, GQA, MQA H_kv = 1.
+                                        Query head h reads KV head h // (H / H_kv) (as
+                                        repeat_interleave would), but K/V are never repeated.
+        v          [B, H_kv, Tk, d_v]   (d_v may differ from d)
+        attn_mask  broadcastable to [B, H, Tq, Tk]: bool (True = attend) or float (added to the
+                   scaled scores; -inf drops a key).
+        returns    out [B, H, Tq, d_v] in q's dtype; with return_lse, (out, lse) where lse
+                   [B, H, Tq] is each row's log-sum-exp of the scaled, masked scores, float32
+                   (float64 for float64 inputs), -inf for a row that sees no key.
+
+    is_causal aligns the causal mask bottom-right: query i sees key j iff j <= i + (Tk - Tq), so
+    the last query sees every key, which is what a decode step over a KV cache needs. Example,
+    Tq = 2 new tokens after 3 cached (Tk = 5); x = attended:
+
+                  key j:  0 1 2 3 4
+        query 0 (pos 3):  x x x x .
+        query 1 (pos 4):  x x x x x
+
+    (SDPA aligns top-left instead: its query 0 would see key 0 only.) With Tq > Tk the first
+    Tq - Tk queries see nothing. When both attn_mask and is_causal are given they are combined:
+    a pair is attended only if the mask allows it AND it is causal.
+
+    A query row that sees no key (all masked) returns zeros, never NaN. scale defaults to
+    1/sqrt(d). fp16/bf16 inputs are computed with fp32 arithmetic throughout and rounded once at
+    the end.
+
+    backend: "reference" (materializes the [B, H, Tq, Tk] scores; refuses above
+    max_score_bytes()), "tiled" (online softmax over key blocks, O(Tq*d + block^2) memory),
+    "decode" (split the keys, merge by lse; for small Tq), any other name in
+    multihead.kernels.BACKENDS, or "auto" (choose_backend).
+    """
+    _check_qkv(q, k, v)
+    if not isinstance(is_causal, bool):
+        raise ValueError(f"is_causal: expected True or False, got {is_causal!r}")
+    B, H, Tq, d = q.shape
+    Tk = k.shape[2]
+    if scale is None:
+        scale = 1.0 / math.sqrt(d)
+    elif isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale):
+        raise ValueError(f"scale: expected a finite number, got {scale!r}")
+    mask = normalize_mask(attn_mask, q, k)
+
+    if not isinstance(backend, str) or (backend != "auto" and backend not in BACKENDS):
+        raise ValueError(f"backend: expected 'auto' or one of {sorted(BACKENDS)}, got {backend!r}")
+    name = choose_backend(B, H, Tq, Tk, q.dtype) if backend == "auto" else backend
+    if name == "reference":
+        need = score_matrix_bytes(B, H, Tq, Tk, compute_dtype(q.dtype).itemsize)
+        limit = max_score_bytes()
+        if need > limit:
+            raise ValueError(
+                f"backend: 'reference' would materialize a [B, H, Tq, Tk] = [{B}, {H}, {Tq}, {Tk}] score "
+                f"matrix of {need:,.0f} bytes ({need / 1e9:.2f} GB), over the limit of {limit:,} bytes "
+                f"(multihead.functional.MAX_SCORE_BYTES, score_limit(), or MULTIHEAD_MAX_SCORE_BYTES); "
+                f"use backend='tiled', whose memory grows with T, not T^2")
+
+    out, lse = BACKENDS[name](q, k, v, mask, is_causal=is_causal, scale=float(scale))
+    out = out.to(q.dtype)
+    return (out, lse) if return_lse else out

@@ -1,0 +1,47 @@
+"""Small pieces every attention kernel shares: upcasting, mask application, the causal rule."""
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from multihead.softmax_ops import compute_dtype
+
+__all__ = ["compute_dtype", "apply_mask", "causal_keep", "grouped_mask", "safe_max"]
+
+NEG_INF = float("-inf")
+
+
+def apply_mask(s: Tensor, mask: Tensor | None) -> Tensor:
+    """Apply a normalized mask to scores ``s`` in place: bool keeps True, float is added.
+
+    ``mask`` must broadcast to ``s``. Returns ``s``.
+    """
+    if mask is None:
+        return s
+    if mask.dtype == torch.bool:
+        return s.masked_fill_(~mask, NEG_INF)
+    return s.add_(mask)
+
+
+def causal_keep(q0: int, q1: int, k0: int, k1: int, offset: int, device) -> Tensor:
+    """Bool [q1-q0, k1-k0]: query i sees key j iff j <= i + offset, offset = Tk - Tq (bottom-right)."""
+    qi = torch.arange(q0, q1, device=device).unsqueeze(1)   # (q, 1)
+    kj = torch.arange(k0, k1, device=device).unsqueeze(0)   # (1, k)
+    return kj <= qi + offset                                # (q, k)
+
+
+def grouped_mask(mask: Tensor | None, B: int, H: int, H_kv: int, Tq: int, Tk: int) -> Tensor | None:
+    """View a mask broadcastable to [B, H, Tq, Tk] as [B, H_kv, G, Tq, Tk] without copying.
+
+    Query head h = kv * G + g (G = H / H_kv), so splitting the head dim as (H_kv, G) lines each
+    query head up with the KV head it reads, h // G.
+    """
+    if mask is None:
+        return None
+    return mask.expand(B, H, Tq, Tk).unflatten(1, (H_kv, H // H_kv))   # (B, H_kv, G, Tq, Tk)
+
+
+def safe_max(s: Tensor, dim: int = -1) -> Tensor:
+    """Max over ``dim`` (kept), with 0 for rows that are all -inf so exp(s - max) gives 0, not NaN."""
+    m = s.amax(dim=dim, keepdim=True)
+    return torch.where(torch.isneginf(m), torch.zeros_like(m), m)

@@ -1,0 +1,199 @@
+"""MultiHeadAttention (an nn.Module over multihead.attention) and a preallocated KVCache.
+
+Symbols: B batch, T tokens in this call, D = d_model, H query heads, H_kv key/value heads,
+d = head_dim (d_k). Parameter counts and cache bytes come from multihead.accounting, the same
+functions the planner uses.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+from torch import Tensor, nn
+
+from multihead.accounting import attention_params, dtype_bytes, kv_cache_bytes
+from multihead.functional import attention
+
+__all__ = ["MultiHeadAttention", "KVCache", "KVCacheFullError"]
+
+
+class KVCacheFullError(ValueError):
+    """Appending to a KVCache layer would go past its max_tokens."""
+
+
+class KVCache:
+    """A static KV cache: K and V for every layer, allocated once, filled token by token.
+
+    Storage: ``k`` and ``v``, each [n_layers, batch, n_kv_heads, max_tokens, head_dim] in ``dtype``,
+    so ``nbytes`` = 2 * L * H_kv * d * max_tokens * B * bytes (multihead.accounting.kv_cache_bytes),
+    allocated up front: nothing grows during generation.
+
+    A generation loop over an L-layer model::
+
+        cache = KVCache(batch=B, n_kv_heads=H_kv, max_tokens=T_max, head_dim=d, n_layers=L)
+        # every forward step (prefill with T tokens, then decode steps with T = 1), in each layer:
+        pos0 = cache.length(layer)                           # tokens cached before this step
+        k, v = rope(k_new, pos0), v_new                      # [B, H_kv, T, d] for the new tokens
+        k_all, v_all = cache.update(layer, k, v)             # [B, H_kv, pos0 + T, d] views
+        out = attention(q, k_all, v_all, is_causal=True)     # bottom-right causal: exact
+        ...
+        cache.reset()                                        # start a new sequence (no realloc)
+
+    ``update(layer, k_new, v_new)`` copies the new tokens (cast to the cache dtype) into positions
+    length(layer) .. length(layer) + T - 1 of that layer and returns views (no copy) of every
+    token cached so far for it. Each layer keeps its own length: within one step layer 0 has
+    already grown while layer L-1 has not. ``seq_len`` is the length of the last layer, i.e. the
+    number of tokens the whole model has processed once a step is complete. Appending past
+    ``max_tokens`` raises KVCacheFullError (a ValueError) and leaves the cache unchanged.
+    """
+
+    def __init__(self, batch: int, n_kv_heads: int, max_tokens: int, head_dim: int, n_layers: int = 1,
+                 dtype: torch.dtype = torch.float32, device: torch.device | str | None = None):
+        for name, value in (("batch", batch), ("n_kv_heads", n_kv_heads), ("max_tokens", max_tokens),
+                            ("head_dim", head_dim), ("n_layers", n_layers)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name}: expected an integer >= 1, got {value!r}")
+        if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+            raise ValueError(f"dtype: expected a floating torch dtype, got {dtype!r}")
+        self.batch, self.n_kv_heads, self.max_tokens = batch, n_kv_heads, max_tokens
+        self.head_dim, self.n_layers, self.dtype = head_dim, n_layers, dtype
+        shape = (n_layers, batch, n_kv_heads, max_tokens, head_dim)
+        self.k = torch.zeros(shape, dtype=dtype, device=device)   # (L, B, H_kv, T_max, d)
+        self.v = torch.zeros(shape, dtype=dtype, device=device)   # (L, B, H_kv, T_max, d)
+        self._lengths = [0] * n_layers
+
+    @property
+    def device(self) -> torch.device:
+        return self.k.device
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of K and V storage, from the shared formula (equals the allocated bytes)."""
+        return int(kv_cache_bytes(self.n_layers, self.n_kv_heads, self.head_dim, self.max_tokens,
+                                  dtype_bytes(self.dtype), self.batch))
+
+    def length(self, layer: int = 0) -> int:
+        """Tokens cached so far in ``layer`` (the position of its next token)."""
+        self._check_layer(layer)
+        return self._lengths[layer]
+
+    @property
+    def seq_len(self) -> int:
+        """Tokens cached in the last layer: the sequence length once a model step completes."""
+        return self._lengths[-1]
+
+    def _check_layer(self, layer: int) -> None:
+        if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < self.n_layers:
+            raise ValueError(f"layer: expected an integer in [0, {self.n_layers}), got {layer!r}")
+
+    def update(self, layer: int, k_new: Tensor, v_new: Tensor) -> tuple[Tensor, Tensor]:
+        """Append k_new, v_new [B, H_kv, T, d] to ``layer``; return (k, v) [B, H_kv, length, d] views."""
+        self._check_layer(layer)
+        want = (self.batch, self.n_kv_heads, None, self.head_dim)
+        for name, t in (("k_new", k_new), ("v_new", v_new)):
+            if not isinstance(t, Tensor) or t.dim() != 4 or any(
+                    w is not None and s != w for s, w in zip(t.shape, want)):
+                got = tuple(t.shape) if isinstance(t, Tensor) else type(t).__name__
+                raise ValueError(f"{name}: expected shape [B, H_kv, T, d] = [{self.batch}, {self.n_kv_heads}, "
+                                 f"T, {self.head_dim}], got {got}")
+        if k_new.shape != v_new.shape:
+            raise ValueError(f"v_new: shape {tuple(v_new.shape)} does not match k_new's {tuple(k_new.shape)}")
+        t0, n = self._lengths[layer], k_new.shape[2]
+        if t0 + n > self.max_tokens:
+            raise KVCacheFullError(
+                f"kv_cache: layer {layer} holds {t0} tokens; appending {n} would need {t0 + n} > "
+                f"max_tokens={self.max_tokens}; allocate a larger KVCache or reset() it")
+        self.k[layer, :, :, t0:t0 + n].copy_(k_new)            # (B, H_kv, n, d), cast to cache dtype
+        self.v[layer, :, :, t0:t0 + n].copy_(v_new)
+        self._lengths[layer] = t0 + n
+        return self.k[layer, :, :, :t0 + n], self.v[layer, :, :, :t0 + n]   # (B, H_kv, t0+n, d)
+
+    def get(self, layer: int = 0) -> tuple[Tensor, Tensor]:
+        """Views [B, H_kv, length(layer), d] of what ``layer`` holds, without appending."""
+        t = self.length(layer)
+        return self.k[layer, :, :, :t], self.v[layer, :, :, :t]
+
+    def reset(self) -> None:
+        """Forget every cached token (storage is kept and overwritten by the next update)."""
+        self._lengths = [0] * self.n_layers
+
+    def __repr__(self) -> str:
+        return (f"KVCache(batch={self.batch}, n_kv_heads={self.n_kv_heads}, max_tokens={self.max_tokens}, "
+                f"head_dim={self.head_dim}, n_layers={self.n_layers}, dtype={self.dtype}, "
+                f"lengths={self._lengths}, nbytes={self.nbytes:,})")
+
+
+# (q [B, H, T, d], k [B, H_kv, T, d], pos0) -> (q, k) with positions pos0 .. pos0 + T - 1 applied.
+Rotary = Callable[[Tensor, Tensor, int], "tuple[Tensor, Tensor]"]
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention with H query heads and H_kv key/value heads (MHA, GQA, MQA).
+
+    q_proj: D -> H*d, k_proj and v_proj: D -> H_kv*d, o_proj: H*d -> D (the names Llama-style
+    checkpoints use). head_dim defaults to D / H. Parameters: 2*D*H*d + 2*D*H_kv*d (4*D^2 for
+    MHA), see num_parameters().
+    """
+
+    def __init__(self, d_model: int, n_heads: int, n_kv_heads: int | None = None, head_dim: int | None = None,
+                 bias: bool = False, *, backend: str = "auto", device=None, dtype=None):
+        super().__init__()
+        n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
+        for name, value in (("d_model", d_model), ("n_heads", n_heads), ("n_kv_heads", n_kv_heads)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name}: expected an integer >= 1, got {value!r}")
+        if n_heads % n_kv_heads:
+            raise ValueError(f"n_kv_heads: n_heads={n_heads} must be a multiple of n_kv_heads={n_kv_heads}")
+        if head_dim is None:
+            if d_model % n_heads:
+                raise ValueError(f"head_dim: d_model={d_model} is not divisible by n_heads={n_heads}; give head_dim")
+            head_dim = d_model // n_heads
+        elif isinstance(head_dim, bool) or not isinstance(head_dim, int) or head_dim < 1:
+            raise ValueError(f"head_dim: expected an integer >= 1, got {head_dim!r}")
+        self.d_model, self.n_heads, self.n_kv_heads, self.head_dim = d_model, n_heads, n_kv_heads, head_dim
+        self.bias, self.backend = bias, backend
+        kw = {"device": device, "dtype": dtype}
+        self.q_proj = nn.Linear(d_model, n_heads * head_dim, bias=bias, **kw)
+        self.k_proj = nn.Linear(d_model, n_kv_heads * head_dim, bias=bias, **kw)
+        self.v_proj = nn.Linear(d_model, n_kv_heads * head_dim, bias=bias, **kw)
+        self.o_proj = nn.Linear(n_heads * head_dim, d_model, bias=bias, **kw)
+
+    def num_parameters(self) -> int:
+        """2*D*H*d + 2*D*H_kv*d (+ biases): multihead.accounting.attention_params, shared with the planner."""
+        return attention_params(self.d_model, self.n_heads, self.n_kv_heads, self.head_dim, self.bias)
+
+    def forward(self, x: Tensor, *, attn_mask: Tensor | None = None, is_causal: bool = False,
+                kv_cache: KVCache | None = None, layer: int = 0, rotary: Rotary | None = None) -> Tensor:
+        """x [B, T, D] -> [B, T, D].
+
+        attn_mask: broadcastable to [B, H, T, Tk] (Tk = T, or cached + T with a cache).
+        kv_cache: append this call's K/V to ``kv_cache`` at ``layer`` and attend to everything
+        cached; with is_causal the mask is aligned bottom-right, so prefill followed by one-token
+        steps equals one causal forward over the whole sequence.
+        rotary: optional position encoding applied to q and k before caching, called as
+        rotary(q, k, pos0) with pos0 the number of tokens already cached (0 without a cache).
+        """
+        if not isinstance(x, Tensor) or x.dim() != 3 or x.shape[-1] != self.d_model:
+            got = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
+            raise ValueError(f"x: expected shape [B, T, D] with D={self.d_model}, got {got}")
+        B, T, _ = x.shape
+        H, H_kv, d = self.n_heads, self.n_kv_heads, self.head_dim
+        # Project, split the feature axis into heads, then move heads before time.
+        q = self.q_proj(x).view(B, T, H, d).transpose(1, 2)       # (B, H, T, d)
+        k = self.k_proj(x).view(B, T, H_kv, d).transpose(1, 2)    # (B, H_kv, T, d)
+        v = self.v_proj(x).view(B, T, H_kv, d).transpose(1, 2)    # (B, H_kv, T, d)
+        pos0 = kv_cache.length(layer) if kv_cache is not None else 0
+        if rotary is not None:
+            q, k = rotary(q, k, pos0)
+        if kv_cache is not None:
+            k, v = kv_cache.update(layer, k, v)                   # (B, H_kv, pos0 + T, d)
+            k, v = k.to(q.dtype), v.to(q.dtype)                   # a lower-precision cache is upcast
+        y = attention(q, k, v, attn_mask, is_causal=is_causal, backend=self.backend)   # (B, H, T, d)
+        # Heads back after time BEFORE merging them: (B, H, T, d) -> (B, T, H, d) -> (B, T, H*d).
+        # Reshaping (B, H, T, d) straight to (B, T, H*d) runs without error and scrambles tokens.
+        y = y.transpose(1, 2).reshape(B, T, H * d)                # (B, T, H*d)
+        return self.o_proj(y)                                     # (B, T, D)
+
+    def extra_repr(self) -> str:
+        return (f"d_model={self.d_model}, n_heads={self.n_heads}, n_kv_heads={self.n_kv_heads}, "
+                f"head_dim={self.head_dim}, bias={self.bias}, backend={self.backend!r}")
