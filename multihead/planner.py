@@ -341,13 +341,17 @@ class _Setup:
                           - acc.attention_flops(b, s.num_heads, tokens - w, tokens - w, s.head_dim, causal=True))
         return float(total)
 
-    def attention_seconds(self, flops: float, tokens: int, calls_per_layer: int = 1, gpus: int | None = None) -> float:
-        """Seconds of the attention core: ``flops`` over ``tokens`` query rows per layer and head,
-        in ``calls_per_layer`` kernel calls per layer (one per chunk), split over the GPUs."""
+    def attention_seconds(self, flops: float, tokens: int, calls_per_layer: int = 1, gpus: int | None = None,
+                          causal: bool = False) -> float:
+        """Seconds of the attention core: ``flops`` (all GPUs) over ``calls_per_layer`` kernel calls
+        per layer (one per chunk) of ``tokens`` query rows each, split over the GPUs. ``causal``:
+        the FLOPs are the causal count (a measured kernel that does not skip masked blocks is
+        charged the full count by devices.attention_seconds)."""
         s, n = self.spec, gpus or self.gpus
-        rows = s.num_layers * self.batch * (s.num_heads // n) * tokens
-        return _attention_seconds(self.device, flops / n, self.act_dtype, s.head_dim, rows,
-                                  s.num_layers * calls_per_layer)
+        return _call(dev.attention_seconds, self.device, flops / n, self.act_dtype, head_dim=s.head_dim,
+                     heads=s.num_heads // n, tokens=tokens, kv_tokens=tokens, batch=self.batch,
+                     calls=s.num_layers * calls_per_layer, causal=causal,
+                     rows=s.num_layers * calls_per_layer * self.batch * (s.num_heads // n) * tokens)
 
     def decode_seconds(self, context: int, kv_bytes: float, weight_bytes: float,
                        kv_dtype: str | None = None) -> float:
@@ -357,7 +361,8 @@ class _Setup:
         heads = s.num_heads // self.gpus
         flops = sum(acc.attention_flops(self.batch, heads, 1, min(context, w) if w else context, s.head_dim)
                     for w in s.layer_windows())
-        return _decode_seconds(self.device, kv_bytes, weight_bytes, kv_dtype or self.kv_dtype, flops, s.num_layers)
+        return _call(dev.decode_step_seconds, self.device, kv_bytes, weight_bytes, dtype=kv_dtype or self.kv_dtype,
+                     flops=flops, calls=s.num_layers)
 
     def linear_flops(self, tokens: int) -> float:
         n, _ = self.spec.non_embedding_params()
@@ -367,22 +372,12 @@ class _Setup:
         return dev.compute_seconds(flops / (gpus or self.gpus), self.device, self.weights_dtype)
 
 
-def _accepts(fn, name: str) -> bool:
-    return name in inspect.signature(fn).parameters
-
-
-def _attention_seconds(device, flops, dtype, head_dim, rows, calls) -> float:
-    """devices.attention_seconds with the shape terms when this devices.py takes them (issue 7's
-    time model: per-score, per-row and per-call costs of a measured profile), else the roofline."""
-    if _accepts(dev.attention_seconds, "rows"):
-        return dev.attention_seconds(device, flops, dtype, head_dim=head_dim, rows=rows, calls=calls)
-    return dev.attention_seconds(device, flops, dtype)
-
-
-def _decode_seconds(device, kv_bytes, weight_bytes, kv_dtype, flops, calls) -> float:
-    if _accepts(dev.decode_step_seconds, "flops"):
-        return dev.decode_step_seconds(device, kv_bytes, weight_bytes, dtype=kv_dtype, flops=flops, calls=calls)
-    return dev.decode_step_seconds(device, kv_bytes, weight_bytes)
+def _call(fn, *args, **kw):
+    """Call a devices.py function with the keyword arguments its signature takes. The time model
+    is refined in parallel (issue 7: per-score, per-row and per-call terms of a measured profile);
+    the planner passes the whole shape and each version uses what it models."""
+    params = inspect.signature(fn).parameters
+    return fn(*args, **{k: v for k, v in kw.items() if k in params})
 
 
 def chunk_sizes(tokens: int, chunks: int) -> list[int]:
@@ -398,7 +393,12 @@ def _chunk_account(st: _Setup, tokens: int, chunks: int, passes: int, causal_ski
     mem = st.memory(biggest)
     flops = sum(st.attention_flops(t, causal=False) for t in sizes)
     flops_causal = sum(st.attention_flops(t, causal=True) for t in sizes)
-    attn_s = st.attention_seconds(flops_causal if causal_skip else flops, tokens, calls_per_layer=chunks)
+    # one call per chunk and layer; chunk lengths differ by at most one token (two groups)
+    attn_s = 0.0
+    for length in sorted(set(sizes)):
+        group = [t for t in sizes if t == length]
+        f = len(group) * st.attention_flops(length, causal=causal_skip)
+        attn_s += st.attention_seconds(f, length, calls_per_layer=len(group), causal=causal_skip)
     linear_s = st.linear_seconds(st.linear_flops(tokens))
     kv_read = st.decode_seconds(biggest, mem.kv_cache_bytes, 0.0)
     step = st.decode_seconds(biggest, mem.kv_cache_bytes, mem.weights_bytes)
@@ -526,7 +526,7 @@ def plan(model: str | ModelSpec | None = None, *, tokens: int, batch: int = 1, p
                                 f"{_n(counts.total)} by {diff:+.0%}; the stated figure sizes the weights")
     else:
         ex.append(f"params = {_n(total_params)} (stated; the config lacks intermediate_size/vocab_size, so "
-                  f"no breakdown: attention is {attn_total / total_params:.1%} of it)")
+                  f"no breakdown" + (f": attention is {attn_total / total_params:.1%} of it)" if total_params else ")"))
     non_emb, non_emb_how = s.non_embedding_params()
 
     # 2. memory
@@ -585,7 +585,7 @@ def plan(model: str | ModelSpec | None = None, *, tokens: int, batch: int = 1, p
               f"TFLOP/s * efficiency {device_spec.flops_efficiency:g}{f' * {gpus} GPUs' if gpus > 1 else ''} = "
               f"{eff_flops / 1e12:g} TFLOP/s ({act_dtype})")
     att_s_full = st.attention_seconds(att_flops, T)
-    att_s_causal = st.attention_seconds(att_flops_causal, T)
+    att_s_causal = st.attention_seconds(att_flops_causal, T, causal=True)
     att_s = att_s_causal if causal_skip else att_s_full
     ex.append(f"attention prefill = FLOPs / effective FLOP/s = {(att_flops_causal if causal_skip else att_flops):.3g} / "
               f"{eff_flops:.3g} = {_s(att_s)} per pass ({'causal count: --causal-skip' if causal_skip else 'the text: full count'}; "
@@ -822,7 +822,7 @@ def _fallbacks(st: _Setup, T: int, passes: int, single: MemoryAccount, att_s: fl
                 continue
             m = st.memory(T, gpus=n)
             if m.fits:
-                att_n = st.attention_seconds(st.attention_flops(T, causal=causal_skip), T, gpus=n)
+                att_n = st.attention_seconds(st.attention_flops(T, causal=causal_skip), T, gpus=n, causal=causal_skip)
                 pre_n = att_n + st.linear_seconds(st.linear_flops(T), gpus=n)
                 out.append(Fallback("more_gpus", f"tensor parallelism over {n} GPUs",
                                     {"gpus": n, "memory_per_gpu_bytes": m.total_bytes,
