@@ -204,12 +204,17 @@ def resolve_device(device: str | dev.DeviceSpec | None = None, *, gpu_memory_gb:
     spec = dataclasses.replace(spec, matmul_flops=dict(spec.matmul_flops))
     if gpu_memory_gb is not None:
         spec.memory_bytes = gpu_memory_gb * 1e9
+    # explicit figures replace a profile's measured kernel terms too: the user's number is the rate
     if effective_tflops is not None:
         spec.matmul_flops = {k: effective_tflops * 1e12 for k in _SIXTEEN_BIT}
         spec.flops_efficiency = 1.0
+        if getattr(spec, "prefill", None):
+            spec.prefill = {}
     if bandwidth_tbps is not None:
         spec.bandwidth_bytes_per_s = bandwidth_tbps * 1e12
         spec.bandwidth_efficiency = 1.0
+        if getattr(spec, "decode", None):
+            spec.decode = {}
     return spec
 
 
