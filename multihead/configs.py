@@ -102,8 +102,8 @@ class ModelSpec:
         for name in ("intermediate_size", "vocab_size", "max_position_embeddings", "sliding_window"):
             if getattr(self, name) is not None:
                 _check_positive(name, getattr(self, name))
-        if self.params is not None and not self.params > 0:
-            raise ValueError(f"params: expected a positive count, got {self.params}")
+        if self.params is not None and not self.params >= 0:   # 0: attention alone (multihead validate)
+            raise ValueError(f"params: expected a non-negative count, got {self.params}")
         if self.layer_types is not None and len(self.layer_types) != self.num_layers:
             raise ValueError(f"layer_types: expected {self.num_layers} entries (num_hidden_layers), "
                              f"got {len(self.layer_types)}")
@@ -191,7 +191,7 @@ class ModelSpec:
             return float(counts.non_embedding), "from the architecture"
         if self.vocab_size is not None:
             emb = self.vocab_size * self.hidden_size * (1 if self.tie_word_embeddings else 2)
-            return float(self.params) - emb, "stated params less the embedding and LM head"
+            return max(0.0, float(self.params) - emb), "stated params less the embedding and LM head"
         return float(self.params), "stated params (embedding size unknown: an upper bound)"
 
     def with_overrides(self, **kw) -> "ModelSpec":
