@@ -270,13 +270,13 @@ class ModuleTarget:
     notes: list[str] = field(default_factory=list)
 
     @classmethod
-    def build(cls, obj, dtype: torch.dtype, device) -> "ModuleTarget":
+    def build(cls, obj, dtype: torch.dtype, device, sizes: tuple[int, int, int] = (64, 4, 2)) -> "ModuleTarget":
         import copy
 
         if isinstance(obj, type):
             if not issubclass(obj, torch.nn.Module):
                 raise CheckError(f"{obj.__name__} is a class but not a torch.nn.Module")
-            module = instantiate(obj)
+            module = instantiate(obj, *sizes)
         elif isinstance(obj, torch.nn.Module):
             module = copy.deepcopy(obj)   # we change dtype/device and mode; the caller's stays as it was
         else:

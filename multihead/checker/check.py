@@ -1,6 +1,7 @@
 """check_attention: run every probe that applies to a target and gather a Report."""
 from __future__ import annotations
 
+import contextlib
 import inspect
 import time
 
@@ -51,7 +52,8 @@ def _run(check: str, probe, ctx) -> Finding:
 
 
 def check_attention(fn, *, signature: str = "auto", dtype="float32", device="cpu", expect_alignment: str | None = None,
-                    seed: int = 0, name: str | None = None, progress: bool = False) -> Report:
+                    seed: int = 0, name: str | None = None, module_sizes: tuple[int, int, int] = (64, 4, 2),
+                    progress: bool = False) -> Report:
     """Probe an attention implementation for the classic bugs and return a Report.
 
     fn: one of
@@ -71,21 +73,28 @@ def check_attention(fn, *, signature: str = "auto", dtype="float32", device="cpu
     and a tiny float16 case). device: where the target runs; the reference is float64 on the CPU.
     expect_alignment: None (report whichever causal alignment fn uses when Tq != Tk; only a mixed
     or off-by-one alignment fails), "bottom-right" (fn claims the KV-cache convention: top-left
-    fails) or "top-left".
+    fails) or "top-left". module_sizes: (d_model, n_heads, n_kv_heads) for building a module class.
 
     Raises CheckError (a ValueError) when fn cannot be called at all.
     """
-    # The probes are tiny (T <= 16): one thread avoids OpenMP start-up and barrier costs that
-    # dominate at this size (measured 15 ms vs 0.1 ms per op on a busy 2-core machine).
+    with single_thread():
+        return _check(fn, signature, dtype, device, expect_alignment, seed, name, module_sizes, progress)
+
+
+@contextlib.contextmanager
+def single_thread():
+    """The probes are tiny (T <= 16): one intra-op thread avoids OpenMP start-up and barrier
+    costs that dominate at this size (measured 15 ms vs 0.1 ms per softmax on a busy 2-core
+    machine). The previous thread count is restored afterwards."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        return _check(fn, signature, dtype, device, expect_alignment, seed, name, progress)
+        yield
     finally:
         torch.set_num_threads(threads)
 
 
-def _check(fn, signature, dtype, device, expect_alignment, seed, name, progress) -> Report:
+def _check(fn, signature, dtype, device, expect_alignment, seed, name, module_sizes, progress) -> Report:
     t0 = time.perf_counter()
     sig = resolve_signature(fn, signature)
     dt = _dtype(dtype)
@@ -97,7 +106,7 @@ def _check(fn, signature, dtype, device, expect_alignment, seed, name, progress)
         raise ValueError(f"device: expected a torch device such as 'cpu' or 'cuda', got {device!r}") from None
     name = name or getattr(fn, "__qualname__", None) or type(fn).__name__
     if sig == "module":
-        target = ModuleTarget.build(fn, dt, dev)
+        target = ModuleTarget.build(fn, dt, dev, module_sizes)
         ctx = module_probes.ModuleCtx(target, dt, dev, seed)
         runs = [(p.__name__.removeprefix("probe_"), p) for p in module_probes.MODULE_PROBES]
         extra = module_probes.not_applicable()
@@ -112,7 +121,7 @@ def _check(fn, signature, dtype, device, expect_alignment, seed, name, progress)
     iterator = runs
     if progress:
         from tqdm import tqdm
-        iterator = tqdm(runs, desc="probes", unit="probe", leave=False)
+        iterator = tqdm(runs, desc="probes", unit="probe", leave=False, delay=2.0)   # only when slow
     findings = [_run(check, probe, ctx) for check, probe in iterator] + extra
     return Report(target=name, signature=sig, dtype=str(dt).replace("torch.", ""), device=str(dev),
                   findings=findings, notes=notes, seconds=time.perf_counter() - t0)

@@ -129,6 +129,7 @@ def probe_scale(ctx: Ctx) -> Finding:
     arg = "scaling=" if ctx.target.kind == "hf" else "scale="
     parts, diagnoses, custom_parts, metrics, inconclusive = [], [], [], {}, []
     custom_ok = None
+    limit = max(20 * ctx.tol, 1e-6)   # the fit itself is good to ~1e-8 (golden section, 30 steps)
     for d in (16, 64):
         # Small q, k keep the softmax away from saturation, where the scale would be hard to read.
         q, k, v = ctx.qkv(g, 1, 2, 16, 16, d, std=0.5)
@@ -136,7 +137,7 @@ def probe_scale(ctx: Ctx) -> Finding:
         out, _ = ctx.target(q, k, v)
         s, resid = fit_scale(out, q, k, v)
         metrics[f"d{d}_effective_scale"], metrics[f"d{d}_expected"], metrics[f"d{d}_residual"] = s, want, resid
-        if resid > 20 * ctx.tol:
+        if resid > limit:
             inconclusive.append(f"d_k={d}: no single scale reproduces the output (best residual {_fmt(resid)})")
             continue
         parts.append(f"d_k={d}: effective scale {s:.4g} (expected {want:.4g})")
@@ -151,7 +152,7 @@ def probe_scale(ctx: Ctx) -> Finding:
                 continue
             s_c, resid_c = fit_scale(out_c, q, k, v)
             metrics[f"d{d}_custom_scale"], metrics[f"d{d}_custom_effective"] = custom, s_c
-            good = resid_c <= 20 * ctx.tol and abs(math.log(s_c / custom)) < 0.03
+            good = resid_c <= limit and abs(math.log(s_c / custom)) < 0.03
             custom_ok = good if custom_ok is None else (custom_ok and good)
             if not good:
                 custom_parts.append(f"{arg}{custom:.3g} gave effective {s_c:.4g}")

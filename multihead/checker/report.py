@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import math
 from dataclasses import asdict, dataclass, field
 
 from multihead.checker.symptoms import symptom
@@ -50,6 +51,18 @@ class Finding:
         return _PASSED[self.status]
 
 
+def _json_safe(x):
+    """inf and NaN (e.g. an error measured on a NaN output) become the strings "inf" / "nan" so
+    that the dict serializes to strict JSON."""
+    if isinstance(x, dict):
+        return {k: _json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_json_safe(v) for v in x]
+    if isinstance(x, float) and not math.isfinite(x):
+        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    return x
+
+
 @dataclass
 class Report:
     target: str
@@ -93,7 +106,7 @@ class Report:
         d["causes"] = [f.check for f in self.causes]
         for f, fd in zip(self.findings, d["findings"]):
             fd["passed"] = f.passed
-        return d
+        return _json_safe(d)
 
     def render(self, console=None) -> None:
         """Print the report with rich: a table of checks, then what users see and the fix for

@@ -1,0 +1,369 @@
+"""The checker: the float64 reference, no false alarms on correct implementations, every bug in
+the catalogue (tests/broken_impls.py) caught and named, bad targets rejected cleanly, the CLI."""
+from __future__ import annotations
+
+import functools
+import json
+import math
+import os
+import sys
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+sys.path.insert(0, os.path.dirname(__file__))
+import broken_impls  # noqa: E402
+
+import multihead  # noqa: E402
+from multihead.checker import CheckError, check_attention  # noqa: E402
+from multihead.checker.check import single_thread  # noqa: E402
+from multihead.checker.probes import fit_scale  # noqa: E402
+from multihead.checker.reference import causal_mask, expand_kv, reference_attention  # noqa: E402
+from multihead.cli import main  # noqa: E402
+
+HERE = os.path.dirname(__file__)
+
+
+def _failed(report) -> set[str]:
+    return {f.check for f in report.failures}
+
+
+# -- the float64 reference ---------------------------------------------------------------------------
+@pytest.mark.parametrize("H,H_kv,Tq,Tk", [(4, 4, 6, 6), (4, 2, 6, 6), (6, 1, 3, 7)])
+def test_reference_matches_sdpa(H, H_kv, Tq, Tk):
+    g = torch.Generator().manual_seed(0)
+    q = torch.randn(2, H, Tq, 8, generator=g, dtype=torch.float64)
+    k, v = (torch.randn(2, H_kv, Tk, 8, generator=g, dtype=torch.float64) for _ in range(2))
+    mask = torch.rand(2, 1, Tq, Tk, generator=g) < 0.7
+    mask[..., 0] = True
+    kr, vr = expand_kv(k, H), expand_kv(v, H)
+    for kwargs, ours in (({}, {}), ({"attn_mask": mask}, {"mask": mask}), ({"scale": 0.3}, {"scale": 0.3})):
+        want = F.scaled_dot_product_attention(q, kr, vr, **kwargs)
+        assert torch.allclose(reference_attention(q, k, v, **ours), want, atol=1e-12)
+    # torch SDPA aligns top-left: with Tq != Tk the reference's top-left option must agree with it.
+    want = F.scaled_dot_product_attention(q, kr, vr, is_causal=True)
+    got = reference_attention(q, k, v, is_causal=True, align="top-left")
+    assert torch.allclose(got[:, :, :min(Tq, Tk)], want[:, :, :min(Tq, Tk)], atol=1e-12)
+
+
+def test_reference_conventions():
+    assert causal_mask(2, 5).tolist() == [[True] * 4 + [False], [True] * 5]           # bottom-right
+    assert causal_mask(2, 5, "top-left").tolist() == [[True] + [False] * 4, [True] * 2 + [False] * 3]
+    k = torch.arange(2.0).view(1, 2, 1, 1)
+    assert expand_kv(k, 4).flatten().tolist() == [0, 0, 1, 1]      # h // G
+    assert expand_kv(k, 4, "tile").flatten().tolist() == [0, 1, 0, 1]   # h % H_kv, the bug
+    q = torch.randn(1, 1, 2, 4)
+    out = reference_attention(q, q, q, mask=torch.tensor([[False, False], [True, True]]))
+    assert out[0, 0, 0].abs().max() == 0 and torch.isfinite(out).all()   # an empty row gives 0, not NaN
+
+
+def test_fit_scale_recovers_a_known_scale():
+    g = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(1, 2, 16, 32, generator=g, dtype=torch.float64) * 0.5 for _ in range(3))
+    for s in (1.0, 32 ** -0.5, 1 / 32):
+        with single_thread():
+            est, resid = fit_scale(reference_attention(q, k, v, scale=s), q, k, v)
+        assert abs(est / s - 1) < 1e-4 and resid < 1e-6
+
+
+# -- no false alarms -----------------------------------------------------------------------------------
+def einsum_attention(q, k, v, attn_mask=None, is_causal=False, scale=None):
+    """A plain, correct einsum implementation (GQA by repeat_interleave, causal bottom-right,
+    masked scores set to finfo.min like transformers' masks)."""
+    H, d, Tq, Tk = q.shape[1], q.shape[-1], q.shape[2], k.shape[2]
+    k, v = k.repeat_interleave(H // k.shape[1], 1), v.repeat_interleave(H // v.shape[1], 1)
+    s = torch.einsum("bhqd,bhkd->bhqk", q, k) * (d ** -0.5 if scale is None else scale)
+    keep = torch.ones(Tq, Tk, dtype=torch.bool)
+    if is_causal:
+        keep = torch.arange(Tk)[None, :] <= torch.arange(Tq)[:, None] + (Tk - Tq)
+    if attn_mask is not None:
+        keep = keep & attn_mask
+    s = s.masked_fill(~keep, torch.finfo(s.dtype).min)
+    return torch.einsum("bhqk,bhkd->bhqd", torch.softmax(s, -1), v)
+
+
+class TorchMHA(nn.Module):
+    """nn.MultiheadAttention behind the MultiHeadAttention interface. nn.MultiheadAttention's
+    bool mask means True = masked, the opposite of ours, so the wrapper inverts it."""
+
+    def __init__(self, d_model: int = 64, n_heads: int = 4, fastpath: bool = True):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(d_model, n_heads, batch_first=True)
+        self.d_model, self.n_heads, self.n_kv_heads, self.fastpath = d_model, n_heads, n_heads, fastpath
+
+    def forward(self, x, *, attn_mask=None, is_causal=False):
+        B, T, _ = x.shape
+        keep = torch.ones(B, 1, T, T, dtype=torch.bool)
+        if is_causal:
+            keep = keep & torch.ones(T, T, dtype=torch.bool).tril()
+        if attn_mask is not None:
+            keep = keep & attn_mask
+        masked = (~keep).expand(B, self.n_heads, T, T).reshape(B * self.n_heads, T, T)   # True = masked
+        before = torch.backends.mha.get_fastpath_enabled()
+        torch.backends.mha.set_fastpath_enabled(self.fastpath)
+        try:
+            return self.mha(x, x, x, attn_mask=masked, need_weights=False)[0]
+        finally:
+            torch.backends.mha.set_fastpath_enabled(before)
+
+
+def test_sdpa_passes_and_its_top_left_alignment_is_reported():
+    report = check_attention(F.scaled_dot_product_attention)
+    assert report.passed and not report.failures, str(report)
+    align = report.finding("causal_alignment")
+    assert align.status == "info" and "top-left" in align.evidence and align.metrics["alignment"] == "top-left"
+    assert "enable_gqa" in report.finding("gqa_grouping").evidence   # GQA through enable_gqa=True
+    # Claiming the KV-cache convention turns top-left into a failure; claiming top-left passes.
+    claim = check_attention(F.scaled_dot_product_attention, expect_alignment="bottom-right")
+    assert _failed(claim) == {"causal_alignment"}
+    assert check_attention(F.scaled_dot_product_attention, expect_alignment="top-left").finding(
+        "causal_alignment").status == "pass"
+
+
+@pytest.mark.parametrize("dtype", ["float64", "bfloat16", "float16"])
+def test_sdpa_passes_in_other_dtypes(dtype):
+    report = check_attention(F.scaled_dot_product_attention, dtype=dtype)
+    assert report.passed, str(report)
+    assert report.dtype == dtype
+
+
+@pytest.mark.parametrize("backend", ["reference", "tiled", "decode", "auto"])
+def test_multihead_backends_pass(backend):
+    pytest.importorskip("multihead.functional")
+    fn = functools.partial(multihead.attention, backend=backend)
+    report = check_attention(fn, expect_alignment="bottom-right", name=backend)
+    assert report.passed and all(f.status == "pass" for f in report.findings), str(report)
+
+
+def test_einsum_and_baseline_pass():
+    for fn in (einsum_attention, broken_impls.correct):
+        report = check_attention(fn, expect_alignment="bottom-right")
+        assert report.passed, str(report)
+    # finfo.min masks give fully masked rows the mean of V: finite, reported, not a failure.
+    assert check_attention(einsum_attention).finding("fully_masked_rows").status == "info"
+
+
+def test_multihead_module_passes():
+    layers = pytest.importorskip("multihead.layers")
+    report = check_attention(layers.MultiHeadAttention)          # built as (d_model=64, n_heads=4, n_kv_heads=2)
+    assert report.signature == "module" and report.passed, str(report)
+    assert {f.check for f in report.findings if f.status == "pass"} >= {
+        "head_layout", "causal_mask", "mask_polarity", "fully_masked_rows", "batch_independence", "overflow"}
+    assert check_attention(broken_impls.SimpleMHA(48, 6, 2)).passed
+
+
+def test_nn_multiheadattention_wrapped():
+    report = check_attention(TorchMHA(fastpath=False))
+    assert report.passed, str(report)
+    # A real finding, not a false alarm: nn.MultiheadAttention's inference fast path (eval +
+    # no_grad) returns NaN for a query row whose keys are all masked (torch 2.13, CPU). Every other
+    # check passes with the same wrapper.
+    fast = check_attention(TorchMHA(fastpath=True))
+    assert _failed(fast) <= {"fully_masked_rows"}
+    if fast.failures:
+        assert "inf/NaN" in fast.finding("fully_masked_rows").evidence
+
+
+@pytest.fixture(scope="module")
+def hf_functions():
+    pytest.importorskip("transformers")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+    from transformers.models.llama.modeling_llama import eager_attention_forward
+    return {"eager": eager_attention_forward, "sdpa": sdpa_attention_forward}
+
+
+@pytest.mark.parametrize("name", ["eager", "sdpa"])
+def test_transformers_attention_functions_pass(hf_functions, name):
+    report = check_attention(hf_functions[name])
+    assert report.signature == "hf" and report.passed, str(report)
+    assert report.finding("gqa_grouping").status == "pass"          # via module.num_key_value_groups
+    if name == "eager":   # eager returns its weights: their rows are checked too
+        assert "returned weights" in report.finding("normalization").evidence
+
+
+def test_multihead_hf_function_passes():
+    hf = pytest.importorskip("multihead.hf")
+    assert check_attention(hf.multihead_attention_forward, signature="hf").passed
+
+
+# -- the catalogue of broken implementations ---------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(broken_impls.BUGS))
+def test_broken_implementation_is_caught_and_named(name):
+    fn, signature, expected, kwargs = broken_impls.BUGS[name]
+    report = check_attention(fn, signature=signature, **kwargs)
+    assert not report.passed
+    assert expected <= _failed(report)
+    # The report names the bug: the failures it puts first are exactly the planted ones.
+    assert {f.check for f in report.causes} == expected, str(report)
+    text = str(report)
+    for f in report.causes:
+        assert f"FAIL {f.check}" in text and f.symptom[:40] in " ".join(text.split())
+    assert report.to_dict()["causes"] == [f.check for f in report.causes]
+
+
+@pytest.mark.parametrize("name,check,words", [
+    ("no_scale", "scale", "1/sqrt(d_k) is missing"),
+    ("scale_by_d", "scale", "divides by d_k instead of sqrt(d_k)"),
+    ("no_max_subtraction", "overflow", "inf/NaN"),
+    ("causal_leak", "causal_mask", "the future leaks into the past"),
+    ("inverted_mask", "mask_polarity", "polarity inverted"),
+    ("nan_masked_rows", "fully_masked_rows", "inf/NaN"),
+    ("top_left_causal", "causal_alignment", "aligned top-left, but bottom-right was expected"),
+    ("causal_offset_by_one", "causal_alignment", "sees keys j <= i + 4"),
+    ("gqa_tile", "gqa_grouping", "h % H_kv"),
+    ("hf_gqa_tile", "gqa_grouping", "h % H_kv"),
+    ("hf_reshape_output", "head_independence", "heads are mixed"),
+    ("weights_not_normalized", "normalization", "times it (must be 1)"),
+    ("reshape_without_transpose", "head_layout", "without a transpose"),
+])
+def test_evidence_names_the_mistake(name, check, words):
+    fn, signature, _, kwargs = broken_impls.BUGS[name]
+    assert words in check_attention(fn, signature=signature, **kwargs).finding(check).evidence
+
+
+def test_top_left_is_information_without_a_claim():
+    report = check_attention(broken_impls.top_left_causal)
+    assert report.passed and report.finding("causal_alignment").status == "info"
+
+
+def test_missing_scale_is_fatal_in_fp16_only_without_max_subtraction():
+    # no_scale subtracts the max, so its fp16 output stays finite; the textbook formula does not.
+    assert check_attention(broken_impls.no_scale).finding("overflow").passed
+    ev = check_attention(broken_impls.no_scale_no_max).finding("overflow").evidence
+    assert "float32, logits ~300" in ev and "float16, logits ~20" in ev
+
+
+# -- adapters ------------------------------------------------------------------------------------------
+def test_function_without_gqa_support_gets_repeated_heads():
+    def mha_only(q, k, v, attn_mask=None, is_causal=False, scale=None):
+        if k.shape[1] != q.shape[1]:
+            raise ValueError("H_kv must equal H")
+        return broken_impls.correct(q, k, v, attn_mask, is_causal, scale)
+
+    report = check_attention(mha_only)
+    assert report.passed
+    assert report.finding("gqa_grouping").status == "skip"
+    assert any("repeat_interleave" in n for n in report.notes)
+
+
+def test_function_without_mask_or_causal_arguments_skips_those_checks():
+    def plain(q, k, v):
+        return broken_impls.correct(q, k, v)
+
+    report = check_attention(plain)
+    assert report.passed
+    for check in ("causal_mask", "mask_polarity", "fully_masked_rows"):
+        assert report.finding(check).status == "skip"
+
+
+def test_tuple_output_and_renamed_arguments():
+    def flash_style(q, k, v, mask=None, causal=False, softmax_scale=None):
+        out = broken_impls.correct(q, k, v, mask, causal, softmax_scale)
+        return out, None
+
+    report = check_attention(flash_style, expect_alignment="bottom-right")
+    assert report.passed and report.finding("scale").passed and "obeyed" in report.finding("scale").evidence
+
+
+def test_module_instance_is_not_modified():
+    mod = broken_impls.SimpleMHA(32, 4, 2).train()
+    before = {k: v.clone() for k, v in mod.state_dict().items()}
+    check_attention(mod, dtype="float64")
+    assert mod.training and all(torch.equal(before[k], v) for k, v in mod.state_dict().items())
+    assert next(mod.parameters()).dtype == torch.float32
+
+
+@pytest.mark.parametrize("target,words", [
+    (42, "expected a callable"),
+    (lambda x: x, "takes (x)"),
+    (lambda q, k, v: q[..., :1], "returned shape"),
+    (lambda q, k, v: "nope", "returned str"),
+    (lambda q, k, v: 1 / 0, "ZeroDivisionError"),
+])
+def test_unusable_functions_raise_check_error(target, words):
+    with pytest.raises(CheckError, match=None) as err:
+        check_attention(target, signature="sdpa")
+    assert words in str(err.value)
+
+
+def test_unusable_modules_raise_check_error():
+    class NeedsConfig(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+
+    class WrongShape(nn.Module):
+        d_model = 8
+
+        def forward(self, x, *, attn_mask=None, is_causal=False):
+            return x[..., :2]
+
+    with pytest.raises(CheckError, match="config"):
+        check_attention(NeedsConfig)
+    with pytest.raises(CheckError, match="expected the same shape"):
+        check_attention(WrongShape())
+    with pytest.raises(ValueError, match="signature"):
+        check_attention(F.scaled_dot_product_attention, signature="flash")
+    with pytest.raises(ValueError, match="dtype"):
+        check_attention(F.scaled_dot_product_attention, dtype="int8")
+
+
+def test_report_is_deterministic_and_serializable():
+    a = check_attention(broken_impls.gqa_tile_inverted_mask).to_dict()
+    b = check_attention(broken_impls.gqa_tile_inverted_mask).to_dict()
+    a.pop("seconds"), b.pop("seconds")
+    assert a == b
+    json.loads(json.dumps(a), parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c}"))
+
+
+# -- CLI -----------------------------------------------------------------------------------------------
+def test_cli_exit_codes_and_json(capsys, monkeypatch):
+    monkeypatch.chdir(os.path.dirname(HERE))
+    assert main(["check", "torch.nn.functional:scaled_dot_product_attention"]) == 0
+    out = capsys.readouterr().out
+    assert "all checks passed" in out and "top-left" in out
+
+    assert main(["check", "tests/broken_impls.py:no_scale", "--json"]) == 1
+    d = json.loads(capsys.readouterr().out)
+    assert d["passed"] is False and d["causes"] == ["scale"]
+    assert d["findings"][1]["symptom"].startswith("Without 1/sqrt(d_k)")
+
+    assert main(["check", "tests/broken_impls.py:ReshapeWithoutTranspose"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL head_layout" in out and "What users see" in out and "Fix" in out
+
+
+@pytest.mark.parametrize("target,words", [
+    ("no_such_package.mod:fn", "cannot import 'no_such_package.mod'"),
+    ("torch.nn.functional:no_such_name", "has no attribute 'no_such_name'"),
+    ("tests/no_such_file.py:fn", "no such file"),
+    ("torch.nn.functional", "expected package.module:name"),
+    ("math:pi", "expected a callable"),
+    ("os:getcwd", "raised TypeError"),
+])
+def test_cli_bad_target_exits_2_without_traceback(capsys, monkeypatch, target, words):
+    monkeypatch.chdir(os.path.dirname(HERE))
+    assert main(["check", target]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err and err.startswith("multihead check: error:")
+
+
+def test_cli_builds_module_classes_with_given_sizes(capsys, monkeypatch):
+    monkeypatch.chdir(os.path.dirname(HERE))
+    assert main(["check", "tests/broken_impls.py:SimpleMHA", "--d-model", "48", "--heads", "6", "--kv-heads", "3",
+                 "--json"]) == 0
+    assert "D=48, H=6, H_kv=3" in json.loads(capsys.readouterr().out)["notes"][0]
+
+
+def test_catalogue_covers_every_check():
+    from multihead.checker import CATALOGUE
+    from multihead.checker.module_probes import MODULE_PROBES
+    from multihead.checker.probes import CHECK_OF
+
+    probed = set(CHECK_OF.values()) | {p.__name__.removeprefix("probe_") for p in MODULE_PROBES}
+    assert probed == set(CATALOGUE)
+    caught = set().union(*(exp for _, _, exp, _ in broken_impls.BUGS.values()))
+    assert caught == set(CATALOGUE) - {"reference"}          # every specific check has a bug that trips it
+    assert all(s.user_sees and s.fix and not math.isnan(len(s.title)) for s in CATALOGUE.values())
