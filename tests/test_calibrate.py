@@ -1,0 +1,118 @@
+"""multihead calibrate: the fit recovers the model's terms; the profile it writes loads back."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from multihead.bench.calibrate import (AttnShape, CalibrationPlan, calibrate, fit_decode,
+                                       fit_nonnegative, fit_prefill, predict_seconds, skips_masked)
+from multihead.bench.validate import ValidationPlan
+from multihead.devices import DecodeCosts, DeviceSpec, PrefillCosts, load_device, write_profile
+
+TRUE = PrefillCosts(flops_per_s=90e9, seconds_per_score=0.8e-9, seconds_per_row=30e-9, overhead_s=120e-6)
+
+
+def synthetic(costs: PrefillCosts, shapes: list[AttnShape]) -> list[tuple[AttnShape, float]]:
+    spec = DeviceSpec("synthetic", 1e9, 1e10, {"fp32": 1e11}, 1.0, 1.0, kind="measured",
+                      prefill={"fp32": costs}, decode={"fp32": DecodeCosts(12e9, 60e9, 80e-6)})
+    return [(s, predict_seconds(spec, s)) for s in shapes]
+
+
+def test_nonnegative_fit_is_exact_on_noiseless_data():
+    x1 = [1.0, 2.0, 3.0, 5.0, 8.0]
+    x2 = [v * v for v in x1]
+    t = [0.5 + 2.0 * a + 0.25 * b for a, b in zip(x1, x2)]
+    (c0, c1, c2), res = fit_nonnegative([[1.0] * 5, x1, x2], t)
+    assert (c0, c1, c2) == pytest.approx((0.5, 2.0, 0.25)) and res < 1e-9
+    # a term the data does not support is dropped rather than made negative
+    t2 = [3.0 * a for a in x1]
+    (c0, c1, c2), _ = fit_nonnegative([[1.0] * 5, x1, x2], t2)
+    assert c0 == pytest.approx(0, abs=1e-12) and c1 == pytest.approx(3.0) and c2 == pytest.approx(0, abs=1e-12)
+
+
+def test_prefill_fit_recovers_the_terms():
+    """Two head dims separate the matmul (4 d FLOPs per score) from the per-score softmax cost."""
+    plan = CalibrationPlan()
+    pts = synthetic(TRUE, plan.prefill_shapes("fp32"))
+    fitted, res = fit_prefill(pts, skips_masked(pts))
+    assert res < 1e-9
+    assert fitted.flops_per_s == pytest.approx(TRUE.flops_per_s, rel=1e-6)
+    assert fitted.seconds_per_score == pytest.approx(TRUE.seconds_per_score, rel=1e-6)
+    assert fitted.seconds_per_row == pytest.approx(TRUE.seconds_per_row, rel=1e-6)
+    assert fitted.overhead_s == pytest.approx(TRUE.overhead_s, rel=1e-6)
+
+
+def test_masked_scores_detected_from_causal_versus_full():
+    plan = CalibrationPlan()
+    shapes = plan.prefill_shapes("fp32")
+    assert skips_masked(synthetic(TRUE, shapes))
+    computes_all = PrefillCosts(TRUE.flops_per_s, TRUE.seconds_per_score, TRUE.seconds_per_row,
+                                TRUE.overhead_s, skips_masked=False)
+    pts = synthetic(computes_all, shapes)
+    assert not skips_masked(pts)
+    fitted, res = fit_prefill(pts, skips_masked=False)
+    assert res < 1e-9 and fitted.flops_per_s == pytest.approx(TRUE.flops_per_s, rel=1e-6)
+
+
+def test_decode_fit_recovers_bandwidth_compute_and_overhead():
+    plan = CalibrationPlan()
+    pts = synthetic(TRUE, plan.decode_shapes("fp32"))
+    fitted, res = fit_decode(pts)
+    assert res < 1e-9
+    assert fitted.bytes_per_s == pytest.approx(12e9, rel=1e-6)
+    assert fitted.flops_per_s == pytest.approx(60e9, rel=1e-6)
+    assert fitted.overhead_s == pytest.approx(80e-6, rel=1e-6)
+
+
+def test_calibration_grid_is_disjoint_from_validation():
+    """Held out: validation uses other sizes and other head counts than calibration."""
+    cal, val = CalibrationPlan(), ValidationPlan()
+    cal_pre = {(h, hk, d, t) for h, hk, d in cal.prefill_heads for t in cal.prefill_tokens + cal.prefill_full_tokens}
+    cal_dec = {(h, hk, d, t) for h, hk, d in cal.decode_heads for t in cal.decode_tokens}
+    assert not cal_pre & set(val.prefill) and not cal_dec & set(val.decode)
+    assert not {t for *_, t in val.prefill} & set(cal.prefill_tokens)
+    assert not {t for *_, t in val.decode} & set(cal.decode_tokens)
+    assert not {h for h, *_ in val.prefill} & {h for h, *_ in cal.prefill_heads}
+    assert {t for *_, t in val.prefill} >= {1024, 16384} and {t for *_, t in val.decode} >= {4096, 131072}
+
+
+@pytest.fixture(scope="module")
+def tiny_profile(tmp_path_factory):
+    """A real (tiny, one-thread) calibration: the machinery, not the accuracy."""
+    plan = CalibrationPlan(prefill_heads=((2, 1, 16), (2, 1, 32)), prefill_tokens=(16, 48, 96, 160),
+                           prefill_full_tokens=(96,), decode_heads=((2, 1, 16), (2, 2, 16)),
+                           decode_tokens=(1024, 1500, 2048), matmul_n={"fp32": 64, "bf16": 16},
+                           bandwidth_bytes=1 << 20, repeats=2, min_seconds=0.0, name="test")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        spec = calibrate(plan, progress=False)
+    finally:
+        torch.set_num_threads(threads)
+    return spec, write_profile(spec, tmp_path_factory.mktemp("cal") / "profile.json")
+
+
+def test_calibrate_writes_a_profile_that_loads_back(tiny_profile):
+    spec, path = tiny_profile
+    raw = json.loads(path.read_text())
+    for key in ("name", "memory_bytes", "bandwidth_bytes_per_s", "matmul_flops", "source", "date",
+                "machine", "kernel", "spread", "load_average", "points", "attention"):
+        assert key in raw, key
+    assert set(raw["matmul_flops"]) == {"fp32", "bf16"} and raw["kind"] == "measured"
+    assert raw["spread"]["median"] >= 0 and raw["machine"]["threads"] == 1
+    assert len(raw["points"]) == 2 * 4 + 2 * 1 + 2 * 3
+    assert all(p["best"] <= p["median"] and p["fitted_s"] > 0 for p in raw["points"])
+    back = load_device(str(path))
+    assert back.prefill == spec.prefill and back.decode == spec.decode
+    assert "fp32" in back.prefill and "fp32" in back.decode
+    s = AttnShape(3, 1, 32, 1, 4096, False)
+    assert predict_seconds(back, s) == predict_seconds(spec, s) > 0
+
+
+def test_cli_calibrate_rejects_bad_dtypes(capsys):
+    from multihead.cli import main
+    assert main(["calibrate", "--dtypes", "fp64", "--out", "/nonexistent/x.json"]) == 2
+    assert "--dtypes" in capsys.readouterr().err
+    assert main(["calibrate", "--threads", "0", "--out", "/nonexistent/x.json"]) == 2
