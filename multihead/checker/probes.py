@@ -52,7 +52,7 @@ def max_err(out: torch.Tensor, ref: torch.Tensor) -> float:
     out = out.detach().to("cpu", torch.float64)
     if not torch.isfinite(out).all():
         return math.inf
-    return (out - ref.to(torch.float64)).abs().max().item() if out.numel() else 0.0
+    return (out - ref.to("cpu", torch.float64)).abs().max().item() if out.numel() else 0.0
 
 
 def _fmt(x: float) -> str:
