@@ -51,8 +51,10 @@ def multihead_attention_forward(module: torch.nn.Module, query: torch.Tensor, ke
 
     query [B, H, Tq, d]; key/value [B, H_kv, Tk, d] (not repeated); attention_mask None, bool
     or additive float, broadcastable to [B, H, Tq, Tk]. Returns (out [B, Tq, H, d], None): no
-    attention weights are ever materialized for the caller.
+    attention weights are ever materialized for the caller. A ``multihead_backend=`` keyword
+    passed down through the model's forward overrides ``backend`` for that call.
     """
+    backend = kwargs.pop("multihead_backend", None) or backend   # per-call override (multihead.generation)
     if dropout and module.training:
         raise ValueError("dropout: multihead attention is inference-only; use model.eval() or dropout=0")
     for unsupported in ("softcap", "s_aux", "position_bias"):
