@@ -224,6 +224,17 @@ def test_evidence_names_the_mistake(name, check, words):
     assert words in check_attention(fn, signature=signature, **kwargs).finding(check).evidence
 
 
+@pytest.mark.parametrize("dtype", ["float64", "bfloat16", "float16"])
+def test_other_dtypes_no_false_alarm_and_same_names(dtype):
+    for fn in (broken_impls.correct, broken_impls.SimpleMHA):
+        assert check_attention(fn, dtype=dtype).passed
+    for name in ("no_scale", "no_max_subtraction", "inverted_mask", "gqa_tile", "causal_leak", "leaky_module",
+                 "reshape_and_no_max"):
+        fn, signature, expected, kwargs = broken_impls.BUGS[name]
+        report = check_attention(fn, signature=signature, dtype=dtype, **kwargs)
+        assert {f.check for f in report.causes} == expected, (name, str(report))
+
+
 def test_top_left_is_information_without_a_claim():
     report = check_attention(broken_impls.top_left_causal)
     assert report.passed and report.finding("causal_alignment").status == "info"

@@ -156,16 +156,23 @@ def probe_batch_independence(ctx: ModuleCtx) -> Finding:
 
 def probe_overflow(ctx: ModuleCtx) -> Finding:
     """Inputs 100x larger push every logit far beyond exp()'s range (88.7 in fp32): a stable
-    softmax turns one-hot and stays finite, an unstable one returns inf/NaN."""
+    softmax turns one-hot and stays finite, an unstable one returns inf/NaN. In float16 such
+    logits would not even be representable (65504), so that case runs on a float32 copy."""
+    import copy
+
     g = ctx.gen(6)
     B, T, D = 1, 8, ctx.target.d_model
-    x = ctx.randn(g, B, T, D, std=100.0)
-    y = ctx.target(x, is_causal=True)
+    target, dtype, note = ctx.target, ctx.dtype, ""
+    if ctx.dtype == torch.float16:
+        target = ModuleTarget(copy.deepcopy(ctx.target.module).float(), D, ctx.target.n_heads, ctx.target.n_kv_heads)
+        dtype, note = torch.float32, " (on a float32 copy: such logits overflow float16 itself)"
+    x = (torch.randn(B, T, D, generator=g, dtype=torch.float64) * 100.0).to(ctx.device, dtype)
+    y = target(x, is_causal=True)
     n_bad = int((~torch.isfinite(y)).sum())
     if n_bad:
         return Finding("overflow", "fail", f"inputs x100 (logits far above 88.7): {n_bad} of {y.numel()} outputs "
-                       f"are inf/NaN", {"nonfinite": n_bad})
-    return Finding("overflow", "pass", "inputs x100 (logits far above 88.7): output finite", {"nonfinite": 0})
+                       f"are inf/NaN{note}", {"nonfinite": n_bad})
+    return Finding("overflow", "pass", f"inputs x100 (logits far above 88.7): output finite{note}", {"nonfinite": 0})
 
 
 def not_applicable() -> list[Finding]:
