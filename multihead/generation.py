@@ -141,3 +141,45 @@ def greedy_generate(model, input_ids: torch.Tensor, max_new_tokens: int, eos_tok
     finally:
         model.set_attn_implementation(previous)
     return torch.cat(out, dim=1)
+
+
+def prompt_ids(tokenizer, prompt: str, chat: bool = True) -> torch.Tensor:
+    """Prompt text -> LongTensor [1, T]: wrapped in the tokenizer's chat template (with the
+    assistant turn opened) when it has one and ``chat`` is true, else the raw text."""
+    if chat and getattr(tokenizer, "chat_template", None):
+        enc = tokenizer.apply_chat_template([{"role": "user", "content": prompt}], add_generation_prompt=True,
+                                            return_tensors="pt", return_dict=True)
+        return enc["input_ids"]
+    return tokenizer(prompt, return_tensors="pt")["input_ids"]
+
+
+def smollm2_generate(prompt: str, max_new_tokens: int = 64, attention: str = "multihead", chat: bool = True) -> dict:
+    """Greedy continuation of ``prompt`` by SmolLM2-135M-Instruct.
+
+    attention "multihead": ``greedy_generate`` (multihead.KVCache + decode backend);
+    "sdpa"/"eager": transformers' own ``model.generate(do_sample=False)``.
+    Returns text, token_ids (new tokens only), prompt_tokens, chat_template, attention, seconds,
+    tokens_per_second.
+    """
+    from multihead.models.loading import load_smollm2
+    if not prompt:
+        raise ValueError("prompt: expected a non-empty string")
+    if max_new_tokens < 1:
+        raise ValueError(f"max-new-tokens: expected >= 1, got {max_new_tokens}")
+    if attention not in ("multihead", "sdpa", "eager"):
+        raise ValueError(f"attention: expected multihead, sdpa or eager, got {attention!r}")
+    model, tok = load_smollm2(attn_implementation="sdpa" if attention == "multihead" else attention)
+    ids = prompt_ids(tok, prompt, chat)                                        # (1, T)
+    t0 = time.perf_counter()
+    if attention == "multihead":
+        out = greedy_generate(model, ids, max_new_tokens, eos_token_id=tok.eos_token_id)
+    else:
+        with torch.no_grad():
+            out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new_tokens,
+                                 do_sample=False, eos_token_id=tok.eos_token_id, pad_token_id=tok.eos_token_id)
+    seconds = time.perf_counter() - t0
+    new = out[0, ids.shape[1]:].tolist()
+    return {"model": "SmolLM2-135M-Instruct", "attention": attention, "prompt": prompt,
+            "chat_template": bool(chat and getattr(tok, "chat_template", None)), "prompt_tokens": int(ids.shape[1]),
+            "text": tok.decode(new, skip_special_tokens=True), "token_ids": new, "new_tokens": len(new),
+            "seconds": seconds, "tokens_per_second": len(new) / seconds if seconds > 0 else None}
