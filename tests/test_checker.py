@@ -184,6 +184,14 @@ def test_transformers_attention_functions_pass(hf_functions, name):
         assert "returned weights" in report.finding("normalization").evidence
 
 
+def test_transformers_eager_in_float64_gives_nan_for_fully_masked_rows(hf_functions):
+    # A real finding: eager computes its softmax in float32, where finfo(float64).min is -inf, so
+    # a fully masked row is softmax(-inf, ..., -inf) = NaN; the rest is fp32-accurate (INFO).
+    report = check_attention(hf_functions["eager"], dtype="float64")
+    assert _failed(report) == {"fully_masked_rows"} and "inf/NaN" in report.finding("fully_masked_rows").evidence
+    assert report.finding("reference").status == "info"
+
+
 def test_multihead_hf_function_passes():
     hf = pytest.importorskip("multihead.hf")
     assert check_attention(hf.multihead_attention_forward, signature="hf").passed
@@ -298,6 +306,23 @@ def test_unusable_functions_raise_check_error(target, words):
     with pytest.raises(CheckError, match=None) as err:
         check_attention(target, signature="sdpa")
     assert words in str(err.value)
+
+
+def test_module_without_mask_arguments_skips_those_checks():
+    class NoMask(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = broken_impls.SimpleMHA(32, 4)
+            self.d_model, self.n_heads, self.n_kv_heads = 32, 4, 4
+
+        def forward(self, x):
+            return self.inner(x)
+
+    report = check_attention(NoMask())
+    assert report.passed
+    assert {f.check for f in report.findings if f.status == "skip"} >= {"causal_mask", "mask_polarity",
+                                                                         "fully_masked_rows"}
+    assert report.finding("head_layout").status == "pass"
 
 
 def test_unusable_modules_raise_check_error():

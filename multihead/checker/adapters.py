@@ -268,6 +268,8 @@ class ModuleTarget:
     n_heads: int
     n_kv_heads: int
     notes: list[str] = field(default_factory=list)
+    takes_mask: bool = True
+    takes_causal: bool = True
 
     @classmethod
     def build(cls, obj, dtype: torch.dtype, device, sizes: tuple[int, int, int] = (64, 4, 2)) -> "ModuleTarget":
@@ -292,6 +294,8 @@ class ModuleTarget:
         n_kv = _attr(module, _HKV_NAMES) or n_heads
         module = module.to(device=device, dtype=dtype).eval()
         t = cls(module, d_model, n_heads, n_kv)
+        names, var_kw = _param_names(module.forward)
+        t.takes_mask, t.takes_causal = var_kw or "attn_mask" in names, var_kw or "is_causal" in names
         g = torch.Generator().manual_seed(99)
         x = torch.randn(2, 3, d_model, generator=g).to(device=device, dtype=dtype)
         try:
@@ -306,8 +310,12 @@ class ModuleTarget:
     def __call__(self, x, mask=None, is_causal=False):
         kwargs = {}
         if mask is not None:
+            if not self.takes_mask:
+                raise Unsupported("the module's forward takes no attn_mask argument")
             kwargs["attn_mask"] = mask
         if is_causal:
+            if not self.takes_causal:
+                raise Unsupported("the module's forward takes no is_causal argument")
             kwargs["is_causal"] = True
         with torch.no_grad():
             y = self.module(x, **kwargs)

@@ -140,11 +140,11 @@ def probe_batch_independence(ctx: ModuleCtx) -> Finding:
     g = ctx.gen(5)
     B, T, D = 3, 8, ctx.target.d_model
     x = ctx.randn(g, B, T, D)
-    y = ctx.target(x, is_causal=True)
+    y = ctx.target(x)
     x2 = x.clone()
     x2[1] += ctx.randn(g, T, D)
-    d = _delta(ctx.target(x2, is_causal=True), y, dims=(1, 2))
-    alone = _delta(ctx.target(x[:1], is_causal=True), y[:1], dims=(0, 1, 2)).item()
+    d = _delta(ctx.target(x2), y, dims=(1, 2))
+    alone = _delta(ctx.target(x[:1]), y[:1], dims=(0, 1, 2)).item()
     tol = ctx.tol(y)
     metrics = {"moved_other_sequences": [d[0].item(), d[2].item()], "alone_vs_batched": alone}
     if d[0] > tol or d[2] > tol or alone > tol:
@@ -167,7 +167,7 @@ def probe_overflow(ctx: ModuleCtx) -> Finding:
         target = ModuleTarget(copy.deepcopy(ctx.target.module).float(), D, ctx.target.n_heads, ctx.target.n_kv_heads)
         dtype, note = torch.float32, " (on a float32 copy: such logits overflow float16 itself)"
     x = (torch.randn(B, T, D, generator=g, dtype=torch.float64) * 100.0).to(ctx.device, dtype)
-    y = target(x, is_causal=True)
+    y = target(x)
     n_bad = int((~torch.isfinite(y)).sum())
     if n_bad:
         return Finding("overflow", "fail", f"inputs x100 (logits far above 88.7): {n_bad} of {y.numel()} outputs "

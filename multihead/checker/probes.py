@@ -18,8 +18,10 @@ from multihead.checker.report import Finding
 
 # Largest |out - reference| accepted, for values ~N(0, 1). The bugs the probes look for move
 # outputs by 1e-2 .. 1; these leave room for any correct summation order and for fp16/bf16
-# arithmetic.
-TOLERANCE = {torch.float64: 1e-9, torch.float32: 1e-4, torch.float16: 5e-3, torch.bfloat16: 4e-2}
+# arithmetic. float64 allows fp32-level error (an implementation may legitimately compute its
+# softmax in fp32); the reference probe reports a float64 result below float64 accuracy as INFO.
+TOLERANCE = {torch.float64: 1e-6, torch.float32: 1e-4, torch.float16: 5e-3, torch.bfloat16: 4e-2}
+FLOAT64_EXACT = 1e-12
 
 
 @dataclass
@@ -72,10 +74,13 @@ def probe_reference(ctx: Ctx) -> Finding:
         out, _ = ctx.target(q, k, v)
         errs.append(max_err(out, reference_attention(q, k, v)))
     err = max(errs)
-    ok = err <= ctx.tol
-    return Finding("reference", "pass" if ok else "fail",
+    status = "pass" if err <= ctx.tol else "fail"
+    note = ""
+    if status == "pass" and ctx.dtype == torch.float64 and err > FLOAT64_EXACT:
+        status, note = "info", " -- float64 in, but not float64 accuracy: part of the computation runs in lower precision"
+    return Finding("reference", status,
                    f"max |out - ref| = {_fmt(err)} on random q, k, v ([2,4,12,12,16] and Tq != Tk "
-                   f"[1,2,5,9,32]); tolerance {ctx.tol:.0e}",
+                   f"[1,2,5,9,32]); tolerance {ctx.tol:.0e}{note}",
                    {"max_abs_err": err, "tolerance": ctx.tol})
 
 
