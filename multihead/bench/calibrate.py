@@ -33,7 +33,7 @@ from pathlib import Path
 import torch
 
 from multihead import accounting
-from multihead.bench.limits import machine_description, measure_matmul_flops, measure_read_bandwidth
+from multihead.bench.limits import clock_fn, machine_description, measure_matmul_flops, measure_read_bandwidth
 from multihead.devices import DecodeCosts, DeviceSpec, PrefillCosts, write_profile
 
 TORCH_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
@@ -152,7 +152,7 @@ class Timing:
 
 
 def time_attention(fn, shape: AttnShape, *, repeats: int = 5, min_seconds: float = 0.3,
-                   max_repeats: int = 50) -> Timing:
+                   max_repeats: int = 50, clock: str = "wall") -> Timing:
     """Time ``fn`` on ``shape``: one warm-up, then at least ``repeats`` calls (more, up to
     ``max_repeats``, while the total stays under ``min_seconds``).
 
@@ -167,15 +167,16 @@ def time_attention(fn, shape: AttnShape, *, repeats: int = 5, min_seconds: float
     kvs = [(torch.randn_like(k, dtype=torch.float32).to(k.dtype),
             torch.randn_like(k, dtype=torch.float32).to(k.dtype)) for _ in range(copies)]
     fn(q, *kvs[0], shape.causal)       # warm-up: allocations, thread pool, code paths
+    now = clock_fn(clock)
     samples: list[float] = []
     total = 0.0
     i = 0
     while len(samples) < repeats or (total < min_seconds and len(samples) < max_repeats):
         kk, vv = kvs[i % copies]
         i += 1
-        t0 = time.perf_counter()
+        t0 = now()
         fn(q, kk, vv, shape.causal)
-        dt = time.perf_counter() - t0
+        dt = now() - t0
         samples.append(dt)
         total += dt
     return Timing(best=min(samples), median=statistics.median(samples), samples=samples)
@@ -267,6 +268,7 @@ class CalibrationPlan:
     repeats: int = 5
     min_seconds: float = 0.3
     name: str = "full"
+    clock: str = "wall"      # "cpu": the thread's CPU time (one thread; robust to other load)
 
     @classmethod
     def quick(cls) -> "CalibrationPlan":
@@ -329,12 +331,12 @@ def calibrate(plan: CalibrationPlan | None = None, *, progress: bool = True) -> 
     matmul = {}
     for dt, n in plan.matmul_n.items():
         bar.set_postfix_str(f"matmul {dt} n={n}")
-        m = measure_matmul_flops(TORCH_DTYPES[dt], n=n, repeats=max(2, plan.repeats))
+        m = measure_matmul_flops(TORCH_DTYPES[dt], n=n, repeats=max(2, plan.repeats), clock=plan.clock)
         matmul[dt] = m.best
         limits[f"matmul_{dt}"] = {"n": n, **m.to_dict()}
         bar.update()
     bar.set_postfix_str("read bandwidth")
-    bw = measure_read_bandwidth(plan.bandwidth_bytes, repeats=max(2, plan.repeats))
+    bw = measure_read_bandwidth(plan.bandwidth_bytes, repeats=max(2, plan.repeats), clock=plan.clock)
     limits["read_bandwidth"] = {"bytes": plan.bandwidth_bytes, **bw.to_dict()}
     bar.update()
 
@@ -342,7 +344,7 @@ def calibrate(plan: CalibrationPlan | None = None, *, progress: bool = True) -> 
     groups: dict[tuple[str, str, str | None], list[tuple[AttnShape, float]]] = {}
     for s in shapes:
         bar.set_postfix_str(s.label())
-        t = time_attention(fn, s, repeats=plan.repeats, min_seconds=plan.min_seconds)
+        t = time_attention(fn, s, repeats=plan.repeats, min_seconds=plan.min_seconds, clock=plan.clock)
         backend = resolved_backend(s) if ours else None
         groups.setdefault((s.kind, s.dtype, backend), []).append((s, t.best))
         points.append({"shape": asdict(s), "label": s.label(), "backend": backend, **t.to_dict()})
@@ -372,7 +374,7 @@ def calibrate(plan: CalibrationPlan | None = None, *, progress: bool = True) -> 
         prefill=prefill, decode=decode,
         extra={"date": now.isoformat(), "machine": {**machine_description(), "cpu": _cpu_name(),
                                                     "last_level_cache_bytes": last_level_cache_bytes()},
-               "kernel": kernel, "grid": plan.name,
+               "kernel": kernel, "grid": plan.name, "clock": plan.clock, "threads": threads,
                "backend_selector": "multihead.functional.choose_backend" if ours else None,
                "load_average": {"before": load_before, "after": load_average()}})
     for p in points:        # each point against the fitted model, for the record
@@ -401,22 +403,28 @@ def default_profile_path() -> Path:
     return (Path(root) if root else Path.home() / ".cache" / "multihead") / "profile.json"
 
 
-def set_threads(threads: int | None) -> None:
+def set_threads(threads: int | None, clock: str = "wall") -> None:
+    """Set torch's thread count; the "cpu" clock needs one thread (all work on the timed thread)."""
+    clock_fn(clock)
     if threads is not None:
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise ValueError(f"--threads: expected a positive integer, got {threads!r}")
         torch.set_num_threads(threads)
+    if clock == "cpu" and torch.get_num_threads() != 1:
+        raise ValueError(f"--clock cpu: expected --threads 1 (CPU time of one thread), got "
+                         f"{torch.get_num_threads()} threads")
 
 
 def run_calibration(out: str | Path | None = None, *, quick: bool = False,
                     dtypes: tuple[str, ...] = ("fp32",), threads: int | None = None,
-                    progress: bool = True) -> tuple[DeviceSpec, Path]:
+                    clock: str = "wall", progress: bool = True) -> tuple[DeviceSpec, Path]:
     """Calibrate and write the profile to ``out`` (default: ``default_profile_path()``)."""
     for dt in dtypes:
         if dt not in TORCH_DTYPES:
             raise ValueError(f"--dtypes: expected some of {sorted(TORCH_DTYPES)}, got {dt!r}")
-    set_threads(threads)
+    set_threads(threads, clock)
     plan = CalibrationPlan.quick() if quick else CalibrationPlan()
     plan.attention_dtypes = tuple(dtypes)
+    plan.clock = clock
     spec = calibrate(plan, progress=progress)
     return spec, write_profile(spec, out or default_profile_path())

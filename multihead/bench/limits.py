@@ -29,15 +29,31 @@ class Measurement:
         return {**asdict(self), "spread": self.spread}
 
 
-def time_call(fn, repeats: int = 5, warmup: int = 1) -> list[float]:
-    """Wall-clock seconds of ``fn()`` for each of ``repeats`` runs after ``warmup`` runs."""
+CLOCKS = {
+    "wall": time.perf_counter,
+    # CPU seconds of the calling thread: with torch.set_num_threads(1) all the work runs there,
+    # and unlike wall time it does not count the time other processes hold the core.
+    "cpu": time.thread_time,
+}
+
+
+def clock_fn(clock: str = "wall"):
+    if clock not in CLOCKS:
+        raise ValueError(f"clock: expected one of {sorted(CLOCKS)}, got {clock!r}")
+    return CLOCKS[clock]
+
+
+def time_call(fn, repeats: int = 5, warmup: int = 1, clock: str = "wall") -> list[float]:
+    """Seconds of ``fn()`` for each of ``repeats`` runs after ``warmup`` runs (wall clock, or
+    the calling thread's CPU time with clock="cpu")."""
+    now = clock_fn(clock)
     for _ in range(warmup):
         fn()
     times = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = now()
         fn()
-        times.append(time.perf_counter() - t0)
+        times.append(now() - t0)
     return times
 
 
@@ -46,17 +62,18 @@ def _rates(work: float, times: list[float]) -> Measurement:
     return Measurement(best=max(rates), median=statistics.median(rates), samples=rates)
 
 
-def measure_matmul_flops(dtype: torch.dtype = torch.float32, n: int = 2048, repeats: int = 5) -> Measurement:
+def measure_matmul_flops(dtype: torch.dtype = torch.float32, n: int = 2048, repeats: int = 5,
+                         clock: str = "wall") -> Measurement:
     """FLOP/s of an n x n x n matmul in ``dtype``: 2 n^3 FLOPs per call."""
     a = torch.randn(n, n).to(dtype)
     b = torch.randn(n, n).to(dtype)
-    return _rates(2.0 * n ** 3, time_call(lambda: torch.mm(a, b), repeats))
+    return _rates(2.0 * n ** 3, time_call(lambda: torch.mm(a, b), repeats, clock=clock))
 
 
-def measure_read_bandwidth(nbytes: int = 1 << 30, repeats: int = 5) -> Measurement:
+def measure_read_bandwidth(nbytes: int = 1 << 30, repeats: int = 5, clock: str = "wall") -> Measurement:
     """Bytes/s of a streaming read: sum of an fp32 tensor of ``nbytes`` (1 GiB by default)."""
     x = torch.ones(nbytes // 4, dtype=torch.float32)
-    return _rates(float(x.numel() * 4), time_call(lambda: x.sum(), repeats))
+    return _rates(float(x.numel() * 4), time_call(lambda: x.sum(), repeats, clock=clock))
 
 
 def machine_description() -> dict:

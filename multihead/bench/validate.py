@@ -16,11 +16,11 @@ from __future__ import annotations
 import math
 import statistics
 import sys
-import time
 from dataclasses import asdict, dataclass, field
 
 import torch
 
+from multihead.bench.limits import clock_fn
 from multihead.bench.calibrate import (AttnShape, Timing, attention_kernel, load_average,
                                        predict_seconds, resolved_backend, set_threads,
                                        time_attention)
@@ -125,7 +125,7 @@ def plan_prediction(device: DeviceSpec, shape: AttnShape) -> tuple[float, str]:
 
 # ---- SmolLM2: the whole model ------------------------------------------------------------------
 
-def _smollm2_rows(device: DeviceSpec, plan: ValidationPlan, bar) -> tuple[list[Row], str | None]:
+def _smollm2_rows(device: DeviceSpec, plan: ValidationPlan, bar, clock: str) -> tuple[list[Row], str | None]:
     """Prefill (logits of the last position only, as generation needs) and one decode step at
     each context length, predicted by the planner for the catalog's SmolLM2-135M in fp32."""
     try:
@@ -144,7 +144,7 @@ def _smollm2_rows(device: DeviceSpec, plan: ValidationPlan, bar) -> tuple[list[R
         p = planner_plan("SmolLM2-135M", tokens=T, weights_dtype="fp32", kv_dtype="fp32", device=device,
                          causal_skip=True, quality_report=None)
         with torch.inference_mode():
-            t = _time(lambda: model(ids, use_cache=False, logits_to_keep=1), plan)
+            t = _time(lambda: model(ids, use_cache=False, logits_to_keep=1), plan, clock)
             rows.append(Row("smollm2 prefill", f"SmolLM2-135M prefill T={T}", p.prefill_seconds, t.best,
                             t.median, t.spread, _band(p.prefill_seconds, u), "auto", {"tokens": T}))
             out = model(ids, use_cache=True, logits_to_keep=1)
@@ -155,20 +155,21 @@ def _smollm2_rows(device: DeviceSpec, plan: ValidationPlan, bar) -> tuple[list[R
                 model(nxt, past_key_values=cache, use_cache=True, logits_to_keep=1)
                 if hasattr(cache, "crop"):
                     cache.crop(T)             # keep the context at T tokens for every repeat
-            t = _time(step, plan)
+            t = _time(step, plan, clock)
         rows.append(Row("smollm2 decode", f"SmolLM2-135M decode step at T={T}", p.decode_seconds_per_token,
                         t.best, t.median, t.spread, _band(p.decode_seconds_per_token, u), "auto", {"tokens": T}))
         bar.update()
     return rows, None
 
 
-def _time(fn, plan: ValidationPlan) -> Timing:
+def _time(fn, plan: ValidationPlan, clock: str) -> Timing:
     fn()
+    now = clock_fn(clock)
     samples, total = [], 0.0
     while len(samples) < plan.repeats or (total < plan.min_seconds and len(samples) < 50):
-        t0 = time.perf_counter()
+        t0 = now()
         fn()
-        samples.append(time.perf_counter() - t0)
+        samples.append(now() - t0)
         total += samples[-1]
     return Timing(min(samples), statistics.median(samples), samples)
 
@@ -176,12 +177,14 @@ def _time(fn, plan: ValidationPlan) -> Timing:
 # ---- the run -----------------------------------------------------------------------------------
 
 def validate(device: DeviceSpec | str, plan: ValidationPlan | None = None, *, models: bool = True,
-             threads: int | None = None, progress: bool = True) -> dict:
-    """Predict and measure every held-out shape; returns the JSON-ready result."""
+             threads: int | None = None, clock: str | None = None, progress: bool = True) -> dict:
+    """Predict and measure every held-out shape; returns the JSON-ready result. Threads and
+    clock default to the profile's: measure under the conditions the profile was measured in."""
     from tqdm import tqdm
     plan = plan or ValidationPlan()
-    set_threads(threads)
     device = device if isinstance(device, DeviceSpec) else load_device(str(device))
+    clock = clock or device.extra.get("clock", "wall")
+    set_threads(threads or device.extra.get("threads"), clock)
     fn, kernel = attention_kernel()
     load_before = load_average()
     shapes = [AttnShape(h, hk, d, t, t, True, plan.dtype) for h, hk, d, t in plan.prefill]
@@ -194,20 +197,22 @@ def validate(device: DeviceSpec | str, plan: ValidationPlan | None = None, *, mo
         bar.set_postfix_str(s.label())
         pred, predictor = plan_prediction(device, s)
         backend = resolved_backend(s) if kernel.startswith("multihead") else None
-        t = time_attention(fn, s, repeats=plan.repeats, min_seconds=plan.min_seconds)
+        t = time_attention(fn, s, repeats=plan.repeats, min_seconds=plan.min_seconds, clock=clock)
         u = interval_halfwidth(device, s.kind, backend, s.dtype)
         rows.append(Row(s.kind, s.label(), pred, t.best, t.median, t.spread, _band(pred, u), backend, asdict(s)))
         bar.update()
     notes = []
     if models and plan.smollm2_tokens:
-        model_rows, note = _smollm2_rows(device, plan, bar)
+        model_rows, note = _smollm2_rows(device, plan, bar, clock)
         rows += model_rows
         if note:
             notes.append(note)
     bar.close()
     attention_rows = [r for r in rows if r.group in ("prefill", "decode")]
-    return build_result(rows, attention_rows, device=device, kernel=kernel, predictor=predictor,
-                        plan=plan, notes=notes, load=(load_before, load_average()))
+    result = build_result(rows, attention_rows, device=device, kernel=kernel, predictor=predictor,
+                          plan=plan, notes=notes, load=(load_before, load_average()))
+    result["clock"] = clock
+    return result
 
 
 def build_result(rows: list[Row], target_rows: list[Row], *, device: DeviceSpec, kernel: str,

@@ -21,6 +21,9 @@ def register(subparsers) -> None:
                         "(default fp32; low-precision matmuls are slow on CPUs without a hardware path)")
     p.add_argument("--threads", type=int, default=None, metavar="N",
                    help="torch threads to measure with (default: torch's default, all cores)")
+    p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                   help="wall: elapsed time (default); cpu: the thread's CPU time, with --threads 1, "
+                        "which other processes competing for the cores do not inflate")
     p.add_argument("--json", action="store_true", help="print the profile as one JSON object")
     p.set_defaults(func=run)
 
@@ -31,7 +34,7 @@ def run(args) -> int:
     dtypes = tuple(d.strip() for d in args.dtypes.split(",") if d.strip())
     if not dtypes:
         raise ValueError(f"--dtypes: expected a comma-separated list like fp32,bf16, got {args.dtypes!r}")
-    spec, path = run_calibration(args.out, quick=args.quick, dtypes=dtypes, threads=args.threads,
+    spec, path = run_calibration(args.out, quick=args.quick, dtypes=dtypes, threads=args.threads, clock=args.clock,
                                  progress=not args.json)
     if args.json:
         print(json.dumps({**device_to_profile(spec), "path": str(path)}))
@@ -68,5 +71,6 @@ def print_profile(spec, path) -> None:
     t.add_row("run-to-run spread (median, max)",
               f"{e['spread']['median']:.1%}, {e['spread']['max']:.1%}", "")
     t.add_row("kernel", str(e.get("kernel")), "")
+    t.add_row("clock, threads", f"{e.get('clock')}, {e.get('threads')}", "")
     t.add_row("load average before/after", f"{e['load_average']['before']} / {e['load_average']['after']}", "")
     Console().print(t)

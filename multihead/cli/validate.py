@@ -20,7 +20,9 @@ def register(subparsers) -> None:
     p.add_argument("--quick", action="store_true", help="tiny shapes, no model (for CI)")
     p.add_argument("--no-models", action="store_true", help="skip the SmolLM2 rows")
     p.add_argument("--threads", type=int, default=None, metavar="N",
-                   help="torch threads to measure with (use the calibration's)")
+                   help="torch threads to measure with (default: the profile's)")
+    p.add_argument("--clock", choices=("wall", "cpu"), default=None,
+                   help="wall or cpu (one thread's CPU time; default: the profile's)")
     p.add_argument("--json", action="store_true", help="print one JSON object (median_abs_error, "
                    "max_abs_error as fractions, rows, ...)")
     p.add_argument("--out", metavar="FILE", default=None, help="also write the JSON to FILE")
@@ -36,9 +38,11 @@ def run(args) -> int:
         if args.profile:
             raise ValueError(f"--profile: {str(path)!r} does not exist (write one with `multihead calibrate --out FILE`)")
         print(f"multihead validate: no profile at {path}; calibrating first", file=sys.stderr)
-        run_calibration(path, quick=args.quick, threads=args.threads, progress=not args.json)
+        run_calibration(path, quick=args.quick, threads=args.threads, clock=args.clock or "wall",
+                        progress=not args.json)
     plan = ValidationPlan.quick() if args.quick else ValidationPlan()
-    result = validate(str(path), plan, models=not args.no_models, threads=args.threads, progress=not args.json)
+    result = validate(str(path), plan, models=not args.no_models, threads=args.threads, clock=args.clock,
+                      progress=not args.json)
     result["profile"] = str(path)
     if args.plot:
         result["plot"] = plot(result, args.plot)
@@ -76,7 +80,8 @@ def print_result(result: dict) -> None:
     tg = result["targets"]
     c.print(f"targets over {tg['over']}: median <= 5%, max <= 15%: "
             f"{'[green]met[/]' if tg['met'] else '[red]not met[/]'} (median {result['median_abs_error']:.1%}, "
-            f"max {result['max_abs_error']:.1%}); load average {result['load_average']['before']}")
+            f"max {result['max_abs_error']:.1%}); {result['clock']} clock, {result['threads']} threads, "
+            f"load average {result['load_average']['before']}")
     for n in result["notes"]:
         c.print(f"note: {n}")
     if result.get("plot"):
