@@ -105,10 +105,9 @@ class FunctionTarget:
     def build(cls, fn, kind: str) -> "FunctionTarget":
         if not callable(fn):
             raise CheckError(f"expected a callable, got {type(fn).__name__}")
-        names, var_kw = _param_names(fn)
-        n_positional = len(names) + (0 if names else 3)
+        names, var_kw = _param_names(fn)   # names == [] when unknown: let the probe call decide
         if kind == "sdpa":
-            if names and n_positional < 3 and not var_kw:
+            if names and len(names) < 3 and not var_kw:
                 raise CheckError(f"an sdpa-style function takes (q, k, v, attn_mask=None, is_causal=False, "
                                  f"scale=None); this one takes ({', '.join(names)})")
             t = cls(fn, kind, _first(names, var_kw, _MASK_NAMES), _first(names, var_kw, _CAUSAL_NAMES),

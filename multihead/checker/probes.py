@@ -1,9 +1,11 @@
 """Black-box probes for attention functions (signatures "sdpa" and "hf").
 
 Each probe is one small function: it builds seeded inputs, calls the target through its adapter
-(only ever calling it, never reading its code) and compares with the float64 reference in
-checker.reference. Inputs are drawn in float64 and rounded to the dtype under test before both
-the target and the reference see them, so rounding of the inputs is never counted as error.
+(only ever calling it, never reading its code) and returns one Finding. `reference` and `scale`
+compare with the float64 reference in checker.reference; the others compare the target with
+itself on inputs that must give the same answer (see self_reference), so that each bug fails one
+check. Inputs are drawn in float64 and rounded to the dtype under test before anything sees
+them, so rounding of the inputs is never counted as error.
 """
 from __future__ import annotations
 
