@@ -31,6 +31,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import dataclasses
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -56,6 +57,10 @@ class PrefillCosts:
     seconds_per_row: float = 0.0
     overhead_s: float = 0.0
     skips_masked: bool = True
+    # A kernel that materializes the [B, H, Tq, Tk] scores makes its softmax passes over that
+    # matrix: in the last-level cache while one call's fp32 scores fit, from memory beyond.
+    materializes: bool = False
+    seconds_per_spilled_score: float = 0.0
 
 
 @dataclass
@@ -105,10 +110,12 @@ class DeviceSpec:
         key = _pick(self.prefill, dtype) if self.prefill else None
         c = self.prefill.get(f"{key}/{backend}") if backend else None
         c = c or (self.prefill.get(key) if key else None) or PrefillCosts()
-        return PrefillCosts(flops_per_s=c.flops_per_s or self.effective_flops(dtype),
-                            seconds_per_score=c.seconds_per_score,
-                            seconds_per_row=c.seconds_per_row, overhead_s=c.overhead_s,
-                            skips_masked=c.skips_masked)
+        return dataclasses.replace(c, flops_per_s=c.flops_per_s or self.effective_flops(dtype))
+
+    @property
+    def cache_bytes(self) -> float:
+        """Last-level cache size of a measured machine (0: unknown, no cache term)."""
+        return float(self.extra.get("cache_bytes") or 0.0)
 
     def backend_for(self, batch: int, heads: int, tq: int, tk: int, dtype: str = "fp16") -> str | None:
         """The kernel a measured profile's attention would run for this shape: the profile names
@@ -192,8 +199,14 @@ def attention_seconds(device: DeviceSpec, flops: float, dtype: str = "fp16", *,
     if causal and shaped and not c.skips_masked:
         scores = calls * batch * heads * tokens * kv     # all computed, then masked
         flops = 4 * head_dim * scores
-    return (calls * c.overhead_s + flops / c.flops_per_s
-            + scores * c.seconds_per_score + rows * c.seconds_per_row)
+    spilled = scores if spills(device, c, scores / max(calls, 1)) else 0.0
+    return (calls * c.overhead_s + flops / c.flops_per_s + scores * c.seconds_per_score
+            + spilled * c.seconds_per_spilled_score + rows * c.seconds_per_row)
+
+
+def spills(device: DeviceSpec, costs: PrefillCosts, scores_per_call: float) -> bool:
+    """Does one call's materialized fp32 score matrix overflow the last-level cache?"""
+    return bool(costs.materializes and device.cache_bytes and 4 * scores_per_call > device.cache_bytes)
 
 
 def attention_prefill_seconds(device: DeviceSpec, *, n_heads: int, tq: int, tk: int,
@@ -349,7 +362,10 @@ def _device_from_profile(path: Path) -> DeviceSpec:
             seconds_per_score=_number(c, "seconds_per_score", w, positive=False, optional=True) or 0.0,
             seconds_per_row=_number(c, "seconds_per_row", w, positive=False, optional=True) or 0.0,
             overhead_s=_number(c, "overhead_s", w, positive=False, optional=True) or 0.0,
-            skips_masked=_flag(c, "skips_masked", w))
+            skips_masked=_flag(c, "skips_masked", w),
+            materializes=_flag(c, "materializes", w, default=False),
+            seconds_per_spilled_score=_number(c, "seconds_per_spilled_score", w, positive=False,
+                                              optional=True) or 0.0)
     decode = {}
     for dt, c in _table(attention, "decode", f"{where} attention", optional=True).items():
         w = f"{where} attention.decode.{dt}"

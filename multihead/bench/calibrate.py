@@ -38,6 +38,9 @@ from multihead.devices import DecodeCosts, DeviceSpec, PrefillCosts, write_profi
 
 TORCH_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
+# multihead.attention's kernels that materialize the [B, H, Tq, Tk] score matrix (kernels/__init__.py).
+MATERIALIZING = {"reference"}
+
 
 # ---- shapes and the kernel under test ---------------------------------------------------------
 
@@ -212,20 +215,28 @@ def fit_nonnegative(columns: list[list[float]], times: list[float],
     return best[1], best[0]
 
 
-def fit_prefill(points: list[tuple[AttnShape, float]], skips_masked: bool = True) -> tuple[PrefillCosts, float]:
+def fit_prefill(points: list[tuple[AttnShape, float]], skips_masked: bool = True,
+                materializes: bool = False, cache_bytes: float = 0.0) -> tuple[PrefillCosts, float]:
     """Fit ``PrefillCosts`` to (shape, best seconds) points of one kernel; returns the terms and the
-    RMS relative residual. A kernel that does not skip masked scores computes Tq * Tk of them even
-    when causal: the counts follow what the kernel does (as ``devices.attention_seconds`` does)."""
-    def counted(s: AttnShape) -> tuple[float, float]:
-        scores = s.scores if (skips_masked or not s.causal) else s.batch * s.heads * s.tq * s.tk
-        return scores, 4.0 * s.head_dim * scores
-    cols = [[1.0] * len(points), [s.rows for s, _ in points], [counted(s)[0] for s, _ in points],
-            [counted(s)[1] for s, _ in points]]
-    (c0, c_row, c_score, inv_f), res = fit_nonnegative(cols, [t for _, t in points], required=(3,))
+    RMS relative residual. The counts follow what the kernel does, as ``devices.attention_seconds``
+    counts them: a kernel that does not skip masked scores computes Tq * Tk of them even when
+    causal; one that materializes the scores pays the spilled-score term once a call's fp32 score
+    matrix exceeds ``cache_bytes``."""
+    def counted(s: AttnShape) -> float:
+        return s.scores if (skips_masked or not s.causal) else s.batch * s.heads * s.tq * s.tk
+    scores = [counted(s) for s, _ in points]
+    cols = [[1.0] * len(points), [s.rows for s, _ in points], scores,
+            [4.0 * s.head_dim * n for (s, _), n in zip(points, scores)]]
+    spilled = [n if materializes and cache_bytes and 4 * n > cache_bytes else 0.0 for n in scores]
+    if any(spilled) and not all(spilled):      # both sides of the cache edge: the term is identifiable
+        cols.append(spilled)
+    coef, res = fit_nonnegative(cols, [t for _, t in points], required=(3,))
+    c0, c_row, c_score, inv_f = coef[:4]
     if inv_f <= 0:
         raise RuntimeError("calibrate: the prefill timings admit no positive matmul rate; rerun on a quieter machine")
     return PrefillCosts(flops_per_s=1.0 / inv_f, seconds_per_score=c_score, seconds_per_row=c_row,
-                        overhead_s=c0, skips_masked=skips_masked), res
+                        overhead_s=c0, skips_masked=skips_masked, materializes=materializes,
+                        seconds_per_spilled_score=coef[4] if len(coef) > 4 else 0.0), res
 
 
 def skips_masked(points: list[tuple[AttnShape, float]]) -> bool:
@@ -259,7 +270,7 @@ class CalibrationPlan:
     """
     attention_dtypes: tuple[str, ...] = ("fp32",)
     prefill_heads: tuple[tuple[int, int, int], ...] = ((4, 1, 64), (4, 2, 128))   # (H, H_kv, d)
-    prefill_tokens: tuple[int, ...] = (96, 320, 700, 1300, 1900, 2500, 3600, 5000, 7000)
+    prefill_tokens: tuple[int, ...] = (96, 320, 700, 1300, 1700, 1900, 2500, 3600, 5000, 7000)
     prefill_full_tokens: tuple[int, ...] = (1300, 3600)     # also measured without the causal mask
     decode_heads: tuple[tuple[int, int, int], ...] = ((16, 4, 128), (6, 6, 64))
     decode_tokens: tuple[int, ...] = (1500, 6000, 24000, 50000, 100000)
@@ -353,6 +364,7 @@ def calibrate(plan: CalibrationPlan | None = None, *, progress: bool = True) -> 
 
     prefill: dict[str, PrefillCosts] = {}
     decode: dict[str, DecodeCosts] = {}
+    cache = float(last_level_cache_bytes())
     residuals: dict[str, float] = {}
     # Per kernel; the dtype's plain key gets the kernel with the most points (the fallback).
     for (kind, dt, backend), pts in sorted(groups.items(), key=lambda kv: -len(kv[1])):
@@ -360,7 +372,8 @@ def calibrate(plan: CalibrationPlan | None = None, *, progress: bool = True) -> 
         if kind == "prefill":
             if len(pts) < 4:
                 continue       # too few points to fit four terms: the fallback serves these shapes
-            prefill[key], residuals[f"prefill {key}"] = fit_prefill(pts, skips_masked(pts))
+            prefill[key], residuals[f"prefill {key}"] = fit_prefill(
+                pts, skips_masked(pts), materializes=backend in MATERIALIZING, cache_bytes=cache)
             prefill.setdefault(dt, prefill[key])
         elif dt not in decode and len(pts) >= 3:
             decode[dt], residuals[f"decode {key}"] = fit_decode(pts)
@@ -374,7 +387,7 @@ def calibrate(plan: CalibrationPlan | None = None, *, progress: bool = True) -> 
         prefill=prefill, decode=decode,
         extra={"date": now.isoformat(), "machine": {**machine_description(), "cpu": _cpu_name(),
                                                     "last_level_cache_bytes": last_level_cache_bytes()},
-               "kernel": kernel, "grid": plan.name, "clock": plan.clock, "threads": threads,
+               "cache_bytes": cache, "kernel": kernel, "grid": plan.name, "clock": plan.clock, "threads": threads,
                "backend_selector": "multihead.functional.choose_backend" if ours else None,
                "load_average": {"before": load_before, "after": load_average()}})
     for p in points:        # each point against the fitted model, for the record

@@ -62,7 +62,9 @@ def print_profile(spec, path) -> None:
             continue        # the plain dtype key repeats one kernel's terms (the fallback)
         t.add_row(f"prefill {key}", f"F {c.flops_per_s / 1e9:,.1f} GFLOP/s, softmax "
                   f"{c.seconds_per_score * 1e9:.3f} ns/score, {c.seconds_per_row * 1e9:.1f} ns/row, "
-                  f"{c.overhead_s * 1e6:.0f} us/call{'' if c.skips_masked else ', computes masked scores'}", "")
+                  f"{c.overhead_s * 1e6:.0f} us/call{'' if c.skips_masked else ', computes masked scores'}"
+                  + (f", +{c.seconds_per_spilled_score * 1e9:.3f} ns/score beyond the cache"
+                     if c.seconds_per_spilled_score else ""), "")
     for key, c in spec.decode.items():
         flops = f", compute {c.flops_per_s / 1e9:,.1f} GFLOP/s" if c.flops_per_s else ""
         t.add_row(f"decode {key}", f"KV {c.bytes_per_s / 1e9:,.2f} GB/s{flops}, {c.overhead_s * 1e6:.0f} us/call", "")
