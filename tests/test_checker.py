@@ -166,28 +166,22 @@ def test_nn_multiheadattention_wrapped():
         assert "inf/NaN" in fast.finding("fully_masked_rows").evidence
 
 
-@pytest.fixture(scope="module")
-def hf_functions():
+def test_transformers_attention_functions():
+    # One test, so that only one xdist worker pays for importing transformers' Llama module.
     pytest.importorskip("transformers")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
     from transformers.models.llama.modeling_llama import eager_attention_forward
-    return {"eager": eager_attention_forward, "sdpa": sdpa_attention_forward}
 
-
-@pytest.mark.parametrize("name", ["eager", "sdpa"])
-def test_transformers_attention_functions_pass(hf_functions, name):
-    report = check_attention(hf_functions[name])
-    assert report.signature == "hf" and report.passed, str(report)
-    assert report.finding("gqa_grouping").status == "pass"          # via module.num_key_value_groups
-    if name == "eager":   # eager returns its weights: their rows are checked too
-        assert "returned weights" in report.finding("normalization").evidence
-
-
-def test_transformers_eager_in_float64_gives_nan_for_fully_masked_rows(hf_functions):
+    for fn in (eager_attention_forward, sdpa_attention_forward):
+        report = check_attention(fn)
+        assert report.signature == "hf" and report.passed, str(report)
+        assert report.finding("gqa_grouping").status == "pass"      # via module.num_key_value_groups
+    # eager returns its weights: their rows are checked too.
+    assert "returned weights" in check_attention(eager_attention_forward).finding("normalization").evidence
     # A real finding: eager computes its softmax in float32, where finfo(float64).min is -inf, so
     # a fully masked row is softmax(-inf, ..., -inf) = NaN; the rest is fp32-accurate (INFO).
-    report = check_attention(hf_functions["eager"], dtype="float64")
+    report = check_attention(eager_attention_forward, dtype="float64")
     assert _failed(report) == {"fully_masked_rows"} and "inf/NaN" in report.finding("fully_masked_rows").evidence
     assert report.finding("reference").status == "info"
 

@@ -104,6 +104,8 @@ def _check(fn, signature, dtype, device, expect_alignment, seed, name, module_si
         dev = torch.device(device)
     except (RuntimeError, TypeError):
         raise ValueError(f"device: expected a torch device such as 'cpu' or 'cuda', got {device!r}") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device: {device!r} requested but torch.cuda.is_available() is False")
     name = name or getattr(fn, "__qualname__", None) or type(fn).__name__
     if sig == "module":
         target = ModuleTarget.build(fn, dt, dev, module_sizes)
