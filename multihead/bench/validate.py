@@ -13,6 +13,7 @@ median run-to-run spread measured by calibration (median / best - 1).
 """
 from __future__ import annotations
 
+import inspect
 import math
 import statistics
 import sys
@@ -148,14 +149,17 @@ def _smollm2_rows(device: DeviceSpec, plan: ValidationPlan, bar, clock: str) -> 
             rows.append(Row("smollm2 prefill", f"SmolLM2-135M prefill T={T}", p.prefill_seconds, t.best,
                             t.median, t.spread, _band(p.prefill_seconds, u), "auto", {"tokens": T}))
             out = model(ids, use_cache=True, logits_to_keep=1)
-            cache = out.past_key_values
+            cache = getattr(out, "cache", None) or out.past_key_values
+            # transformers 5 names the argument `cache` (older: past_key_values)
+            kw = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
             nxt = ids[:, -1:]
 
             def step():
-                model(nxt, past_key_values=cache, use_cache=True, logits_to_keep=1)
-                if hasattr(cache, "crop"):
-                    cache.crop(T)             # keep the context at T tokens for every repeat
+                model(nxt, use_cache=True, logits_to_keep=1, **{kw: cache})
+                cache.crop(-1)               # drop the new token: every repeat sees T cached tokens
             t = _time(step, plan, clock)
+            if cache.get_seq_length() != T:
+                raise RuntimeError(f"SmolLM2 decode: the cache holds {cache.get_seq_length()} tokens, expected {T}")
         rows.append(Row("smollm2 decode", f"SmolLM2-135M decode step at T={T}", p.decode_seconds_per_token,
                         t.best, t.median, t.spread, _band(p.decode_seconds_per_token, u), "auto", {"tokens": T}))
         bar.update()
