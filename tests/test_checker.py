@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import os
 import sys
 
@@ -297,7 +296,7 @@ def test_module_instance_is_not_modified():
     (lambda q, k, v: 1 / 0, "ZeroDivisionError"),
 ])
 def test_unusable_functions_raise_check_error(target, words):
-    with pytest.raises(CheckError, match=None) as err:
+    with pytest.raises(CheckError) as err:
         check_attention(target, signature="sdpa")
     assert words in str(err.value)
 
@@ -396,4 +395,4 @@ def test_catalogue_covers_every_check():
     assert probed == set(CATALOGUE)
     caught = set().union(*(exp for _, _, exp, _ in broken_impls.BUGS.values()))
     assert caught == set(CATALOGUE) - {"reference"}          # every specific check has a bug that trips it
-    assert all(s.user_sees and s.fix and not math.isnan(len(s.title)) for s in CATALOGUE.values())
+    assert all(s.title and s.user_sees and s.fix for s in CATALOGUE.values())
