@@ -1,0 +1,65 @@
+"""Shared test helpers: an independent float64 attention oracle and torch SDPA, both written the
+obvious way (repeat K/V per query head, build the full mask), so they share no code with
+multihead.kernels."""
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+# One intra-op thread per core per xdist worker: `pytest -n 2` on 2 cores with torch's default of
+# 2 threads each oversubscribes the CPU, and small ops then wait on each other's spin-locks
+# (measured: a 0.17 s test took 11 s on a loaded 2-core machine).
+_workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+torch.set_num_threads(max(1, (os.cpu_count() or 1) // _workers))
+
+
+def bottom_right_causal(tq: int, tk: int, device=None) -> torch.Tensor:
+    """Bool [Tq, Tk]: query i sees key j iff j <= i + Tk - Tq (multihead's / FlashAttention's rule)."""
+    return torch.ones(tq, tk, dtype=torch.bool, device=device).tril(diagonal=tk - tq)
+
+
+def full_keep(q, k, attn_mask=None, is_causal=False) -> torch.Tensor:
+    """The combined bool keep-mask [B, H, Tq, Tk] (only for bool or absent masks)."""
+    B, H, Tq, _ = q.shape
+    Tk = k.shape[2]
+    keep = torch.ones(B, H, Tq, Tk, dtype=torch.bool, device=q.device)
+    if is_causal:
+        keep = keep & bottom_right_causal(Tq, Tk, q.device)
+    if attn_mask is not None:
+        keep = keep & attn_mask
+    return keep
+
+
+def attention_fp64(q, k, v, attn_mask=None, is_causal=False, scale=None):
+    """softmax(q k^T * scale + mask) v in float64; returns (out, lse); empty rows -> 0 and -inf."""
+    G = q.shape[1] // k.shape[1]
+    q, k, v = q.double(), k.double().repeat_interleave(G, 1), v.double().repeat_interleave(G, 1)
+    scale = q.shape[-1] ** -0.5 if scale is None else scale
+    s = q @ k.transpose(-2, -1) * scale                                   # (B, H, Tq, Tk)
+    if attn_mask is not None and attn_mask.dtype != torch.bool:
+        s = s + attn_mask.double()
+        attn_mask = None
+    s = s.masked_fill(~full_keep(q, k, attn_mask, is_causal), float("-inf"))
+    m = s.amax(-1, keepdim=True)
+    m = torch.where(torch.isinf(m), torch.zeros_like(m), m)
+    e = torch.exp(s - m)
+    l = e.sum(-1, keepdim=True)
+    out = (e / torch.where(l > 0, l, torch.ones_like(l))) @ v
+    return out, (m + torch.log(l)).squeeze(-1)
+
+
+def attention_sdpa(q, k, v, attn_mask=None, is_causal=False):
+    """torch SDPA in the inputs' dtype, K/V repeat_interleave'd for GQA, causal made bottom-right."""
+    G = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(G, 1), v.repeat_interleave(G, 1)
+    if is_causal:   # SDPA's is_causal aligns top-left when Tq != Tk: give it the mask explicitly
+        attn_mask = full_keep(q, k, attn_mask, is_causal=True)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)
+
+
+@pytest.fixture
+def fp64_oracle():
+    return attention_fp64
