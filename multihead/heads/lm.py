@@ -15,14 +15,15 @@ from multihead.heads.mask import head_mask
 
 
 def logits_nll(logits: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
-    """Summed next-token NLL per row: logits [B, T, V] predict ids[:, 1:] -> [B] (float32)."""
-    logits = logits.float()
+    """Summed next-token NLL per row: logits [B, T, V] predict ids[:, 1:] -> [B] (float32 or float64)."""
+    if logits.dtype != torch.float64:
+        logits = logits.float()                                            # bf16/fp16 logits: sum in fp32
     nll = F.cross_entropy(logits[:, :-1].flatten(0, 1), ids[:, 1:].flatten(), reduction="none")
     return nll.view(ids.shape[0], -1).sum(dim=1)                               # (B,)
 
 
 def window_nll(model: nn.Module, ids: torch.Tensor, xi: torch.Tensor | None = None) -> torch.Tensor:
-    """Summed next-token NLL of each row of ``ids`` [B, T] -> [B] (float32), under head mask ``xi``.
+    """Summed next-token NLL of each row of ``ids`` [B, T] -> [B] (float32; float64 for a float64 model), under head mask ``xi``.
 
     ``xi`` is [L, H] (one mask for all rows) or [B, L, H] (one per row) or None (no mask).
     Differentiable in ``xi`` and the weights when grad is enabled.

