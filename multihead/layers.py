@@ -11,7 +11,7 @@ from typing import Callable
 import torch
 from torch import Tensor, nn
 
-from multihead.accounting import attention_params, dtype_bytes, kv_cache_bytes
+from multihead.accounting import attention_params, kv_cache_bytes
 from multihead.functional import attention
 
 __all__ = ["MultiHeadAttention", "KVCache", "KVCacheFullError"]
@@ -70,7 +70,7 @@ class KVCache:
     def nbytes(self) -> int:
         """Bytes of K and V storage, from the shared formula (equals the allocated bytes)."""
         return int(kv_cache_bytes(self.n_layers, self.n_kv_heads, self.head_dim, self.max_tokens,
-                                  dtype_bytes(self.dtype), self.batch))
+                                  self.dtype.itemsize, self.batch))
 
     def length(self, layer: int = 0) -> int:
         """Tokens cached so far in ``layer`` (the position of its next token)."""
