@@ -58,9 +58,12 @@ class PrefillCosts:
     overhead_s: float = 0.0
     skips_masked: bool = True
     # A kernel that materializes the [B, H, Tq, Tk] scores makes its softmax passes over that
-    # matrix: in the last-level cache while one call's fp32 scores fit, from memory beyond.
+    # matrix, each reading one fp32 copy and writing another (8 bytes per score): in the last-
+    # level cache while that fits, from memory beyond.
     materializes: bool = False
     seconds_per_spilled_score: float = 0.0
+    # A kernel that computes every score and masks afterwards pays a masking pass per score.
+    seconds_per_masked_score: float = 0.0
 
 
 @dataclass
@@ -73,6 +76,10 @@ class DecodeCosts:
     bytes_per_s: float | None = None
     flops_per_s: float | None = None
     overhead_s: float = 0.0
+    # Read rate when one call's K and V exceed the last-level cache (None: the same rate). A
+    # kernel that touches K/V more than once (a packing copy, then the matmul) finds the second
+    # touch in cache only while they fit.
+    spilled_bytes_per_s: float | None = None
 
 
 @dataclass
@@ -136,8 +143,7 @@ class DeviceSpec:
         """The decode-step terms for a KV cache in ``dtype``, with the bandwidth resolved."""
         c = self.decode.get(_pick(self.decode, dtype or "fp16")) if self.decode else None
         c = c or DecodeCosts()
-        return DecodeCosts(bytes_per_s=c.bytes_per_s or self.effective_bandwidth(),
-                           flops_per_s=c.flops_per_s, overhead_s=c.overhead_s)
+        return dataclasses.replace(c, bytes_per_s=c.bytes_per_s or self.effective_bandwidth())
 
 
 def _dtype_key(dtype: str) -> str:
@@ -196,17 +202,24 @@ def attention_seconds(device: DeviceSpec, flops: float, dtype: str = "fp16", *,
     backend = device.backend_for(batch, heads, tokens, kv, dtype) if shaped else None
     c = device.prefill_costs(dtype, backend)
     scores = flops / (4 * head_dim) if head_dim else 0.0
+    masked = 0.0
     if causal and shaped and not c.skips_masked:
-        scores = calls * batch * heads * tokens * kv     # all computed, then masked
+        scores = masked = calls * batch * heads * tokens * kv     # all computed, then masked
         flops = 4 * head_dim * scores
     spilled = scores if spills(device, c, scores / max(calls, 1)) else 0.0
     return (calls * c.overhead_s + flops / c.flops_per_s + scores * c.seconds_per_score
-            + spilled * c.seconds_per_spilled_score + rows * c.seconds_per_row)
+            + spilled * c.seconds_per_spilled_score + masked * c.seconds_per_masked_score
+            + rows * c.seconds_per_row)
+
+
+SPILL_BYTES_PER_SCORE = 8    # an out-of-place pass over fp32 scores: read one copy, write another
 
 
 def spills(device: DeviceSpec, costs: PrefillCosts, scores_per_call: float) -> bool:
-    """Does one call's materialized fp32 score matrix overflow the last-level cache?"""
-    return bool(costs.materializes and device.cache_bytes and 4 * scores_per_call > device.cache_bytes)
+    """Does one pass over a call's materialized scores (source and destination, fp32) overflow
+    the last-level cache?"""
+    return bool(costs.materializes and device.cache_bytes
+                and SPILL_BYTES_PER_SCORE * scores_per_call > device.cache_bytes)
 
 
 def attention_prefill_seconds(device: DeviceSpec, *, n_heads: int, tq: int, tk: int,
@@ -232,7 +245,10 @@ def decode_step_seconds(device: DeviceSpec, kv_bytes: float, weight_bytes: float
     """
     c = device.decode_costs(dtype)
     compute = flops / c.flops_per_s if c.flops_per_s else 0.0
-    return calls * c.overhead_s + kv_bytes / c.bytes_per_s + compute + memory_seconds(weight_bytes, device)
+    rate = c.bytes_per_s
+    if c.spilled_bytes_per_s and device.cache_bytes and kv_bytes / max(calls, 1) > device.cache_bytes:
+        rate = c.spilled_bytes_per_s
+    return calls * c.overhead_s + kv_bytes / rate + compute + memory_seconds(weight_bytes, device)
 
 
 def decode_attention_seconds(device: DeviceSpec, *, n_heads: int, n_kv_heads: int, tk: int,
@@ -365,7 +381,9 @@ def _device_from_profile(path: Path) -> DeviceSpec:
             skips_masked=_flag(c, "skips_masked", w),
             materializes=_flag(c, "materializes", w, default=False),
             seconds_per_spilled_score=_number(c, "seconds_per_spilled_score", w, positive=False,
-                                              optional=True) or 0.0)
+                                              optional=True) or 0.0,
+            seconds_per_masked_score=_number(c, "seconds_per_masked_score", w, positive=False,
+                                             optional=True) or 0.0)
     decode = {}
     for dt, c in _table(attention, "decode", f"{where} attention", optional=True).items():
         w = f"{where} attention.decode.{dt}"
@@ -374,7 +392,8 @@ def _device_from_profile(path: Path) -> DeviceSpec:
         decode[_dtype_key(dt)] = DecodeCosts(
             bytes_per_s=_number(c, "bytes_per_s", w, optional=True),
             flops_per_s=_number(c, "flops_per_s", w, optional=True),
-            overhead_s=_number(c, "overhead_s", w, positive=False, optional=True) or 0.0)
+            overhead_s=_number(c, "overhead_s", w, positive=False, optional=True) or 0.0,
+            spilled_bytes_per_s=_number(c, "spilled_bytes_per_s", w, optional=True))
     return DeviceSpec(name=p["name"], memory_bytes=_number(p, "memory_bytes", where),
                       bandwidth_bytes_per_s=_number(p, "bandwidth_bytes_per_s", where),
                       matmul_flops=matmul,

@@ -34,7 +34,7 @@ import torch
 
 from multihead import accounting
 from multihead.bench.limits import clock_fn, machine_description, measure_matmul_flops, measure_read_bandwidth
-from multihead.devices import DecodeCosts, DeviceSpec, PrefillCosts, write_profile
+from multihead.devices import SPILL_BYTES_PER_SCORE, DecodeCosts, DeviceSpec, PrefillCosts, write_profile
 
 TORCH_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
@@ -169,8 +169,11 @@ def time_attention(fn, shape: AttnShape, *, repeats: int = 5, min_seconds: float
         copies = max(1, min(64, math.ceil(2 * last_level_cache_bytes() / max(shape.kv_bytes, 1))))
     kvs = [(torch.randn_like(k, dtype=torch.float32).to(k.dtype),
             torch.randn_like(k, dtype=torch.float32).to(k.dtype)) for _ in range(copies)]
-    fn(q, *kvs[0], shape.causal)       # warm-up: allocations, thread pool, code paths
     now = clock_fn(clock)
+    t0 = now()
+    fn(q, *kvs[0], shape.causal)       # warm-up: allocations, thread pool, code paths
+    if now() - t0 > 2.0:               # long calls: three repeats are enough for a best-of
+        repeats = min(repeats, 3)
     samples: list[float] = []
     total = 0.0
     i = 0
@@ -227,16 +230,21 @@ def fit_prefill(points: list[tuple[AttnShape, float]], skips_masked: bool = True
     scores = [counted(s) for s, _ in points]
     cols = [[1.0] * len(points), [s.rows for s, _ in points], scores,
             [4.0 * s.head_dim * n for (s, _), n in zip(points, scores)]]
-    spilled = [n if materializes and cache_bytes and 4 * n > cache_bytes else 0.0 for n in scores]
-    if any(spilled) and not all(spilled):      # both sides of the cache edge: the term is identifiable
-        cols.append(spilled)
+    spilled = [n if materializes and cache_bytes and SPILL_BYTES_PER_SCORE * n > cache_bytes else 0.0
+               for n in scores]
+    masked = [n if s.causal and not skips_masked else 0.0 for (s, _), n in zip(points, scores)]
+    extra = {}                                 # optional terms, fitted only where identifiable
+    for name, col in (("seconds_per_spilled_score", spilled), ("seconds_per_masked_score", masked)):
+        if any(col) and not all(col):
+            extra[name] = len(cols)
+            cols.append(col)
     coef, res = fit_nonnegative(cols, [t for _, t in points], required=(3,))
     c0, c_row, c_score, inv_f = coef[:4]
     if inv_f <= 0:
         raise RuntimeError("calibrate: the prefill timings admit no positive matmul rate; rerun on a quieter machine")
     return PrefillCosts(flops_per_s=1.0 / inv_f, seconds_per_score=c_score, seconds_per_row=c_row,
                         overhead_s=c0, skips_masked=skips_masked, materializes=materializes,
-                        seconds_per_spilled_score=coef[4] if len(coef) > 4 else 0.0), res
+                        **{name: coef[i] for name, i in extra.items()}), res
 
 
 def skips_masked(points: list[tuple[AttnShape, float]]) -> bool:
@@ -249,13 +257,20 @@ def skips_masked(points: list[tuple[AttnShape, float]]) -> bool:
     return not ratios or statistics.median(ratios) < 0.75
 
 
-def fit_decode(points: list[tuple[AttnShape, float]]) -> tuple[DecodeCosts, float]:
-    cols = [[1.0] * len(points), [s.kv_bytes for s, _ in points], [s.flops for s, _ in points]]
-    (c0, inv_bw, inv_f), res = fit_nonnegative(cols, [t for _, t in points], required=(1,))
+def fit_decode(points: list[tuple[AttnShape, float]], cache_bytes: float = 0.0) -> tuple[DecodeCosts, float]:
+    """Fit ``DecodeCosts`` (overhead, KV read rate, compute rate) to decode points; with points on
+    both sides of ``cache_bytes`` (one call's K and V), the KV rate beyond the cache separately."""
+    kv = [s.kv_bytes for s, _ in points]
+    big = [b if cache_bytes and b > cache_bytes else 0.0 for b in kv]
+    split = any(big) and not all(big)
+    small = [b - x for b, x in zip(kv, big)] if split else kv
+    cols = [[1.0] * len(points), small, [s.flops for s, _ in points]] + ([big] if split else [])
+    coef, res = fit_nonnegative(cols, [t for _, t in points], required=(1, 3) if split else (1,))
+    c0, inv_bw, inv_f = coef[:3]
     if inv_bw <= 0:
         raise RuntimeError("calibrate: the decode timings admit no positive bandwidth; rerun on a quieter machine")
-    return DecodeCosts(bytes_per_s=1.0 / inv_bw,
-                       flops_per_s=1.0 / inv_f if inv_f > 0 else None, overhead_s=c0), res
+    return DecodeCosts(bytes_per_s=1.0 / inv_bw, flops_per_s=1.0 / inv_f if inv_f > 0 else None, overhead_s=c0,
+                       spilled_bytes_per_s=1.0 / coef[3] if split else None), res
 
 
 # ---- the calibration grid ----------------------------------------------------------------------
@@ -271,7 +286,7 @@ class CalibrationPlan:
     attention_dtypes: tuple[str, ...] = ("fp32",)
     prefill_heads: tuple[tuple[int, int, int], ...] = ((4, 1, 64), (4, 2, 128))   # (H, H_kv, d)
     prefill_tokens: tuple[int, ...] = (96, 320, 700, 1300, 1700, 1900, 2500, 3600, 5000, 7000)
-    prefill_full_tokens: tuple[int, ...] = (1300, 3600)     # also measured without the causal mask
+    prefill_full_tokens: tuple[int, ...] = (700, 1300, 3600)     # also measured without the causal mask
     decode_heads: tuple[tuple[int, int, int], ...] = ((16, 4, 128), (6, 6, 64))
     decode_tokens: tuple[int, ...] = (1500, 6000, 24000, 50000, 100000)
     matmul_n: dict[str, int] = field(default_factory=lambda: {"fp32": 2048, "bf16": 192, "fp16": 192})
@@ -352,31 +367,15 @@ def calibrate(plan: CalibrationPlan | None = None, *, progress: bool = True) -> 
     bar.update()
 
     points: list[dict] = []
-    groups: dict[tuple[str, str, str | None], list[tuple[AttnShape, float]]] = {}
     for s in shapes:
         bar.set_postfix_str(s.label())
         t = time_attention(fn, s, repeats=plan.repeats, min_seconds=plan.min_seconds, clock=plan.clock)
         backend = resolved_backend(s) if ours else None
-        groups.setdefault((s.kind, s.dtype, backend), []).append((s, t.best))
         points.append({"shape": asdict(s), "label": s.label(), "backend": backend, **t.to_dict()})
         bar.update()
     bar.close()
-
-    prefill: dict[str, PrefillCosts] = {}
-    decode: dict[str, DecodeCosts] = {}
     cache = float(last_level_cache_bytes())
-    residuals: dict[str, float] = {}
-    # Per kernel; the dtype's plain key gets the kernel with the most points (the fallback).
-    for (kind, dt, backend), pts in sorted(groups.items(), key=lambda kv: -len(kv[1])):
-        key = f"{dt}/{backend}" if backend else dt
-        if kind == "prefill":
-            if len(pts) < 4:
-                continue       # too few points to fit four terms: the fallback serves these shapes
-            prefill[key], residuals[f"prefill {key}"] = fit_prefill(
-                pts, skips_masked(pts), materializes=backend in MATERIALIZING, cache_bytes=cache)
-            prefill.setdefault(dt, prefill[key])
-        elif dt not in decode and len(pts) >= 3:
-            decode[dt], residuals[f"decode {key}"] = fit_decode(pts)
+    prefill, decode, residuals = fit_points(points, cache)
     threads = torch.get_num_threads()
     now = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
     spec = DeviceSpec(
@@ -397,6 +396,41 @@ def calibrate(plan: CalibrationPlan | None = None, *, progress: bool = True) -> 
         "spread": {"median": statistics.median(spreads), "max": max(spreads),
                    "definition": "median / best - 1 over the repeats of one shape"},
         "fit_rms_relative_residual": residuals, "limits": limits, "points": points})
+    return spec
+
+
+def fit_points(points: list[dict], cache_bytes: float) -> tuple[dict, dict, dict]:
+    """Fit the time model to measured points (``profile["points"]``): per kernel and dtype,
+    (prefill terms, decode terms, RMS relative residuals). The dtype's plain key gets the
+    kernel with the most points (the fallback for shapes whose kernel is unknown)."""
+    groups: dict[tuple[str, str, str | None], list[tuple[AttnShape, float]]] = {}
+    for p in points:
+        s = AttnShape(**p["shape"])
+        groups.setdefault((s.kind, s.dtype, p.get("backend")), []).append((s, p["best"]))
+    prefill: dict[str, PrefillCosts] = {}
+    decode: dict[str, DecodeCosts] = {}
+    residuals: dict[str, float] = {}
+    for (kind, dt, backend), pts in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        key = f"{dt}/{backend}" if backend else dt
+        if kind == "prefill":
+            if len(pts) < 4:
+                continue       # too few points to fit four terms: the fallback serves these shapes
+            prefill[key], residuals[f"prefill {key}"] = fit_prefill(
+                pts, skips_masked(pts), materializes=backend in MATERIALIZING, cache_bytes=cache_bytes)
+            prefill.setdefault(dt, prefill[key])
+        elif dt not in decode and len(pts) >= 3:
+            decode[dt], residuals[f"decode {key}"] = fit_decode(pts, cache_bytes)
+    return prefill, decode, residuals
+
+
+def refit(profile: DeviceSpec) -> DeviceSpec:
+    """The same profile with its recorded points fitted again by the current model."""
+    import dataclasses
+    prefill, decode, residuals = fit_points(profile.extra["points"], profile.cache_bytes)
+    spec = dataclasses.replace(profile, prefill=prefill, decode=decode, extra=dict(profile.extra))
+    spec.extra["fit_rms_relative_residual"] = residuals
+    for p in spec.extra["points"]:
+        p["fitted_s"] = predict_seconds(spec, AttnShape(**p["shape"]))
     return spec
 
 

@@ -64,10 +64,13 @@ def print_profile(spec, path) -> None:
                   f"{c.seconds_per_score * 1e9:.3f} ns/score, {c.seconds_per_row * 1e9:.1f} ns/row, "
                   f"{c.overhead_s * 1e6:.0f} us/call{'' if c.skips_masked else ', computes masked scores'}"
                   + (f", +{c.seconds_per_spilled_score * 1e9:.3f} ns/score beyond the cache"
-                     if c.seconds_per_spilled_score else ""), "")
+                     if c.seconds_per_spilled_score else "")
+                  + (f", +{c.seconds_per_masked_score * 1e9:.3f} ns/score to mask"
+                     if c.seconds_per_masked_score else ""), "")
     for key, c in spec.decode.items():
         flops = f", compute {c.flops_per_s / 1e9:,.1f} GFLOP/s" if c.flops_per_s else ""
-        t.add_row(f"decode {key}", f"KV {c.bytes_per_s / 1e9:,.2f} GB/s{flops}, {c.overhead_s * 1e6:.0f} us/call", "")
+        spill = f" ({c.spilled_bytes_per_s / 1e9:,.2f} beyond the cache)" if c.spilled_bytes_per_s else ""
+        t.add_row(f"decode {key}", f"KV {c.bytes_per_s / 1e9:,.2f} GB/s{spill}{flops}, {c.overhead_s * 1e6:.0f} us/call", "")
     for k, v in e.get("fit_rms_relative_residual", {}).items():   # noqa: B007
         t.add_row(f"fit residual {k} (RMS)", f"{v:.1%}", "")
     t.add_row("run-to-run spread (median, max)",
