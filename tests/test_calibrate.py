@@ -56,12 +56,13 @@ def test_masked_scores_detected_from_causal_versus_full():
     assert res < 1e-9 and fitted.flops_per_s == pytest.approx(TRUE.flops_per_s, rel=1e-6)
 
 
-def test_spilled_score_term_recovered_for_a_materializing_kernel():
+def test_spilled_and_masked_terms_recovered_for_a_materializing_kernel():
     """A kernel that materializes the scores pays more per score once a call's scores leave the
-    cache; with points on both sides of the cache size the fit finds that term."""
+    cache, and a masking pass when causal; with points on both sides the fit finds both terms."""
     spec = DeviceSpec("synthetic", 1e9, 1e10, {"fp32": 1e11}, 1.0, 1.0, kind="measured",
                       prefill={"fp32": PrefillCosts(70e9, 1e-9, 0.0, 1e-4, skips_masked=False,
-                                                    materializes=True, seconds_per_spilled_score=3e-9)},
+                                                    materializes=True, seconds_per_spilled_score=3e-9,
+                                                    seconds_per_masked_score=1.5e-9)},
                       extra={"cache_bytes": 32 << 20})
     shapes = [AttnShape(4, 1, d, t, t, c) for d in (64, 128) for t in (300, 900, 1500, 1800, 2000)
               for c in (True, False)]
@@ -70,6 +71,7 @@ def test_spilled_score_term_recovered_for_a_materializing_kernel():
     fitted, res = fit_prefill(pts, False, materializes=True, cache_bytes=32 << 20)
     assert res < 1e-9
     assert fitted.seconds_per_spilled_score == pytest.approx(3e-9, rel=1e-6)
+    assert fitted.seconds_per_masked_score == pytest.approx(1.5e-9, rel=1e-6)
     assert fitted.seconds_per_score == pytest.approx(1e-9, rel=1e-6)
 
 
