@@ -120,6 +120,11 @@ class ModelSpec:
         return self.num_heads * self.head_dim
 
     @property
+    def mlp_matrices(self) -> int:
+        """Weight matrices of D x I in the MLP: 3 gated (gate, up, down), 2 plain (fc, proj)."""
+        return 3 if self.mlp == "gated" else 2
+
+    @property
     def attention_kind(self) -> str:
         if self.num_kv_heads == self.num_heads:
             return "MHA"
@@ -151,11 +156,8 @@ class ModelSpec:
         if self.intermediate_size is None or self.vocab_size is None:
             return None
         d, i = self.hidden_size, self.intermediate_size
-        attn = acc.attention_params(d, self.num_heads, self.num_kv_heads, self.head_dim,
-                                    bias=self.attention_bias == "all")
-        if self.attention_bias == "qkv":   # biases on q, k, v only: the "all" biases less o_proj's D
-            attn = acc.attention_params(d, self.num_heads, self.num_kv_heads, self.head_dim, bias=True) - d
-        n_mats = 3 if self.mlp == "gated" else 2
+        attn = self.attention_params_per_layer()
+        n_mats = self.mlp_matrices
         mlp = n_mats * d * i + ((n_mats - 1) * i + d if self.mlp_bias else 0)
         norm = (2 if self.norm == "layer" else 1) * d
         pos = self.max_position_embeddings * d if self.positions == "learned" else 0
@@ -165,13 +167,17 @@ class ModelSpec:
                            norms_per_layer=self.norms_per_layer * norm, final_norm=norm,
                            n_layers=self.num_layers)
 
+    def attention_params_per_layer(self) -> int:
+        """One layer's attention projections: 2*D*H*d_k + 2*D*H_kv*d_k (+ biases)."""
+        d = self.hidden_size
+        per = acc.attention_params(d, self.num_heads, self.num_kv_heads, self.head_dim,
+                                   bias=self.attention_bias != "none")
+        # "qkv" (Qwen2): biases on q, k, v only, i.e. the "all" biases less o_proj's D
+        return per - d if self.attention_bias == "qkv" else per
+
     def attention_params_total(self) -> int:
         """All layers' attention projections: L * (2*D*H*d_k + 2*D*H_kv*d_k) (+ biases)."""
-        bias = self.attention_bias != "none"
-        per = acc.attention_params(self.hidden_size, self.num_heads, self.num_kv_heads, self.head_dim, bias=bias)
-        if self.attention_bias == "qkv":
-            per -= self.hidden_size
-        return self.num_layers * per
+        return self.num_layers * self.attention_params_per_layer()
 
     def total_params(self) -> float:
         """The count the planner uses: ``params`` if stated, else the architecture's total."""
@@ -282,15 +288,18 @@ def spec_from_hf_config(config: dict, name: str = "config.json", *, params: floa
 
 
 def load_config_file(path: str | Path) -> ModelSpec:
-    """A ModelSpec from a config.json path; unreadable, malformed or incomplete files say why."""
+    """A ModelSpec from a config.json path (or a model folder holding one); unreadable, malformed or
+    incomplete files say why."""
     path = Path(path)
+    if path.is_dir():
+        path = path / "config.json"
     if not path.is_file():
         raise ValueError(f"model: config file {str(path)!r} does not exist")
     try:
         config = json.loads(path.read_text())
     except json.JSONDecodeError as err:
         raise ValueError(f"model: {path} is not valid JSON ({err})") from None
-    return spec_from_hf_config(config, name=path.name if path.name != "config.json" else str(path),
+    return spec_from_hf_config(config, name=path.name if path.name != "config.json" else f"{path.parent.name}/config.json",
                                source=str(path))
 
 
@@ -319,6 +328,6 @@ def resolve_model(model: str | Path | ModelSpec | None) -> ModelSpec | None:
     if model is None or isinstance(model, ModelSpec):
         return model
     text = str(model)
-    if text.endswith(".json") or Path(text).is_file() or "/" in text:
+    if text.endswith(".json") or Path(text).exists() or "/" in text:
         return load_config_file(text)
     return catalog_model(text)

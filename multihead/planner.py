@@ -295,17 +295,22 @@ class _Setup:
     def weights_bytes(self, weights_dtype: str | None = None, gpus: int | None = None) -> float:
         return self.spec.total_params() * acc.dtype_bytes(weights_dtype or self.weights_dtype) / (gpus or self.gpus)
 
-    def workspace_bytes(self, tokens: int, gpus: int | None = None) -> float:
-        """Peak activations of one layer's prefill (see the module docstring), per GPU."""
+    def workspace_parts(self, tokens: int, gpus: int | None = None) -> tuple[float, float, float]:
+        """(MLP peak, attention peak, logits) of one layer's prefill, per GPU (module docstring):
+        B*T*(D + kI)*bytes with k = 3 gated / 2 plain; B*T*(D + H*d_k)*bytes (+ the tiled state);
+        B*V*4 for the last position's fp32 logits."""
         s, n = self.spec, gpus or self.gpus
         a = acc.dtype_bytes(self.act_dtype)
         width, _ = s.mlp_width()
-        n_mlp = 3 if s.mlp == "gated" else 2
-        mlp_peak = self.batch * tokens * (s.hidden_size + n_mlp * width // n) * a
+        mlp_peak = self.batch * tokens * (s.hidden_size + s.mlp_matrices * width // n) * a
         attn_peak = self.batch * tokens * (s.hidden_size + s.attention_width // n) * a
         if self.attention == "tiled":
             attn_peak += self.tiled_bytes(tokens, n)
-        logits = self.batch * (s.vocab_size or 0) * 4
+        return mlp_peak, attn_peak, self.batch * (s.vocab_size or 0) * 4
+
+    def workspace_bytes(self, tokens: int, gpus: int | None = None) -> float:
+        """Peak activations of one layer's prefill, per GPU: the wider sublayer plus the logits."""
+        mlp_peak, attn_peak, logits = self.workspace_parts(tokens, gpus)
         return max(mlp_peak, attn_peak) + logits
 
     def tiled_bytes(self, tokens: int, gpus: int | None = None) -> float:
@@ -504,16 +509,17 @@ def plan(model: str | ModelSpec | None = None, *, tokens: int, batch: int = 1, p
     # 1. parameters
     ex.append(f"d_k = head_dim = {dk}" + (f" (= D/H = {D}/{H})" if D == H * dk else
                                           f" (stated; D/H would be {D / H:g}, so H*d_k = {H * dk} != D = {D})"))
-    attn_per_layer = acc.attention_params(D, H, Hkv, dk)
-    ex.append(f"attention params/layer = 2*D*H*d_k + 2*D*H_kv*d_k = 2*{D}*{H}*{dk} + 2*{D}*{Hkv}*{dk} "
-              f"= {_n(attn_per_layer)}" + (f" (MHA with d_k = D/H: 4*D^2 = {_n(4 * D * D)})" if H == Hkv and H * dk == D else ""))
+    attn_per_layer = s.attention_params_per_layer()
+    biases = attn_per_layer - acc.attention_params(D, H, Hkv, dk)
+    ex.append(f"attention params/layer = 2*D*H*d_k + 2*D*H_kv*d_k{' + biases' if biases else ''} = 2*{D}*{H}*{dk} "
+              f"+ 2*{D}*{Hkv}*{dk}{f' + {_n(biases)}' if biases else ''} = {_n(attn_per_layer)}"
+              + (f" (MHA with d_k = D/H: 4*D^2 = {_n(4 * D * D)})" if H == Hkv and H * dk == D and not biases else ""))
     attn_total = s.attention_params_total()
-    ex.append(f"attention params, all layers = L * per layer{' (+ biases)' if s.attention_bias != 'none' else ''} "
-              f"= {L} * {_n(attn_total // L)} = {_n(attn_total)}")
+    ex.append(f"attention params, all layers = L * per layer = {L} * {_n(attn_per_layer)} = {_n(attn_total)}")
     counts = s.param_counts()
     total_params = s.total_params()
     if counts is not None:
-        n_mat = 3 if s.mlp == "gated" else 2
+        n_mat = s.mlp_matrices
         ex.append(f"MLP params/layer = {n_mat}*D*I = {n_mat}*{D}*{s.intermediate_size}"
                   f"{' (+ biases)' if s.mlp_bias else ''} = {_n(counts.mlp_per_layer)} ({s.mlp} MLP)")
         ex.append(f"embedding = V*D = {s.vocab_size}*{D}{' + positions P*D' if s.positions == 'learned' else ''} "
@@ -557,11 +563,11 @@ def plan(model: str | ModelSpec | None = None, *, tokens: int, batch: int = 1, p
               f"= {B}*{H}*{_n(T)}*{dk + 2}*4 = {_gb(tiled)}: O(T*d_k), {score / tiled:,.0f}x smaller")
     width, assumed = s.mlp_width()
     workspace = st.workspace_bytes(T)
-    n_mlp = 3 if s.mlp == "gated" else 2
-    ex.append(f"workspace = max(MLP peak B*T*(D+{n_mlp}I)*bytes, attention peak B*T*(D+H*d_k)*bytes + tiled state) "
-              f"+ last-position logits = max({_gb(B * T * (D + n_mlp * width // gpus) * ab)}, "
-              f"{_gb(B * T * (D + s.attention_width // gpus) * ab + (st.tiled_bytes(T) if attention == 'tiled' else 0))}) "
-              f"+ {_gb(B * (s.vocab_size or 0) * 4)} = {_gb(workspace)}" + (f" (I = {width} assumed)" if assumed else ""))
+    mlp_peak, attn_peak, logits = st.workspace_parts(T)
+    ex.append(f"workspace = max(MLP peak B*T*(D+{s.mlp_matrices}I)*bytes, attention peak B*T*(D+H*d_k)*bytes"
+              f"{' + tiled state' if attention == 'tiled' else ''}) + last-position logits B*V*4 = "
+              f"max({_gb(mlp_peak)}, {_gb(attn_peak)}) + {_gb(logits)} = {_gb(workspace)}"
+              + (f" (I = {width} assumed)" if assumed else ""))
     if assumed:
         warnings.append(f"workspace: intermediate_size unknown; assumed I = {width} "
                         + ("(LLaMA's rule: 2/3*4D rounded up to a multiple of 256)" if s.mlp == "gated" else "(4D)"))
@@ -653,6 +659,13 @@ def plan(model: str | ModelSpec | None = None, *, tokens: int, batch: int = 1, p
                 text_split = st.memory(chunk_sizes(T, COMPARE_CHUNKS)[0])
                 reason += (f" (the reference text's {COMPARE_CHUNKS} chunks of {_n(chunk_sizes(T, COMPARE_CHUNKS)[0])} "
                            f"need {_gb(text_split.total_bytes)}: {'they fit too' if text_split.fits else 'they do not fit'})")
+    longest = chunk_sizes(T, n_chunks)[0]
+    if max_pos and not learned_limit and longest > max_pos and decision != "does_not_fit":
+        # RoPE runs past its table but leaves the trained range: the memory answer stands, with a caveat
+        reason += (f"; but {'each chunk' if n_chunks > 1 else 'the pass'} ({_n(longest)} tokens) is longer than the "
+                   f"{_n(max_pos)} positions the model was trained on: interpolate positions by >= "
+                   f"{math.ceil(longest / max_pos * 100) / 100:g}x or use chunks of <= {_n(max_pos)} tokens "
+                   f"(see the fallbacks)")
     ex.append(f"decision: {decision}{f' ({n_chunks} chunks)' if decision == 'chunked' else ''}: {reason}")
     compare = n_chunks if n_chunks > 1 else min(COMPARE_CHUNKS, T)
     chunked = _chunk_account(st, T, compare, passes, causal_skip)

@@ -81,7 +81,7 @@ def render(p: Plan, console: Console | None = None, explain: bool = False) -> No
     t.add_row("KV cache", fmt_bytes(p.kv_cache_bytes), fmt_bytes(c["kv_cache_bytes"]), "per token * T * B (window-capped)")
     t.add_row("weights", fmt_bytes(p.weights_bytes), fmt_bytes(p.weights_bytes), "params * bytes")
     t.add_row("workspace (activations)", fmt_bytes(p.workspace_bytes), fmt_bytes(c["workspace_bytes"]),
-              "B*T*(D + 3I)*bytes (one layer's MLP peak)")
+              "one layer's peak: max(MLP, attention) + logits")
     t.add_row("[bold]total[/bold]", f"[bold]{fmt_bytes(p.total_memory_bytes)}[/bold]",
               f"[bold]{fmt_bytes(c['total_memory_bytes'])}[/bold]", f"vs usable {fmt_bytes(p.usable_memory_bytes)}")
     t.add_row("fits?", _yes(p.fits), _yes(c["fits"]), "")
@@ -153,8 +153,10 @@ def render_explain(p: Plan, console: Console | None = None) -> None:
 
 
 def _verdict(p: Plan) -> str:
-    return {"single_pass": "ONE FULL PASS", "chunked": f"CHUNKED into {p.chunks} pieces",
-            "does_not_fit": "DOES NOT FIT"}[p.decision]
+    verdict = {"single_pass": "ONE FULL PASS", "chunked": f"CHUNKED into {p.chunks} pieces",
+               "does_not_fit": "DOES NOT FIT"}[p.decision]
+    # a requested split (--chunks) is evaluated, not chosen: say when it does not fit
+    return verdict if p.decision_fits or p.decision == "does_not_fit" else f"{verdict}, WHICH DOES NOT FIT"
 
 
 def _console() -> Console:

@@ -109,6 +109,20 @@ def test_config_file_round_trip(tmp_path):
     assert spec.weights_dtype_default() == "bf16" and spec.rope_scaling["factor"] == 8.0
 
 
+def test_model_folder_reads_its_config_json(tmp_path):
+    folder = tmp_path / "my-model"
+    folder.mkdir()
+    with pytest.raises(ValueError, match="config.json' does not exist"):
+        resolve_model(str(folder))
+    (folder / "config.json").write_text(json.dumps(catalog_model_config("SmolLM2-135M")))
+    spec = resolve_model(str(folder))
+    assert spec.name == "my-model/config.json" and spec.total_params() == catalog_model("SmolLM2-135M").total_params()
+
+
+def catalog_model_config(name: str) -> dict:
+    return model_catalog()[name]["config"]
+
+
 def test_missing_field_is_named(tmp_path):
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"hidden_size": 4096, "num_attention_heads": 32}))

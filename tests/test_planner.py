@@ -4,9 +4,12 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
 
 import multihead
 from multihead import accounting as acc
+from multihead import functional, layers
 from multihead.configs import ModelSpec
 from multihead.planner import (chunk_sizes, fewest_chunks, longest_fitting_context, memory_curve, plan,
                                resolve_device)
@@ -81,6 +84,35 @@ def test_requested_chunks_are_evaluated_not_chosen():
     p = plan(**EXAMPLE, chunks=8)
     assert p.decision == "chunked" and p.chunks == 8 and p.fits
     assert p.chunked["attention_flops"] == pytest.approx(p.attention_flops / 8)
+
+
+def test_requested_chunks_that_do_not_fit_say_so(capsys):
+    from multihead.report import render
+
+    p = plan(**{**EXAMPLE, "kv_heads": 40}, chunks=1)
+    assert p.decision == "single_pass" and not p.decision_fits and "does not fit" in p.reason
+    render(p)
+    assert "ONE FULL PASS, WHICH DOES NOT FIT" in capsys.readouterr().out
+
+
+def test_decision_warns_when_the_pass_is_longer_than_training():
+    p = plan("Gemma-2-9B", tokens=32000, device="H100-SXM")       # fits in memory, but 32,000 > 8,192
+    assert p.decision == "single_pass" and p.fits
+    assert "longer than the 8,192 positions" in p.reason and "3.91x" in p.reason
+    assert "positions" not in plan("Gemma-2-9B", tokens=8192, device="H100-SXM").reason
+
+
+def test_attention_params_per_layer_include_biases():
+    p = plan("GPT-2", tokens=512, device="H100-SXM")              # biases on q, k, v and o: 3*768 + 768
+    assert p.attention_params_per_layer == 4 * 768 ** 2 + 4 * 768
+    assert p.attention_params == 12 * p.attention_params_per_layer
+
+
+def test_workspace_is_the_wider_sublayer_plus_logits():
+    p = plan("GPT-2", tokens=512, device="H100-SXM", weights_dtype="fp32")
+    mlp = 512 * (768 + 2 * 3072) * 4                               # plain MLP: D + 2I
+    attn = 512 * (768 + 768) * 4 + 12 * 512 * (64 + 2) * 4        # x, q and the tiled state
+    assert p.workspace_bytes == max(mlp, attn) + 50257 * 4
 
 
 def test_exercise_answers():
@@ -276,7 +308,6 @@ def _small_plan(D, H, Hkv, dk, B, T, layers=1):
 
 @pytest.mark.parametrize("D, H, Hkv, dk, B, T", SMALL)
 def test_params_equal_multiheadattention(D, H, Hkv, dk, B, T):
-    layers = pytest.importorskip("multihead.layers", reason="multihead.layers not written yet")
     mha = layers.MultiHeadAttention(D, H, n_kv_heads=Hkv, head_dim=dk)
     p = _small_plan(D, H, Hkv, dk, B, T)
     assert p.attention_params_per_layer == sum(t.numel() for t in mha.parameters())
@@ -284,8 +315,6 @@ def test_params_equal_multiheadattention(D, H, Hkv, dk, B, T):
 
 @pytest.mark.parametrize("D, H, Hkv, dk, B, T", SMALL)
 def test_kv_bytes_equal_kvcache(D, H, Hkv, dk, B, T):
-    torch = pytest.importorskip("torch")
-    layers = pytest.importorskip("multihead.layers", reason="multihead.layers not written yet")
     cache = layers.KVCache(B, Hkv, T, dk, n_layers=3, dtype=torch.float32)
     assert _small_plan(D, H, Hkv, dk, B, T, layers=3).kv_cache_bytes == cache.nbytes
 
@@ -293,10 +322,6 @@ def test_kv_bytes_equal_kvcache(D, H, Hkv, dk, B, T):
 @pytest.mark.parametrize("D, H, Hkv, dk, B, T", SMALL)
 @pytest.mark.parametrize("causal", [False, True])
 def test_attention_flops_equal_flop_counter(D, H, Hkv, dk, B, T, causal):
-    torch = pytest.importorskip("torch")
-    functional = pytest.importorskip("multihead.functional", reason="multihead.functional not written yet")
-    from torch.utils.flop_counter import FlopCounterMode
-
     q = torch.randn(B, H, T, dk)
     k, v = torch.randn(B, Hkv, T, dk), torch.randn(B, Hkv, T, dk)
     with FlopCounterMode(display=False) as counter:
