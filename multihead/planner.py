@@ -26,7 +26,6 @@ Conventions (stated once, used everywhere):
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import json
 import math
 from dataclasses import dataclass, field
@@ -358,10 +357,9 @@ class _Setup:
         the FLOPs are the causal count (a measured kernel that does not skip masked blocks is
         charged the full count by devices.attention_seconds)."""
         s, n = self.spec, gpus or self.gpus
-        return _call(dev.attention_seconds, self.device, flops / n, self.act_dtype, head_dim=s.head_dim,
-                     heads=s.num_heads // n, tokens=tokens, kv_tokens=tokens, batch=self.batch,
-                     calls=s.num_layers * calls_per_layer, causal=causal,
-                     rows=s.num_layers * calls_per_layer * self.batch * (s.num_heads // n) * tokens)
+        return dev.attention_seconds(self.device, flops / n, self.act_dtype, head_dim=s.head_dim,
+                                     heads=s.num_heads // n, tokens=tokens, kv_tokens=tokens, batch=self.batch,
+                                     calls=s.num_layers * calls_per_layer, causal=causal)
 
     def decode_seconds(self, context: int, kv_bytes: float, weight_bytes: float,
                        kv_dtype: str | None = None) -> float:
@@ -371,8 +369,8 @@ class _Setup:
         heads = s.num_heads // self.gpus
         flops = sum(acc.attention_flops(self.batch, heads, 1, min(context, w) if w else context, s.head_dim)
                     for w in s.layer_windows())
-        return _call(dev.decode_step_seconds, self.device, kv_bytes, weight_bytes, dtype=kv_dtype or self.kv_dtype,
-                     flops=flops, calls=s.num_layers)
+        return dev.decode_step_seconds(self.device, kv_bytes, weight_bytes, dtype=kv_dtype or self.kv_dtype,
+                                       flops=flops, calls=s.num_layers)
 
     def linear_flops(self, tokens: int) -> float:
         n, _ = self.spec.non_embedding_params()
@@ -380,14 +378,6 @@ class _Setup:
 
     def linear_seconds(self, flops: float, gpus: int | None = None) -> float:
         return dev.compute_seconds(flops / (gpus or self.gpus), self.device, self.weights_dtype)
-
-
-def _call(fn, *args, **kw):
-    """Call a devices.py function with the keyword arguments its signature takes. The time model
-    is refined in parallel (issue 7: per-score, per-row and per-call terms of a measured profile);
-    the planner passes the whole shape and each version uses what it models."""
-    params = inspect.signature(fn).parameters
-    return fn(*args, **{k: v for k, v in kw.items() if k in params})
 
 
 def chunk_sizes(tokens: int, chunks: int) -> list[int]:
