@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import json
 import math
 
 import pytest
@@ -22,6 +21,7 @@ import multihead as mh
 from conftest import attention_fp64, attention_sdpa, bottom_right_causal
 from multihead import functional
 from multihead.accounting import attention_flops, score_matrix_bytes
+from multihead.demo import peak_allocated_bytes
 from multihead.kernels import BACKENDS, decode, tiled
 
 HEADS = {"MHA": (4, 4), "GQA": (4, 2), "MQA": (4, 1)}
@@ -333,39 +333,11 @@ def test_property_key_permutation_invariance(problem):
 
 # --- memory --------------------------------------------------------------------------------------
 
-def peak_allocated_bytes(fn) -> int:
-    """Peak bytes held by tensors allocated while ``fn`` runs (allocations made before are ignored).
-
-    Method: torch.profiler with profile_memory=True records every CPU allocator allocation and
-    free as a "[memory]" event carrying the signed size ("Bytes"); replaying them in time order
-    and taking the maximum of the running sum gives the peak extra allocation of the call.
-    """
-    import os
-    import tempfile
-
-    from torch.profiler import ProfilerActivity, profile
-
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        fn()
-    fd, path = tempfile.mkstemp(suffix=".json")
-    os.close(fd)
-    try:
-        prof.export_chrome_trace(path)
-        with open(path) as f:
-            events = json.load(f)["traceEvents"]
-    finally:
-        os.unlink(path)
-    mem = sorted((e["ts"], e["args"]["Bytes"]) for e in events
-                 if e.get("name") == "[memory]" and e["args"].get("Device Type", 0) == 0)
-    running = peak = 0
-    for _, nbytes in mem:
-        running += nbytes
-        peak = max(peak, running)
-    return peak
-
-
 @pytest.mark.slow
 def test_tiled_memory_is_far_below_score_matrix():
+    """Peak extra allocation measured with torch.profiler(profile_memory=True): every allocator
+    allocation/free is an event with a signed size; the peak of their running sum over the call
+    is what the call added on top of its inputs (see multihead.demo.peak_allocated_bytes)."""
     T, d = 8192, 64
     g = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(1, 1, T, d, generator=g) for _ in range(3))
