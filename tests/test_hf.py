@@ -245,6 +245,7 @@ def test_smollm2_perplexity_multihead_equals_sdpa_and_eager(smollm2):
 
 
 @pytest.mark.models
+@pytest.mark.slow
 @needs_smollm2
 def test_smollm2_64_greedy_tokens_equal_transformers_generate(smollm2):
     from multihead.generation import prompt_ids
