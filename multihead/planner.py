@@ -773,7 +773,8 @@ def _fallbacks(st: _Setup, T: int, passes: int, single: MemoryAccount, att_s: fl
         text = "; ".join(f"H_kv {r['kv_heads']} ({r['kind']}): KV {_gb(r['kv_cache_bytes'])} "
                          f"({r['kv_fraction_of_now']:.3g}x), total {_gb(r['total_memory_bytes'])}, "
                          f"{'fits' if r['fits'] else 'does not fit'}" for r in rows)
-        out.append(Fallback("fewer_kv_heads", f"share K/V across more query heads (H_kv {Hkv} -> {best['kv_heads']})",
+        target = f"H_kv {Hkv} -> {best['kv_heads']}" if best["fits"] else "even H_kv = 1 does not fit"
+        out.append(Fallback("fewer_kv_heads", f"share K/V across more query heads ({target})",
                             {"options": rows, "current_kv_heads": Hkv}, best["fits"], text, notes))
 
     # KV quantization: smaller KV elements, same heads.
