@@ -31,9 +31,9 @@ class Measurement:
 
 CLOCKS = {
     "wall": time.perf_counter,
-    # CPU seconds of the calling thread: with torch.set_num_threads(1) all the work runs there,
-    # and unlike wall time it does not count the time other processes hold the core.
-    "cpu": time.thread_time,
+    # CPU seconds of this process (all its threads): with torch.set_num_threads(1) that is the
+    # work itself, and unlike wall time it does not count the time other processes hold the core.
+    "cpu": time.process_time,
 }
 
 

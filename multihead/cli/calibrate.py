@@ -22,7 +22,7 @@ def register(subparsers) -> None:
     p.add_argument("--threads", type=int, default=None, metavar="N",
                    help="torch threads to measure with (default: torch's default, all cores)")
     p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
-                   help="wall: elapsed time (default); cpu: the thread's CPU time, with --threads 1, "
+                   help="wall: elapsed time (default); cpu: the process's CPU time, with --threads 1, "
                         "which other processes competing for the cores do not inflate")
     p.add_argument("--json", action="store_true", help="print the profile as one JSON object")
     p.set_defaults(func=run)

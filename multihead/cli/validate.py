@@ -22,7 +22,7 @@ def register(subparsers) -> None:
     p.add_argument("--threads", type=int, default=None, metavar="N",
                    help="torch threads to measure with (default: the profile's)")
     p.add_argument("--clock", choices=("wall", "cpu"), default=None,
-                   help="wall or cpu (one thread's CPU time; default: the profile's)")
+                   help="wall or cpu (the process's CPU time, one thread; default: the profile's)")
     p.add_argument("--json", action="store_true", help="print one JSON object (median_abs_error, "
                    "max_abs_error as fractions, rows, ...)")
     p.add_argument("--out", metavar="FILE", default=None, help="also write the JSON to FILE")
