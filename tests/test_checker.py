@@ -369,7 +369,9 @@ def test_cli_exit_codes_and_json(capsys, monkeypatch):
     ("torch.nn.functional:no_such_name", "has no attribute 'no_such_name'"),
     ("tests/no_such_file.py:fn", "no such file"),
     ("torch.nn.functional", "expected package.module:name"),
-    ("math:pi", "expected a callable"),
+    ("torch.nn.functional:scaled_dot_product_attentoin", "did you mean scaled_dot_product_attention?"),
+    ("math:pi", "target: math:pi: expected a callable"),
+    ("math:sqrt", "target: math:sqrt: an sdpa-style function takes (q, k, v"),
     ("os:getcwd", "raised TypeError"),
 ])
 def test_cli_bad_target_exits_2_without_traceback(capsys, monkeypatch, target, words):

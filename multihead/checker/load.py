@@ -1,6 +1,7 @@
 """Resolve the CLI's target spec, "package.module:name" or "path/to/file.py:name", to an object."""
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.util
 import os
@@ -39,6 +40,8 @@ def load_target(spec: str):
     obj = module
     for part in attr.split("."):
         if not hasattr(obj, part):
-            raise ValueError(f"target: {mod_part!r} has no attribute {attr!r}")
+            close = difflib.get_close_matches(part, [n for n in dir(obj) if not n.startswith("__")], n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise ValueError(f"target: {mod_part!r} has no attribute {attr!r}{hint}")
         obj = getattr(obj, part)
     return obj

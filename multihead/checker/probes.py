@@ -68,10 +68,13 @@ def _ranges(idx: list[int]) -> str:
 
 
 # -- 1. plain accuracy ----------------------------------------------------------------------------
+SHAPES_REFERENCE = ((2, 4, 12, 12, 16), (1, 2, 5, 9, 32))    # (B, H, Tq, Tk, d): square, then Tq != Tk
+
+
 def probe_reference(ctx: Ctx) -> Finding:
     g = ctx.gen(1)
     errs = []
-    for B, H, Tq, Tk, d in ((2, 4, 12, 12, 16), (1, 2, 5, 9, 32)):
+    for B, H, Tq, Tk, d in SHAPES_REFERENCE:
         q, k, v = ctx.qkv(g, B, H, Tq, Tk, d)
         out, _ = ctx.target(q, k, v)
         errs.append(max_err(out, reference_attention(q, k, v)))
@@ -81,8 +84,8 @@ def probe_reference(ctx: Ctx) -> Finding:
     if status == "pass" and ctx.dtype == torch.float64 and err > FLOAT64_EXACT:
         status, note = "info", " -- float64 in, but not float64 accuracy: part of the computation runs in lower precision"
     return Finding("reference", status,
-                   f"max |out - ref| = {_fmt(err)} on random q, k, v ([2,4,12,12,16] and Tq != Tk "
-                   f"[1,2,5,9,32]); tolerance {ctx.tol:.0e}{note}",
+                   f"max |out - ref| = {_fmt(err)} on random q, k, v with (B, H, Tq, Tk, d) = "
+                   f"{' and '.join(str(sh) for sh in SHAPES_REFERENCE)}; tolerance {ctx.tol:.0e}{note}",
                    {"max_abs_err": err, "tolerance": ctx.tol})
 
 
@@ -234,7 +237,7 @@ def probe_overflow(ctx: Ctx) -> Finding:
         # Rounding of the large logits themselves is unavoidable, and grows with whatever scale
         # fn applies: allow 10x the dtype's tolerance or 8x what a plain PyTorch computation in
         # the same dtype loses between the two input sets. Missing max subtraction gives inf/NaN.
-        plain = [torch.softmax((a.float() @ b.float().transpose(-2, -1) / 4.0).to(dtype), -1) @ v
+        plain = [torch.softmax((a.float() @ b.float().transpose(-2, -1) / math.sqrt(a.shape[-1])).to(dtype), -1) @ v
                  for a, b in ((ql, kl), (qs, ks))]
         tol = max(10 * TOLERANCE[dtype], 8 * max_err(plain[0], plain[1].to("cpu", torch.float64)))
         metrics[f"{name}_nonfinite"], metrics[f"{name}_shift_diff"], metrics[f"{name}_tolerance"] = n_bad, diff, tol

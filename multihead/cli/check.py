@@ -42,15 +42,21 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from multihead.checker import check_attention
+    from multihead.checker import CheckError, check_attention
     from multihead.checker.load import load_target
 
     fn = load_target(args.target)
-    report = check_attention(fn, signature=args.signature, dtype=args.dtype, device=args.device,
-                             expect_alignment=args.expect_alignment, seed=args.seed, name=args.target,
-                             module_sizes=(args.d_model, args.heads, args.kv_heads), progress=not args.json)
+    try:
+        report = check_attention(fn, signature=args.signature, dtype=args.dtype, device=args.device,
+                                 expect_alignment=args.expect_alignment, seed=args.seed, name=args.target,
+                                 module_sizes=(args.d_model, args.heads, args.kv_heads), progress=not args.json)
+    except CheckError as err:     # the target cannot be called at all: name the argument, exit 2
+        raise ValueError(f"target: {args.target}: {err}") from None
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, default=float))
     else:
-        report.render()
+        from rich.console import Console
+
+        console = Console()
+        report.render(console if console.is_terminal else Console(width=120))   # piped: rich's 80 columns wrap the evidence
     return 0 if report.passed else 1
