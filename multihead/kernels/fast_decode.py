@@ -21,7 +21,8 @@ nothing of cache size is ever written:
 
   which is exact (each term is rescaled to the common max). lse = m + log l.
 
-Buffers are allocated once per call at chunk size, so no large allocation (and no page faults
+With autograd on (an input requires grad) the call is handed to the differentiable decode
+backend. Buffers are allocated once per call at chunk size, so no large allocation (and no page faults
 of fresh memory, which cost more than the arithmetic here) happens inside the loop.
 """
 from __future__ import annotations
@@ -29,6 +30,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from multihead.kernels import decode, fast_native
 from multihead.kernels._common import compute_dtype, grouped_mask
 
 # Keys per chunk. The fp32 chunk of K for 8 KV heads at d=128 is 8*4096*128*4 B = 16 MiB of
@@ -43,6 +45,11 @@ def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal
     q [B, H, Tq, d], k [B, H_kv, Tk, d], v [B, H_kv, Tk, d_v] -> out [B, H, Tq, d_v] (compute
     dtype), lse [B, H, Tq]. Meant for small Tq (decode steps); correct for any Tq.
     """
+    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (q, k, v, mask)):
+        # Inference kernel (out= buffers, in-place updates): autograd takes the plain path.
+        return decode.attention(q, k, v, mask, is_causal=is_causal, scale=scale)
+    if fast_native.supported(q, k, v, mask):
+        return _native(q, k, v, is_causal=is_causal, scale=scale)
     B, H, Tq, d = q.shape
     H_kv, Tk, d_v = k.shape[1], k.shape[2], v.shape[-1]
     G = H // H_kv
@@ -112,3 +119,26 @@ def _mask_chunk(s4: Tensor, mask5: Tensor | None, b: int, k0: int, k1: int, caus
         kj = torch.arange(k0, k1, device=s4.device).view(-1, 1, 1)        # (c, 1, 1)
         ti = torch.arange(Tq, device=s4.device).view(1, 1, Tq)            # (1, 1, Tq)
         s4.masked_fill_(kj > ti + offset, neg)                            # broadcast over H_kv, G
+
+
+def _native(q: Tensor, k: Tensor, v: Tensor, *, is_causal: bool, scale: float) -> tuple[Tensor, Tensor]:
+    """The fused C kernel (fast_decode.c): partials per (KV head, key split), merged here by lse."""
+    B, H, Tq, d = q.shape
+    H_kv, Tk, d_v = k.shape[1], k.shape[2], v.shape[-1]
+    G = H // H_kv
+    R = G * Tq
+    threads = torch.get_num_threads()
+    # Enough work items to balance the threads (dynamic schedule), none shorter than 1024 keys.
+    nsplit = max(1, min(-(-4 * threads // (B * H_kv)), Tk // 1024))
+    qs = (q.to(torch.float32) * scale).reshape(B * H_kv, R, d).contiguous()   # (B*H_kv, R, d), rows (g, t)
+    t = torch.arange(Tq, dtype=torch.int32).repeat(G)                         # row r = (g, t) -> t
+    lim = (t + (Tk - Tq) + 1).clamp_(0, Tk) if is_causal else torch.full((R,), Tk, dtype=torch.int32)
+    M, L, O = fast_native.decode_partials(qs, k, v, lim.to(torch.int32).contiguous(), nsplit)
+    m = M.amax(dim=1, keepdim=True)                                           # (B*H_kv, 1, R)
+    m = torch.where(torch.isneginf(m), torch.zeros_like(m), m)
+    w = torch.exp(M - m)                                                      # (B*H_kv, S, R); 0 for empty splits
+    l = (w * L).sum(dim=1)                                                    # (B*H_kv, R)
+    o = torch.einsum("nsr,nsrd->nrd", w, O)                                   # (B*H_kv, R, d_v)
+    o.div_(torch.where(l > 0, l, torch.ones_like(l)).unsqueeze(-1))           # empty rows stay 0
+    lse = m.squeeze(1) + torch.log(l)                                         # -inf where l = 0
+    return o.view(B, H, Tq, d_v), lse.view(B, H, Tq)

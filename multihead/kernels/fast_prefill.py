@@ -21,6 +21,7 @@ stays in the last-level cache:
   converting per block would repeat the work T / BLOCK_Q times), queries per block. This CPU has
   no native bf16 matmul (~0.3 GFLOP/s), so fp32 GEMMs are the fast path for 16-bit inputs.
 
+With autograd on, the call is handed to the differentiable tiled backend.
 Extra memory: the fp32 copy of K/V for 16-bit inputs (2x their bytes), one score block
 [H_kv, R, BLOCK_K] and the per-block state [H_kv, R, d_v]: linear in T.
 """
@@ -29,6 +30,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from multihead.kernels import tiled
 from multihead.kernels._common import compute_dtype, grouped_mask
 
 # Queries per block (times G rows per KV head) and keys per block. With G=4, d=128 the score block
@@ -44,6 +46,9 @@ def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal
     q [B, H, Tq, d], k [B, H_kv, Tk, d], v [B, H_kv, Tk, d_v] -> out [B, H, Tq, d_v] (compute
     dtype), lse [B, H, Tq].
     """
+    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (q, k, v, mask)):
+        # Inference kernel (out= buffers, in-place updates): autograd takes the plain path.
+        return tiled.attention(q, k, v, mask, is_causal=is_causal, scale=scale)
     B, H, Tq, d = q.shape
     H_kv, Tk, d_v = k.shape[1], k.shape[2], v.shape[-1]
     G = H // H_kv

@@ -1,0 +1,224 @@
+/* Fused decode attention for x86-64 CPUs with AVX2 + FMA (+ F16C for fp16).
+ *
+ * Why a C kernel: one decode step does only 2*G FLOPs per cached element (G = H / H_kv query
+ * heads share each K/V row), too few for a matmul library to run efficiently on a [C, d] x [d, G]
+ * product, and torch has no fused "convert bf16 -> fp32, dot, exp, accumulate" step. This file
+ * reads every K and V row exactly once, converts it to fp32 in registers, and does the scores,
+ * the online softmax and the P V update while the row is in L1.
+ *
+ * Work item = (KV head n, key split s). For its key range it returns, per query row r:
+ *     M[r] = max_j s_rj,  L[r] = sum_j exp(s_rj - M[r]),  O[r] = sum_j exp(s_rj - M[r]) v_j
+ * which the caller merges across splits by log-sum-exp. Row r sees keys j < lim[r] (causal),
+ * so a row with lim[r] <= start of the split gets M = -inf, L = 0, O = 0.
+ *
+ * Layout: q is fp32 [NH, R, d], already scaled, contiguous. k, v element (n, j, i) is at
+ * base + b*sb + h*sh + j*st + i with n = b * H_kv + h (strides in elements; last dim contiguous).
+ */
+#include <immintrin.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define BK 32          /* keys per block: a block of fp32 V rows (32 x 128 x 4 B = 16 KiB) stays in L1 */
+#define MAXD 512
+#define MAXR 64
+
+enum { F32 = 0, BF16 = 1, F16 = 2 };
+
+/* 8 elements of any supported dtype -> 8 fp32 lanes. */
+static inline __m256 load8(const void *base, int64_t idx, int dtype) {
+    if (dtype == F32) return _mm256_loadu_ps((const float *)base + idx);
+    __m128i h = _mm_loadu_si128((const __m128i *)((const uint16_t *)base + idx));
+    if (dtype == BF16)   /* bf16 is the top half of an fp32: widen and shift left by 16 */
+        return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+    return _mm256_cvtph_ps(h);
+}
+
+/* exp(x) for x <= 0, 8 lanes: x = n ln2 + r, |r| <= ln2/2, exp(r) by a degree-7 polynomial
+ * (Taylor-like coefficients refit for fp32), 2^n by building the exponent bits. Lanes below -87
+ * (including -inf) return exactly 0, so masked keys contribute nothing. */
+static inline __m256 exp8(__m256 x) {
+    const __m256 lo = _mm256_set1_ps(-87.0f);
+    __m256 keep = _mm256_cmp_ps(x, lo, _CMP_GE_OQ);
+    x = _mm256_max_ps(x, lo);
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);       /* ln2 split in two parts */
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);           /* for an exact n*ln2 */
+    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_and_ps(_mm256_mul_ps(p, _mm256_castsi256_ps(e)), keep);
+}
+
+static inline float hsum8(__m256 a) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+    return _mm_cvtss_f32(s);
+}
+
+static inline float hmax8(__m256 a) {
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_max_ss(s, _mm_shuffle_ps(s, s, 1));
+    return _mm_cvtss_f32(s);
+}
+
+/* One work item: rows 0..R-1 of head n against keys [j0, j1). Inlined per dtype (see below) so
+ * that load8's dtype test is resolved at compile time in the inner loops. */
+static inline __attribute__((always_inline)) void item(const float *q, const void *k, const void *v, int dtype, int64_t R, int64_t d,
+                 int64_t dv, int64_t j0, int64_t j1, const int32_t *lim,
+                 int64_t koff, int64_t kst, int64_t voff, int64_t vst,
+                 float *M, float *L, float *O) {
+    float s[MAXR][BK] __attribute__((aligned(32)));
+    for (int64_t r = 0; r < R; r++) { M[r] = -INFINITY; L[r] = 0.0f; }
+    memset(O, 0, sizeof(float) * R * dv);
+
+    for (int64_t b0 = j0; b0 < j1; b0 += BK) {
+        int64_t nb = j1 - b0 < BK ? j1 - b0 : BK;
+        /* Scores: 4 query rows x 2 keys = 8 independent FMA chains (the FMA latency is ~4 cycles,
+         * so fewer chains would leave the two FMA units idle); each K load serves 4 rows. */
+        int64_t jj = 0;
+        for (; jj + 2 <= nb; jj += 2) {
+            int64_t kr = koff + (b0 + jj) * kst, kr1 = kr + kst;
+            int64_t r = 0;
+            for (; r + 4 <= R; r += 4) {
+                __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+                __m256 c0 = a0, c1 = a0, c2 = a0, c3 = a0;
+                const float *q0 = q + r * d;
+                for (int64_t i = 0; i < d; i += 8) {
+                    __m256 x = load8(k, kr + i, dtype), y = load8(k, kr1 + i, dtype);
+                    __m256 w0 = _mm256_loadu_ps(q0 + i), w1 = _mm256_loadu_ps(q0 + d + i);
+                    __m256 w2 = _mm256_loadu_ps(q0 + 2 * d + i), w3 = _mm256_loadu_ps(q0 + 3 * d + i);
+                    a0 = _mm256_fmadd_ps(w0, x, a0); c0 = _mm256_fmadd_ps(w0, y, c0);
+                    a1 = _mm256_fmadd_ps(w1, x, a1); c1 = _mm256_fmadd_ps(w1, y, c1);
+                    a2 = _mm256_fmadd_ps(w2, x, a2); c2 = _mm256_fmadd_ps(w2, y, c2);
+                    a3 = _mm256_fmadd_ps(w3, x, a3); c3 = _mm256_fmadd_ps(w3, y, c3);
+                }
+                s[r][jj] = hsum8(a0); s[r + 1][jj] = hsum8(a1);
+                s[r + 2][jj] = hsum8(a2); s[r + 3][jj] = hsum8(a3);
+                s[r][jj + 1] = hsum8(c0); s[r + 1][jj + 1] = hsum8(c1);
+                s[r + 2][jj + 1] = hsum8(c2); s[r + 3][jj + 1] = hsum8(c3);
+            }
+            for (; r < R; r++) {
+                __m256 a0 = _mm256_setzero_ps(), c0 = a0;
+                for (int64_t i = 0; i < d; i += 8) {
+                    __m256 w = _mm256_loadu_ps(q + r * d + i);
+                    a0 = _mm256_fmadd_ps(w, load8(k, kr + i, dtype), a0);
+                    c0 = _mm256_fmadd_ps(w, load8(k, kr1 + i, dtype), c0);
+                }
+                s[r][jj] = hsum8(a0); s[r][jj + 1] = hsum8(c0);
+            }
+        }
+        for (; jj < nb; jj++) {                      /* an odd last key */
+            int64_t kr = koff + (b0 + jj) * kst;
+            for (int64_t r = 0; r < R; r++) {
+                __m256 a0 = _mm256_setzero_ps();
+                for (int64_t i = 0; i < d; i += 8)
+                    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + r * d + i), load8(k, kr + i, dtype), a0);
+                s[r][jj] = hsum8(a0);
+            }
+        }
+        /* Online softmax per row: mask, new max, rescale, P = exp(S - m) in place. */
+        for (int64_t r = 0; r < R; r++) {
+            int64_t visible = lim[r] - b0;            /* keys of this block row r may see */
+            if (visible <= 0) { for (int jj = 0; jj < BK; jj++) s[r][jj] = 0.0f; continue; }
+            for (int64_t jj = visible < nb ? visible : nb; jj < BK; jj++) s[r][jj] = -INFINITY;
+            __m256 mx = _mm256_loadu_ps(s[r]);
+            for (int jj = 8; jj < BK; jj += 8) mx = _mm256_max_ps(mx, _mm256_loadu_ps(s[r] + jj));
+            float m_new = fmaxf(M[r], hmax8(mx));
+            float alpha = expf(M[r] - m_new);          /* 0 for the first visible block (M = -inf) */
+            __m256 mm = _mm256_set1_ps(m_new), acc = _mm256_setzero_ps();
+            for (int jj = 0; jj < BK; jj += 8) {
+                __m256 p = exp8(_mm256_sub_ps(_mm256_loadu_ps(s[r] + jj), mm));
+                _mm256_storeu_ps(s[r] + jj, p);
+                acc = _mm256_add_ps(acc, p);
+            }
+            L[r] = L[r] * alpha + hsum8(acc);
+            M[r] = m_new;
+            if (alpha != 1.0f) {
+                __m256 al = _mm256_set1_ps(alpha);
+                for (int64_t i = 0; i < dv; i += 8)
+                    _mm256_storeu_ps(O + r * dv + i, _mm256_mul_ps(al, _mm256_loadu_ps(O + r * dv + i)));
+            }
+        }
+        /* O += P V: 4 rows x 16 output dims = 8 FMA chains in registers over the block's keys. */
+        int64_t i = 0;
+        for (; i + 16 <= dv; i += 16) {
+            int64_t r = 0;
+            for (; r + 4 <= R; r += 4) {
+                float *o = O + r * dv + i;
+                __m256 a0 = _mm256_loadu_ps(o), a1 = _mm256_loadu_ps(o + dv);
+                __m256 a2 = _mm256_loadu_ps(o + 2 * dv), a3 = _mm256_loadu_ps(o + 3 * dv);
+                __m256 c0 = _mm256_loadu_ps(o + 8), c1 = _mm256_loadu_ps(o + dv + 8);
+                __m256 c2 = _mm256_loadu_ps(o + 2 * dv + 8), c3 = _mm256_loadu_ps(o + 3 * dv + 8);
+                for (int64_t jj = 0; jj < nb; jj++) {
+                    int64_t vr = voff + (b0 + jj) * vst + i;
+                    __m256 x = load8(v, vr, dtype), y = load8(v, vr + 8, dtype);
+                    __m256 p0 = _mm256_broadcast_ss(&s[r][jj]), p1 = _mm256_broadcast_ss(&s[r + 1][jj]);
+                    __m256 p2 = _mm256_broadcast_ss(&s[r + 2][jj]), p3 = _mm256_broadcast_ss(&s[r + 3][jj]);
+                    a0 = _mm256_fmadd_ps(p0, x, a0); c0 = _mm256_fmadd_ps(p0, y, c0);
+                    a1 = _mm256_fmadd_ps(p1, x, a1); c1 = _mm256_fmadd_ps(p1, y, c1);
+                    a2 = _mm256_fmadd_ps(p2, x, a2); c2 = _mm256_fmadd_ps(p2, y, c2);
+                    a3 = _mm256_fmadd_ps(p3, x, a3); c3 = _mm256_fmadd_ps(p3, y, c3);
+                }
+                _mm256_storeu_ps(o, a0); _mm256_storeu_ps(o + dv, a1);
+                _mm256_storeu_ps(o + 2 * dv, a2); _mm256_storeu_ps(o + 3 * dv, a3);
+                _mm256_storeu_ps(o + 8, c0); _mm256_storeu_ps(o + dv + 8, c1);
+                _mm256_storeu_ps(o + 2 * dv + 8, c2); _mm256_storeu_ps(o + 3 * dv + 8, c3);
+            }
+            for (; r < R; r++) {
+                float *o = O + r * dv + i;
+                __m256 a0 = _mm256_loadu_ps(o), c0 = _mm256_loadu_ps(o + 8);
+                for (int64_t jj = 0; jj < nb; jj++) {
+                    int64_t vr = voff + (b0 + jj) * vst + i;
+                    __m256 p = _mm256_broadcast_ss(&s[r][jj]);
+                    a0 = _mm256_fmadd_ps(p, load8(v, vr, dtype), a0);
+                    c0 = _mm256_fmadd_ps(p, load8(v, vr + 8, dtype), c0);
+                }
+                _mm256_storeu_ps(o, a0); _mm256_storeu_ps(o + 8, c0);
+            }
+        }
+        for (; i < dv; i += 8) {                     /* d_v = 8 (mod 16): the last 8 dims */
+            for (int64_t r = 0; r < R; r++) {
+                float *o = O + r * dv + i;
+                __m256 a0 = _mm256_loadu_ps(o);
+                for (int64_t jj = 0; jj < nb; jj++)
+                    a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(&s[r][jj]), load8(v, voff + (b0 + jj) * vst + i, dtype), a0);
+                _mm256_storeu_ps(o, a0);
+            }
+        }
+    }
+}
+
+/* All work items, split over nthreads OpenMP threads. Returns 0, or -1 for unsupported sizes. */
+int mh_decode_partials(const float *q, const void *k, const void *v, int dtype,
+                       int64_t NH, int64_t H_kv, int64_t R, int64_t d, int64_t dv, int64_t Tk,
+                       int64_t ksb, int64_t ksh, int64_t kst, int64_t vsb, int64_t vsh, int64_t vst,
+                       const int32_t *lim, int64_t nsplit, float *M, float *L, float *O, int nthreads) {
+    if (d % 8 || dv % 8 || d > MAXD || R > MAXR || R < 1 || nsplit < 1) return -1;
+    int64_t per = (Tk + nsplit - 1) / nsplit;
+    #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
+    for (int64_t w = 0; w < NH * nsplit; w++) {
+        int64_t n = w / nsplit, sp = w % nsplit;
+        int64_t b = n / H_kv, h = n % H_kv;
+        int64_t j0 = sp * per, j1 = j0 + per < Tk ? j0 + per : Tk;
+        int64_t row = n * nsplit + sp;
+        if (j0 >= j1) {
+            for (int64_t r = 0; r < R; r++) { M[row * R + r] = -INFINITY; L[row * R + r] = 0.0f; }
+            memset(O + row * R * dv, 0, sizeof(float) * R * dv);
+            continue;
+        }
+#define ITEM(DT) item(q + n * R * d, k, v, DT, R, d, dv, j0, j1, lim, b * ksb + h * ksh, kst, \
+                     b * vsb + h * vsh, vst, M + row * R, L + row * R, O + row * R * dv)
+        if (dtype == F32) ITEM(F32); else if (dtype == BF16) ITEM(BF16); else ITEM(F16);
+#undef ITEM
+    }
+    return 0;
+}

@@ -1,0 +1,124 @@
+"""Build and call the fused C decode kernel (fast_decode.c), with a pure-torch fallback.
+
+The kernel is compiled on first use with the system C compiler (cc -O3 -mavx2 -mfma -mf16c
+-fopenmp) into a shared library cached under $MULTIHEAD_CACHE or ~/.cache/multihead, keyed by
+a hash of the source and flags, and called through ctypes (no torch headers, so it builds in
+about a second). Where it cannot be used - no compiler, a CPU without AVX2/FMA/F16C, not Linux
+x86-64, or MULTIHEAD_NATIVE=0 - ``library()`` returns None and fast_decode uses its torch path.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+import torch
+from torch import Tensor
+
+SOURCE = Path(__file__).with_name("fast_decode.c")
+FLAGS = ["-O3", "-mavx2", "-mfma", "-mf16c", "-fopenmp", "-shared", "-fPIC", "-std=c99"]
+DTYPE_CODES = {torch.float32: 0, torch.bfloat16: 1, torch.float16: 2}
+MAX_ROWS, MAX_DIM = 64, 512         # the C kernel's compile-time limits (MAXR, MAXD)
+
+_lock = threading.Lock()
+_lib: ctypes.CDLL | None = None
+_tried = False
+why_unavailable: str | None = None   # set when library() returns None
+
+
+def _cpu_supported() -> bool:
+    if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64"):
+        return False
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next(line for line in f if line.startswith("flags")).split()
+    except (OSError, StopIteration):
+        return False
+    return {"avx2", "fma", "f16c"} <= set(flags)
+
+
+def _cache_dir() -> Path:
+    root = os.environ.get("MULTIHEAD_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "multihead")
+    return Path(root) / "native"
+
+
+def _build() -> ctypes.CDLL:
+    src = SOURCE.read_bytes()
+    tag = hashlib.sha256(src + " ".join(FLAGS).encode()).hexdigest()[:16]
+    out = _cache_dir() / f"fast_decode_{tag}.so"
+    if not out.exists():
+        cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+        if not cc:
+            raise OSError("no C compiler (cc or gcc) on PATH")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=out.parent) as tmp:     # build, then rename: atomic
+            tmp_so = Path(tmp) / out.name
+            subprocess.run([cc, *FLAGS, str(SOURCE), "-o", str(tmp_so), "-lm"], check=True,
+                           capture_output=True, text=True, timeout=120)
+            os.replace(tmp_so, out)
+    lib = ctypes.CDLL(str(out))
+    f = lib.mh_decode_partials
+    i64, ptr = ctypes.c_int64, ctypes.c_void_p
+    f.argtypes = [ptr, ptr, ptr, ctypes.c_int, i64, i64, i64, i64, i64, i64,
+                  i64, i64, i64, i64, i64, i64, ptr, i64, ptr, ptr, ptr, ctypes.c_int]
+    f.restype = ctypes.c_int
+    return lib
+
+
+def library() -> ctypes.CDLL | None:
+    """The compiled kernel, building it once per process (and once per machine, cached)."""
+    global _lib, _tried, why_unavailable
+    if os.environ.get("MULTIHEAD_NATIVE", "1") == "0":
+        why_unavailable = "disabled by MULTIHEAD_NATIVE=0"
+        return None
+    with _lock:
+        if not _tried:
+            _tried = True
+            if not _cpu_supported():
+                why_unavailable = "needs Linux x86-64 with AVX2, FMA and F16C"
+            else:
+                try:
+                    _lib = _build()
+                except (OSError, subprocess.SubprocessError) as err:
+                    detail = getattr(err, "stderr", "") or ""
+                    why_unavailable = f"build failed: {err} {detail}".strip()
+        return _lib
+
+
+def supported(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> bool:
+    """Whether the C kernel handles this call (else fast_decode's torch path does)."""
+    B, H, Tq, d = q.shape
+    H_kv = k.shape[1]
+    return (mask is None and q.device.type == "cpu" and k.dtype in DTYPE_CODES and v.dtype == k.dtype
+            and k.stride(-1) == 1 and v.stride(-1) == 1 and d % 8 == 0 and v.shape[-1] % 8 == 0
+            and d <= MAX_DIM and (H // H_kv) * Tq <= MAX_ROWS and library() is not None)
+
+
+def decode_partials(qs: Tensor, k: Tensor, v: Tensor, lim: Tensor, nsplit: int) -> tuple[Tensor, Tensor, Tensor]:
+    """Per (KV head, key split) softmax partials from the C kernel.
+
+    qs   [B*H_kv, R, d] fp32 contiguous, scaled queries (rows of a KV head's group, ordered (g, t))
+    k, v [B, H_kv, Tk, d], [B, H_kv, Tk, d_v], fp32/bf16/fp16, last dim contiguous (any other strides)
+    lim  [R] int32: row r sees keys j < lim[r]
+    returns M, L [B*H_kv, nsplit, R] and O [B*H_kv, nsplit, R, d_v] (fp32): max, sum of exp(s - M),
+    and sum of exp(s - M) v over each split's keys.
+    """
+    lib = library()
+    B, H_kv, Tk, d = k.shape
+    NH, R, dv = qs.shape[0], qs.shape[1], v.shape[-1]
+    M = torch.empty(NH, nsplit, R)
+    L = torch.empty(NH, nsplit, R)
+    O = torch.empty(NH, nsplit, R, dv)
+    rc = lib.mh_decode_partials(qs.data_ptr(), k.data_ptr(), v.data_ptr(), DTYPE_CODES[k.dtype],
+                                NH, H_kv, R, d, dv, Tk, k.stride(0), k.stride(1), k.stride(2),
+                                v.stride(0), v.stride(1), v.stride(2), lim.data_ptr(), nsplit,
+                                M.data_ptr(), L.data_ptr(), O.data_ptr(), torch.get_num_threads())
+    if rc != 0:
+        raise RuntimeError(f"fast_decode C kernel rejected the shapes (R={R}, d={d}, d_v={dv})")
+    return M, L, O
