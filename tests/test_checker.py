@@ -373,6 +373,7 @@ def test_cli_exit_codes_and_json(capsys, monkeypatch):
     ("math:pi", "target: math:pi: expected a callable"),
     ("math:sqrt", "target: math:sqrt: an sdpa-style function takes (q, k, v"),
     ("os:getcwd", "raised TypeError"),
+    ("torch.nn:MultiheadAttention", "wrap a module that takes (query, key, value)"),
 ])
 def test_cli_bad_target_exits_2_without_traceback(capsys, monkeypatch, target, words):
     monkeypatch.chdir(os.path.dirname(HERE))

@@ -300,7 +300,11 @@ class ModuleTarget:
         try:
             y = t(x)
         except Exception as err:   # noqa: BLE001
-            raise CheckError(f"calling the module on x [2, 3, {d_model}] raised {type(err).__name__}: {err}") from None
+            hint = ("; the module interface is forward(x, *, attn_mask=None, is_causal=False): wrap a module that "
+                    "takes (query, key, value), such as nn.MultiheadAttention (docs/checker.md)"
+                    if isinstance(err, TypeError) else "")
+            raise CheckError(f"calling the module on x [2, 3, {d_model}] raised {type(err).__name__}: {err}"
+                             f"{hint}") from None
         if not isinstance(y, torch.Tensor) or tuple(y.shape) != tuple(x.shape):
             shape = tuple(y.shape) if isinstance(y, torch.Tensor) else type(y).__name__
             raise CheckError(f"the module maps x [2, 3, {d_model}] to {shape}; expected the same shape")
