@@ -43,7 +43,11 @@ _SIXTEEN_BIT = ("fp16", "bf16")
 
 # -- small formatting helpers for the derivation lines ---------------------------------------------
 def _gb(x: float) -> str:
-    return f"{x / 1e9:,.2f} GB"
+    """Bytes in GB (1e9, as datasheets count); below 1 GB in MB or KB, so small numbers do not read 0.00."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if abs(x) >= scale:
+            return f"{x / scale:,.2f} {unit}"
+    return f"{x:,.0f} B"
 
 
 def _n(x: float) -> str:
@@ -532,7 +536,8 @@ def plan(model: str | ModelSpec | None = None, *, tokens: int, batch: int = 1, p
 
     # 2. memory
     kv_tok = acc.kv_cache_bytes(L, Hkv, dk, 1, kvb)
-    ex.append(f"KV cache per token = 2*L*H_kv*d_k*bytes = 2*{L}*{Hkv}*{dk}*{kvb:g} B = {_n(kv_tok)} B ({kv_dtype})")
+    ex.append(f"KV cache per token = 2*L*H_kv*d_k*bytes = 2*{L}*{Hkv}*{dk}*{kvb:g} B = {_n(kv_tok)} B ({kv_dtype})"
+              + (f"; H_kv/H = {Hkv}/{H} = {Hkv / H:.3g} of MHA's {_n(kv_tok * H // Hkv)} B" if Hkv != H else ""))
     kv_full = acc.kv_cache_bytes(L, Hkv, dk, T, kvb, B)
     kv = st.kv_bytes(T)
     windows = s.layer_windows()

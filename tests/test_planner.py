@@ -123,6 +123,8 @@ def test_exercise_answers():
                   effective_tflops=100, bandwidth_tbps=2)
     gqa, mha = plan(**common, kv_heads=8), plan(**common, kv_heads=32)
     assert gqa.kv_cache_bytes / mha.kv_cache_bytes == 0.25
+    assert "H_kv/H = 8/32 = 0.25 of MHA's" in "\n".join(gqa.explain)
+    assert "(MHA with d_k = D/H: 4*D^2 = 67,108,864)" in "\n".join(mha.explain)
 
 
 def test_hidden_defaults_to_heads_times_head_dim():
