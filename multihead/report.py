@@ -77,7 +77,8 @@ def render(p: Plan, console: Console | None = None, explain: bool = False) -> No
     t.add_column("one pass", justify="right")
     t.add_column(f"{c['chunks']} chunks of {c['chunk_tokens']:,}", justify="right")
     t.add_column("formula")
-    t.add_row("KV cache per token", fmt_bytes(p.kv_cache_bytes_per_token), "", "2 * L * H_kv * d_k * bytes")
+    t.add_row("KV cache per token" + (" (all GPUs)" if p.gpus > 1 else ""), fmt_bytes(p.kv_cache_bytes_per_token), "",
+              "2 * L * H_kv * d_k * bytes")
     t.add_row("KV cache", fmt_bytes(p.kv_cache_bytes), fmt_bytes(c["kv_cache_bytes"]), "per token * T * B (window-capped)")
     t.add_row("weights", fmt_bytes(p.weights_bytes), fmt_bytes(p.weights_bytes), "params * bytes")
     t.add_row("workspace (activations)", fmt_bytes(p.workspace_bytes), fmt_bytes(c["workspace_bytes"]),

@@ -23,7 +23,8 @@ def register(subparsers) -> None:
                     "does not fit. Attention FLOPs follow the reference text (4*T^2*D*L, no causal halving); "
                     "the causal count is reported beside them.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("model", nargs="?", help="catalog model name (see --list) or a HuggingFace config.json path")
+    p.add_argument("model", nargs="?", help="catalog model name (see --list), a HuggingFace config.json path, "
+                                            "or a model folder holding one")
     g = p.add_argument_group("model overrides (or a model from flags alone)")
     g.add_argument("--params", type=float, help="total parameters, e.g. 13e9 (overrides the architecture count)")
     g.add_argument("--layers", type=int, help="L, decoder layers")
