@@ -1,7 +1,7 @@
 """multihead.attention against a float64 oracle and torch SDPA, over shapes, masks, dtypes, backends.
 
 The matrix: heads {MHA, GQA, MQA} x Tq x Tk in {1, 7, 128, 1003} x mask kind x backend, full for
-fp32. B and d alternate between {1, 2} and {64, 128} across cases (B = 1 for the largest ones) so
+fp32 (but for two masks at 1003 x 1003). B and d alternate between {1, 2} and {64, 128} across cases (B = 1 for the largest ones) so
 every value meets every head layout and mask. bf16/fp16 run a smaller subset (plain-PyTorch
 low-precision matmuls are slow on this CPU) and are held to at most 2x SDPA's own error in the
 same dtype. 1003 is deliberately not a multiple of the tiled block (256) or decode chunk (512).
@@ -65,7 +65,10 @@ def max_err(a, b):
     return (a.double() - b.double()).abs().max().item()
 
 
-FP32_CASES = list(itertools.product(HEADS, SIZES, SIZES, MASKS))
+# All of it, except that 1003 x 1003 (the slowest size) skips the two non-causal masks, which the
+# 128 x 1003 and 1003 x 128 cases cover.
+FP32_CASES = [c for c in itertools.product(HEADS, SIZES, SIZES, MASKS)
+              if not (c[1] == c[2] == 1003 and c[3] in ("padding", "bool"))]
 
 
 @pytest.mark.parametrize("backend", ALL_BACKENDS)
@@ -190,9 +193,9 @@ def test_reference_flops_match_accounting(heads):
 
 
 def test_auto_choice_and_result():
-    assert functional.choose_backend(1, 32, 1, 32768) == "decode"
+    assert functional.choose_backend(1, 32, 1, 32768) == "fast_decode"
     assert functional.choose_backend(2, 4, 128, 128) == "reference"
-    assert functional.choose_backend(1, 32, 8192, 8192) == "tiled"
+    assert functional.choose_backend(1, 32, 8192, 8192) == "fast_prefill"
     for tq, tk in [(1, 2048), (128, 128), (1003, 1003)]:
         q, k, v, _, _ = make_case("GQA", tq, tk, "none", seed=1)
         ref, _ = attention_fp64(q, k, v, is_causal=True)
@@ -286,7 +289,7 @@ def _probabilities(q, k, backend, **kw):
     return mh.attention(q, k, eye, backend=backend, **kw)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(small_problem())
 def test_property_rows_sum_to_one(problem):
     q, k, backend, _ = problem
@@ -295,7 +298,7 @@ def test_property_rows_sum_to_one(problem):
     assert torch.allclose(p.sum(-1), torch.ones(()), atol=1e-5)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(small_problem())
 def test_property_causal_zero_above_diagonal(problem):
     q, k, backend, _ = problem
@@ -308,7 +311,7 @@ def test_property_causal_zero_above_diagonal(problem):
     assert torch.all(p.sum(-1)[..., ~seen] == 0)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(small_problem(), st.floats(-50, 50))
 def test_property_shift_invariance(problem, c):
     """Adding a constant to every logit of a row (here: a per-row additive mask) changes nothing."""
@@ -319,7 +322,7 @@ def test_property_shift_invariance(problem, c):
     assert torch.allclose(mh.attention(q, k, v, shift, backend=backend), base, atol=1e-5)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(small_problem())
 def test_property_key_permutation_invariance(problem):
     q, k, backend, g = problem
