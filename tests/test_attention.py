@@ -193,9 +193,13 @@ def test_reference_flops_match_accounting(heads):
 
 
 def test_auto_choice_and_result():
-    assert functional.choose_backend(1, 32, 1, 32768) == "fast_decode"
+    # The rule's shape, not the kernel names (the performance work swaps in tuned kernels):
+    # a decode-family kernel for few queries over many keys, reference when the scores are small,
+    # a memory-bounded kernel otherwise.
+    decode_pick = functional.choose_backend(1, 32, 1, 32768)
+    assert decode_pick in BACKENDS and "decode" in decode_pick
     assert functional.choose_backend(2, 4, 128, 128) == "reference"
-    assert functional.choose_backend(1, 32, 8192, 8192) == "fast_prefill"
+    assert functional.choose_backend(1, 32, 8192, 8192) in set(BACKENDS) - {"reference", "decode"}
     for tq, tk in [(1, 2048), (128, 128), (1003, 1003)]:
         q, k, v, _, _ = make_case("GQA", tq, tk, "none", seed=1)
         ref, _ = attention_fp64(q, k, v, is_causal=True)
