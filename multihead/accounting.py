@@ -106,7 +106,7 @@ def ceil_div(a: int, b: int) -> int:
 def head_dim_of(d_model: int, n_heads: int) -> int:
     """d_k = D / H when a config does not state head_dim."""
     if d_model % n_heads:
-        raise ValueError(f"hidden_size {d_model} is not divisible by num_attention_heads {n_heads}; give head_dim")
+        raise ValueError(f"head_dim: hidden_size {d_model} is not divisible by num_attention_heads {n_heads}; give head_dim")
     return d_model // n_heads
 
 
