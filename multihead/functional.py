@@ -28,8 +28,9 @@ __all__ = ["attention", "choose_backend", "score_limit", "max_score_bytes", "nor
 MAX_SCORE_BYTES: int = int(os.environ.get("MULTIHEAD_MAX_SCORE_BYTES", 2 * 1024**3))
 _score_limit: contextvars.ContextVar[int | None] = contextvars.ContextVar("score_limit", default=None)
 
-# backend="auto": few queries against many keys -> decode; a small score matrix -> reference
-# (one big matmul is fastest when it fits in cache-friendly memory); anything else -> tiled.
+# backend="auto": few queries against many keys -> fast_decode; a small score matrix -> reference
+# (one big matmul is fastest when it fits in cache-friendly memory); anything else -> fast_prefill
+# (the tuned forms of decode and tiled, measured by `multihead bench`).
 DECODE_MAX_TQ = 16
 DECODE_MIN_TK = 1024
 AUTO_REFERENCE_BYTES = 64 * 1024**2
@@ -58,10 +59,10 @@ def score_limit(nbytes: int) -> Iterator[None]:
 def choose_backend(B: int, H: int, Tq: int, Tk: int, dtype: torch.dtype = torch.float32) -> str:
     """The backend "auto" resolves to for these sizes (see DECODE_MAX_TQ, AUTO_REFERENCE_BYTES)."""
     if Tq <= DECODE_MAX_TQ and Tk >= DECODE_MIN_TK:
-        return "decode"
+        return "fast_decode"     # docs/performance.md: K/V streamed once; falls back to torch ops
     if score_matrix_bytes(B, H, Tq, Tk, compute_dtype(dtype).itemsize) <= AUTO_REFERENCE_BYTES:
         return "reference"
-    return "tiled"
+    return "fast_prefill"        # docs/performance.md: GEMM-sized blocks, in-place online softmax
 
 
 def _check_qkv(q: Tensor, k: Tensor, v: Tensor) -> None:

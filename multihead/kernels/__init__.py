@@ -28,7 +28,7 @@ from typing import Callable
 
 from torch import Tensor
 
-from multihead.kernels import decode, reference, tiled
+from multihead.kernels import decode, fast_decode, fast_prefill, reference, tiled
 
 Kernel = Callable[..., "tuple[Tensor, Tensor]"]
 
@@ -37,6 +37,8 @@ BACKENDS: dict[str, Kernel] = {
     "reference": reference.attention,   # materialized [B, H, Tq, Tk] scores; exact FLOP count
     "tiled": tiled.attention,           # online softmax over key blocks; O(Tq*d + block^2) memory
     "decode": decode.attention,         # split-K over the key sequence, merged by lse; small Tq
+    "fast_decode": fast_decode.attention,    # decode tuned for this CPU: K/V streamed once, chunked upcast
+    "fast_prefill": fast_prefill.attention,  # tiled tuned for this CPU: GEMM-sized blocks, in-place softmax
 }
 
 __all__ = ["BACKENDS", "Kernel"]

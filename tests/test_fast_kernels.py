@@ -1,0 +1,244 @@
+"""The fast backends (fast_decode with its C kernel, fast_prefill) and `multihead bench`.
+
+Exactness is checked the same way as the core kernels: against a float64 oracle and torch SDPA
+for fp32, and within 2x of PyTorch's own low-precision error for bf16/fp16. Block, chunk and split
+sizes are forced small so that every edge (ragged tail, causal diagonal, empty chunk) is crossed.
+No timing assertions: the benchmark is tested for what it computes, not for how fast it runs.
+"""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import multihead as mh
+from multihead.bench import benchmark as bench
+from multihead.cli import main as cli_main
+from multihead.kernels import BACKENDS, fast_decode, fast_native, fast_prefill
+
+HEADS = {"MHA": (4, 4), "GQA": (8, 2), "MQA": (4, 1)}
+MASKS = ["none", "causal", "padding", "float", "causal+bool"]
+NATIVE = fast_native.library() is not None
+
+
+def oracle(q, k, v, mask=None, is_causal=False, scale=None):
+    """float64 attention with bottom-right causal alignment; (out, lse), empty rows 0 / -inf."""
+    B, H, Tq, d = q.shape
+    H_kv, Tk = k.shape[1], k.shape[2]
+    G = H // H_kv
+    qq, kk, vv = q.double(), k.double().repeat_interleave(G, 1), v.double().repeat_interleave(G, 1)
+    s = qq @ kk.transpose(-1, -2) * (scale if scale is not None else d ** -0.5)
+    if mask is not None:
+        s = s.masked_fill(~mask, -math.inf) if mask.dtype == torch.bool else s + mask.double()
+    if is_causal:
+        s = s.masked_fill(torch.arange(Tk)[None, :] > torch.arange(Tq)[:, None] + Tk - Tq, -math.inf)
+    lse = torch.logsumexp(s, -1)
+    return torch.exp(s - lse[..., None]).nan_to_num(0.0) @ vv, lse
+
+
+def make(heads, tq, tk, mask_kind, d=16, dtype=torch.float32, seed=0, B=2):
+    g = torch.Generator().manual_seed(seed)
+    H, H_kv = HEADS[heads]
+    q = torch.randn(B, H, tq, d, generator=g).to(dtype)
+    k = torch.randn(B, H_kv, tk, d, generator=g).to(dtype)
+    v = torch.randn(B, H_kv, tk, d, generator=g).to(dtype)
+    mask, causal = None, "causal" in mask_kind
+    if mask_kind in ("padding", "causal+bool"):
+        keep = torch.rand(B, 1, tq, tk, generator=g) > 0.3
+        keep[0, 0, 0] = False                                        # one fully masked row
+        mask = keep
+    elif mask_kind == "float":
+        mask = torch.randn(1, H, tq, tk, generator=g).to(dtype)
+    return q, k, v, mask, causal
+
+
+def err(a, b):
+    """Max abs difference; equal infinities (an empty row's lse = -inf) count as 0."""
+    a, b = a.double(), b.double()
+    same = (a == b) | (a.isnan() & b.isnan())
+    return torch.where(same, 0.0, (a - b).abs()).max().item()
+
+
+SIZES = {"fast_decode": [(1, 1), (3, 100), (5, 3)],
+         "fast_prefill": [(1, 9), (33, 70), (70, 33)]}
+SMALL = {"fast_decode": {"chunk": 16}, "fast_prefill": {"block_q": 16, "block_k": 24}}
+
+
+@pytest.mark.parametrize("backend", ["fast_decode", "fast_prefill"])
+@pytest.mark.parametrize("heads", list(HEADS))
+@pytest.mark.parametrize("mask_kind", MASKS)
+def test_fp32_matches_fp64_and_sdpa(backend, heads, mask_kind):
+    for tq, tk in SIZES[backend]:
+        q, k, v, mask, causal = make(heads, tq, tk, mask_kind)
+        ref, ref_lse = oracle(q, k, v, mask, causal)
+        out, lse = mh.attention(q, k, v, mask, is_causal=causal, return_lse=True, backend=backend)
+        assert err(out, ref) < 2e-5, (tq, tk)
+        assert torch.equal(torch.isneginf(lse), torch.isneginf(ref_lse))
+        assert err(lse, ref_lse) < 2e-5
+        # small blocks: every chunk / block edge and the diagonal are crossed
+        o2, _ = BACKENDS[backend](q, k, v, None if mask is None else mask.reshape((1,) * (4 - mask.dim()) + mask.shape),
+                                  is_causal=causal, scale=q.shape[-1] ** -0.5, **SMALL[backend])
+        assert err(o2, ref) < 2e-5
+        if not causal and mask_kind != "padding":                   # SDPA agrees where alignment does
+            sd = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
+            assert err(out, sd) < 2e-5
+
+
+@pytest.mark.parametrize("backend", ["fast_decode", "fast_prefill"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+@pytest.mark.parametrize("mask_kind", ["none", "causal", "padding"])
+def test_low_precision_within_2x_of_pytorch(backend, dtype, mask_kind):
+    tq, tk = (2, 150) if backend == "fast_decode" else (48, 48)
+    q, k, v, mask, causal = make("GQA", tq, tk, mask_kind, d=32, dtype=dtype)
+    ref, _ = oracle(q, k, v, mask, causal)
+    ours = mh.attention(q, k, v, mask, is_causal=causal, backend=backend)
+    assert ours.dtype == dtype
+    # PyTorch's own low-precision result (math backend, explicit bottom-right mask for causal).
+    m = mask
+    if causal:
+        cm = torch.arange(tk)[None, :] <= torch.arange(tq)[:, None] + tk - tq
+        m = cm if m is None else (m & cm)
+    theirs = F.scaled_dot_product_attention(q, k, v, attn_mask=m, enable_gqa=True).nan_to_num(0.0)
+    keep = ~torch.isneginf(oracle(q, k, v, mask, causal)[1])[..., None]   # rows with some key
+    assert err(ours * keep, ref * keep) <= 2 * err(theirs * keep, ref * keep) + 1e-3
+
+
+@pytest.mark.parametrize("backend", ["fast_decode", "fast_prefill"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_fully_masked_rows_are_zero(backend, dtype):
+    q, k, v, _, _ = make("GQA", 3, 40, "none", dtype=dtype)
+    mask = torch.ones(2, 1, 3, 40, dtype=torch.bool)
+    mask[1, :, 2] = False                                  # batch 1, query 2: no key
+    out, lse = mh.attention(q, k, v, mask, return_lse=True, backend=backend)
+    assert not out.isnan().any() and (out[1, :, 2] == 0).all() and torch.isneginf(lse[1, :, 2]).all()
+    # causal with Tq > Tk: the first Tq - Tk queries see nothing (C kernel: lim = 0)
+    q2 = torch.randn(1, 8, 6, 16).to(dtype)
+    out, lse = mh.attention(q2, k[:1, :, :4], v[:1, :, :4], is_causal=True, return_lse=True, backend=backend)
+    assert (out[:, :, :2] == 0).all() and torch.isneginf(lse[:, :, :2]).all() and not out.isnan().any()
+    ref, _ = oracle(q2, k[:1, :, :4], v[:1, :, :4], is_causal=True)
+    assert err(out, ref) < (2e-5 if dtype == torch.float32 else 2e-2)
+
+
+@pytest.mark.skipif(not NATIVE, reason=f"C kernel unavailable: {fast_native.why_unavailable}")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("shape", [(1, 32, 8, 1, 3000, 128, 128), (2, 12, 4, 2, 777, 64, 24),
+                                   (1, 5, 1, 3, 45, 8, 8), (1, 64, 1, 1, 70, 16, 16), (1, 8, 8, 4, 2, 32, 32)])
+def test_native_kernel_matches_oracle_and_torch_path(dtype, shape, monkeypatch):
+    """The C kernel: GQA groups of any size (R = G*Tq rows, 4 at a time plus a remainder), d_v = 8
+    (mod 16), an odd number of keys, a non-contiguous cache slice, causal Tq > 1, and fp16/bf16."""
+    B, H, H_kv, Tq, Tk, d, dv = shape
+    g = torch.Generator().manual_seed(1)
+    q = torch.randn(B, H, Tq, d, generator=g).to(dtype)
+    cache_k = torch.randn(B, H_kv, Tk + 7, d, generator=g).to(dtype)
+    cache_v = torch.randn(B, H_kv, Tk + 7, dv, generator=g).to(dtype)
+    k, v = cache_k[:, :, 3:3 + Tk], cache_v[:, :, 3:3 + Tk]          # KV-cache slices: non-contiguous
+    assert fast_native.supported(q, k, v, None)
+    for causal in (False, True):
+        ref, ref_lse = oracle(q, k, v, is_causal=causal)
+        out, lse = fast_decode.attention(q, k, v, None, is_causal=causal, scale=d ** -0.5)
+        assert err(out, ref) < 5e-6 and err(lse, ref_lse) < 5e-6
+        monkeypatch.setattr(fast_native, "supported", lambda *a: False)   # the torch path
+        out_t, lse_t = fast_decode.attention(q, k, v, None, is_causal=causal, scale=d ** -0.5, chunk=100)
+        monkeypatch.undo()
+        assert err(out, out_t) < 5e-6 and err(lse, lse_t) < 5e-6
+
+
+def test_native_limits_and_fallbacks():
+    q, k, v = torch.randn(1, 4, 1, 12), torch.randn(1, 1, 30, 12), torch.randn(1, 1, 30, 12)
+    assert not fast_native.supported(q, k, v, None)                   # d = 12 is not a multiple of 8
+    q = torch.randn(1, 65, 1, 16)                                     # R = 65 rows > MAX_ROWS
+    assert not fast_native.supported(q, torch.randn(1, 1, 30, 16), torch.randn(1, 1, 30, 16), None)
+    assert not fast_native.supported(q.double(), k.double(), v.double(), None)
+    for q, k, v in [(torch.randn(1, 4, 1, 12), k, v), (q, torch.randn(1, 1, 30, 16), torch.randn(1, 1, 30, 16))]:
+        out = mh.attention(q, k, v, backend="fast_decode")             # handled by the torch path
+        assert err(out, oracle(q, k, v)[0]) < 2e-5
+
+
+def test_autograd_falls_back_to_differentiable_kernels():
+    q = torch.randn(1, 4, 5, 16, requires_grad=True)
+    k, v = torch.randn(1, 2, 9, 16), torch.randn(1, 2, 9, 16)
+    grads = []
+    for backend in ("tiled", "fast_prefill", "decode", "fast_decode"):
+        out = mh.attention(q, k, v, is_causal=True, backend=backend)
+        (g,) = torch.autograd.grad(out.square().sum(), q)
+        grads.append(g)
+    for g in grads[1:]:
+        assert torch.allclose(g, grads[0], atol=1e-5)
+
+
+def test_auto_picks_the_fast_backends():
+    from multihead.functional import choose_backend
+    assert choose_backend(1, 32, 1, 131072) == "fast_decode"
+    assert choose_backend(1, 32, 16384, 16384) == "fast_prefill"
+
+
+# --- the benchmark -----------------------------------------------------------------------------
+
+def tiny_config():
+    return bench.BenchConfig([bench.Case("decode", "fp32", 2048, 8, 2, 64), bench.Case("decode", "bf16", 1024, 8, 2, 64),
+                              bench.Case("prefill", "fp32", 128, 4, 2, 32)],
+                             repeats=1, bandwidth_bytes=8 << 20, gemm_n={"fp32": 128, "bf16": 32, "fp16": 32},
+                             max_seconds=1.0, memory_T=None)
+
+
+def test_benchmark_report_and_plot(tmp_path):
+    report = bench.run_benchmark(tiny_config(), progress=False, command="test")
+    json.dumps(report)                                                 # JSON-able
+    assert set(report["limits"]) == {"read_bandwidth", "gemm_fp32", "gemm_bf16"}
+    rows = report["results"]
+    assert {r["impl"] for r in rows} == {"sdpa-math", "sdpa-flash", "decode", "fast_decode", "tiled", "fast_prefill"}
+    for r in rows:
+        assert r["rate"] > 0 and r["seconds"] > 0
+        assert r["of_limit"] == pytest.approx(r["rate"] / bench.limit_of(r, report["limits"]))
+        assert r["vs_sdpa"] > 0
+    dec = next(r for r in rows if r["impl"] == "fast_decode" and r["dtype"] == "fp32")
+    assert dec["rate"] == pytest.approx(2 * 2 * 2048 * 64 * 4 / dec["seconds"])      # K+V bytes / s
+    pre = next(r for r in rows if r["impl"] == "fast_prefill")
+    assert pre["rate"] == pytest.approx(4 * 4 * 32 * (128 * 129 // 2) / pre["seconds"])  # causal FLOPs / s
+    out = tmp_path / "bench.png"
+    bench.plot(report, str(out))
+    assert out.stat().st_size > 1000
+
+
+def test_ratios_and_targets_from_synthetic_rows():
+    limits = {"read_bandwidth": {"best": 40e9}, "gemm_fp32": {"best": 100e9}, "gemm_bf16": {"best": 1e9}}
+    case = dict(kind="decode", dtype="fp32", T=131072, H=32, H_kv=8, d=128, B=1)
+    rows = [{**case, "impl": "sdpa-flash", "rate": 5e9}, {**case, "impl": "sdpa-math", "rate": 1e9},
+            {**case, "impl": "fast_decode", "rate": 30e9}]
+    pcase = dict(case, kind="prefill", dtype="bf16", T=4096)
+    rows += [{**pcase, "impl": "sdpa-flash", "rate": 0.5e9}, {**pcase, "impl": "fast_prefill", "rate": 60e9}]
+    bench.add_ratios(rows, limits)
+    assert rows[2]["vs_sdpa"] == pytest.approx(6.0) and rows[2]["best_sdpa"] == "sdpa-flash"
+    assert rows[2]["of_limit"] == pytest.approx(0.75)
+    assert rows[4]["of_limit"] == pytest.approx(60.0) and rows[4]["of_fp32_gemm"] == pytest.approx(0.6)
+    got = {(t["kind"], t["dtype"], t["metric"]): t["met"] for t in bench.check_targets(rows, [])}
+    assert got == {("decode", "fp32", "of_limit"): True, ("decode", "fp32", "vs_sdpa"): True,
+                   ("prefill", "bf16", "vs_sdpa"): True, ("prefill", "bf16", "of_limit"): True}
+    rows[2]["rate"] = 20e9
+    bench.add_ratios(rows, limits)
+    assert not next(t for t in bench.check_targets(rows, []) if t["metric"] == "of_limit")["met"]   # 50% < 70%
+
+
+def test_slow_cases_are_measured_on_a_reduced_shape():
+    limits = {"read_bandwidth": {"best": 40e9}, "gemm_fp32": {"best": 100e9}, "gemm_bf16": {"best": 0.3e9}}
+    case = bench.Case("prefill", "bf16", 16384)
+    small = bench._shrink("sdpa-flash", case, limits, 5.0)
+    assert (small.H, small.H_kv) == (4, 1) and small.T < 16384 and small.d == 128
+    assert bench._predicted_seconds("sdpa-flash", small, limits) <= 5.0
+    assert bench._shrink("fast_prefill", bench.Case("prefill", "bf16", 512), limits, 5.0) == bench.Case("prefill", "bf16", 512)
+    assert "GB" in bench._skip_reason("sdpa-math", bench.Case("prefill", "fp32", 16384))
+
+
+def test_peak_extra_memory_is_linear_not_quadratic():
+    fast = bench.peak_extra_memory("fast_prefill", 4096, 8, 2, d=64)
+    assert fast["finite"] and fast["ratio"] <= 2.0            # 8*4096^2*4 B = 512 MiB of scores avoided
+    ref = bench.peak_extra_memory("reference", 1024, 8, 2, d=64)
+    assert ref["extra_bytes"] >= ref["score_matrix_bytes"]    # the method sees a materialized [B, H, T, T]
+
+
+def test_cli_rejects_cpu_clock_without_one_thread(capsys):
+    assert cli_main(["bench", "--clock", "cpu"]) == 2
+    assert "--threads 1" in capsys.readouterr().err
