@@ -362,7 +362,7 @@ def smollm2():
     from multihead.models.loading import load_smollm2
     from multihead.models.text import eval_windows
     model, tok = load_smollm2()
-    windows = eval_windows(tok, 3, 64, seed=0)                   # 2 evaluation + 1 calibration, disjoint
+    windows = eval_windows(tok, 3, 48, seed=0)                   # 2 evaluation + 1 calibration, disjoint
     return model, windows[:2], windows[2:]
 
 
@@ -390,7 +390,7 @@ def test_smollm2_mqa_mean_pooling_hurts_and_the_fit_does_better(smollm2):
     merged = copy.deepcopy(model)
     merge_kv_heads(merged, 1)                                    # 3 -> 1 KV heads (MQA)
     mean = mean_nll(merged, evals)
-    fit_merged_kv(merged, caps, iters=4)
+    fit_merged_kv(merged, caps, iters=3)
     fit = mean_nll(merged, evals)
     assert mean > base + 0.5                                     # mean-pooled MQA costs a lot
     assert fit <= mean
@@ -403,16 +403,16 @@ def test_minilm_gqa_mean_vs_fit_embedding_agreement():
     from multihead.models.loading import load_minilm
     from multihead.models.text import sentences
     model, tok = load_minilm()
-    sents = sentences(48, seed=0)
-    evals, calib = encode_batches(tok, sents[:32]), encode_batches(tok, sents[32:])
+    sents = sentences(40, seed=0)
+    evals, calib = encode_batches(tok, sents[:24]), encode_batches(tok, sents[24:])
     ref = sentence_embeddings(model, evals)
     mean = copy.deepcopy(model)
     merge_kv_heads(mean, 4)                                      # 12 -> 4 KV heads
     grams = kv_gram(model, calib)
     fit = copy.deepcopy(model)
     merge_kv_heads(fit, 4, [similar_groups(g, 4) for g in grams])
-    fit_merged_kv(fit, capture_layers(model, calib), iters=5)
-    a_mean = embedding_agreement(ref, sentence_embeddings(mean, evals))
-    a_fit = embedding_agreement(ref, sentence_embeddings(fit, evals))
+    fit_merged_kv(fit, capture_layers(model, calib), iters=4)
+    a_mean = embedding_agreement(ref, sentence_embeddings(mean, evals), k=3)
+    a_fit = embedding_agreement(ref, sentence_embeddings(fit, evals), k=3)
     assert a_mean.cosine_mean < 0.999
     assert a_fit.cosine_mean >= a_mean.cosine_mean

@@ -10,22 +10,24 @@ def _text_args(p) -> None:
     g = p.add_argument_group("text (SmolLM2 windows from the gensim Wikipedia sample)")
     g.add_argument("--windows", type=int, default=8, metavar="N", help="evaluation windows (default 8)")
     g.add_argument("--window-tokens", type=int, default=128, metavar="T", help="tokens per window (default 128)")
-    g.add_argument("--calib-windows", type=int, default=8, metavar="M",
-                   help="calibration windows, disjoint from the evaluation ones (default 8)")
+    g.add_argument("--calib-windows", type=int, default=4, metavar="M",
+                   help="calibration windows, disjoint from the evaluation ones (default 4)")
     g.add_argument("--importance-windows", type=int, default=2, metavar="K",
                    help="calibration windows used for head importance (default 2: 270 ablations x 2 windows)")
     g.add_argument("--seed", type=int, default=0, help="window selection seed (default 0)")
     g.add_argument("--batch-rows", type=int, default=8, metavar="B", help="rows per forward pass (default 8)")
+    p.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="torch threads (default: torch's choice; 1 is faster when other jobs share the cores)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
 
 def _merge_args(p) -> None:
     g = p.add_argument_group("merging")
-    g.add_argument("--fit-iters", type=int, default=15, metavar="K",
-                   help="L-BFGS iterations per layer for the fitted merge (default 15)")
+    g.add_argument("--fit-iters", type=int, default=12, metavar="K",
+                   help="L-BFGS iterations per layer for the fitted merge (default 12)")
     g.add_argument("--uptrain-steps", type=int, default=30, metavar="S",
                    help="uptraining steps after each SmolLM2 merge; 0 skips (default 30)")
-    g.add_argument("--uptrain-lr", type=float, default=2e-4, help="AdamW learning rate (default 2e-4)")
+    g.add_argument("--uptrain-lr", type=float, default=3e-4, help="AdamW learning rate (default 3e-4)")
     g.add_argument("--uptrain-params", choices=("kv", "all"), default="kv",
                    help="train only the shared K/V projections (default) or all parameters")
     g.add_argument("--sentences", type=int, default=256, help="MiniLM held-out sentences (default 256)")
@@ -103,8 +105,17 @@ def _ints(text: str | None, name: str) -> list[int] | None:
     return [int(v) for v in vals]
 
 
+def _threads(args) -> None:
+    if args.threads is not None:
+        if args.threads < 1:
+            raise ValueError(f"--threads: expected a positive integer, got {args.threads}")
+        import torch
+        torch.set_num_threads(args.threads)
+
+
 def _text(args):
     from multihead.heads.experiments import TextConfig
+    _threads(args)
     cfg = TextConfig(args.windows, args.window_tokens, args.calib_windows, args.importance_windows,
                      args.seed, args.batch_rows)
     cfg.validate()
@@ -153,6 +164,7 @@ def run_merge(args) -> int:
         result = run_merge_lm(_text(args), merge, kv, progress=not args.json)
         return _finish(args, result, plots.merge_lm_plot, _print_merge)
     enc = EncoderConfig(args.sentences, args.calib_sentences, args.seed, fit_iters=args.fit_iters)
+    _threads(args)
     result = run_merge_encoder(enc, kv, progress=not args.json)
     return _finish(args, result, plots.merge_encoder_plot, _print_merge)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 import torch
 from tqdm import tqdm
@@ -37,7 +37,7 @@ class TextConfig:
     """Which SmolLM2 windows: N evaluation + M calibration windows of T tokens (seeded, disjoint)."""
     windows: int = 8              # N evaluation windows
     window_tokens: int = 128      # T
-    calib_windows: int = 8        # M calibration windows
+    calib_windows: int = 4        # M calibration windows
     importance_windows: int = 2   # the first of the calibration windows used for head importance
     seed: int = 0
     batch_rows: int = 8           # rows per forward pass
@@ -153,9 +153,9 @@ def kv_bytes_per_token(model, n_kv_heads: int, dtype: str = "bf16") -> float:
 
 @dataclass
 class MergeConfig:
-    fit_iters: int = 15           # L-BFGS iterations per layer
+    fit_iters: int = 12           # L-BFGS iterations per layer
     uptrain_steps: int = 30       # 0 = skip uptraining
-    uptrain_lr: float = 2e-4
+    uptrain_lr: float = 3e-4
     uptrain_rows: int = 1         # windows per uptraining step
     uptrain_params: str = "kv"    # "kv" (merged K/V only) or "all"
 

@@ -7,7 +7,6 @@ The markdown's sentences are generated from the numbers, never written by hand.
 from __future__ import annotations
 
 import json
-import math
 import platform
 import time
 from dataclasses import asdict
