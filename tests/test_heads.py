@@ -337,6 +337,17 @@ def test_report_summary_and_markdown_come_from_the_numbers():
     assert "keeps >= 90% of nearest neighbours down to 6 KV heads" in md
 
 
+def test_report_reuses_a_stage_only_when_made_with_the_same_settings(tmp_path):
+    path = tmp_path / "stage.json"
+    calls = []
+    made, reused = report._stage(path, True, lambda: calls.append(1) or {"windows": {"n": 2}, "x": 1}, {"windows": {"n": 2}})
+    assert (made["x"], reused, calls) == (1, False, [1])
+    again, reused = report._stage(path, True, lambda: calls.append(1) or {}, {"windows": {"n": 2}})
+    assert (again, reused, calls) == (made, True, [1])           # read back, not re-run
+    with pytest.raises(ValueError, match="--reuse"):
+        report._stage(path, True, lambda: {}, {"windows": {"n": 3}})
+
+
 def test_cli_rejects_bad_input_before_loading_anything(capsys):
     assert main(["heads", "prune", "--fractions", "a,b"]) == 2
     assert "--fractions" in capsys.readouterr().err

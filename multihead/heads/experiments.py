@@ -65,7 +65,7 @@ def load_lm(text: TextConfig):
     return model, ids[:text.windows], ids[text.windows:]
 
 
-def _windows_info(text: TextConfig) -> dict:
+def windows_info(text: TextConfig) -> dict:
     return {"eval_windows": text.windows, "calib_windows": text.calib_windows,
             "window_tokens": text.window_tokens, "seed": text.seed,
             "eval_predictions": text.windows * (text.window_tokens - 1)}
@@ -88,7 +88,7 @@ def run_importance(text: TextConfig, progress: bool = True, model_and_data=None)
     order = ranked_heads(abl)
     return {
         "model": MODEL_NAME, "layers": n_layers, "heads": n_heads,
-        "windows": {**_windows_info(text), "importance_windows": windows.shape[0],
+        "windows": {**windows_info(text), "importance_windows": windows.shape[0],
                     "importance_predictions": windows.shape[0] * (windows.shape[1] - 1)},
         "baseline_nll": base, "baseline_perplexity": math.exp(base),
         "ablation": abl.tolist(), "gradient": grad.tolist(),
@@ -136,7 +136,7 @@ def run_prune(text: TextConfig, importance: dict | None = None, fractions: list[
         rows.append({"order": name,
                      "perplexity": [base] + curve.perplexity[name],
                      "kv_heads_freed": [0] + curve.kv_freed[name]})
-    return {"model": MODEL_NAME, "windows": _windows_info(text), "total_heads": total,
+    return {"model": MODEL_NAME, "windows": windows_info(text), "total_heads": total,
             "kv_heads_total": n_layers * (n_heads // group),
             "importance_from": "calibration windows" if importance is None else "importance result",
             "fractions": [0.0] + nonzero, "heads_removed": [0] + curve.counts,
@@ -198,7 +198,7 @@ def run_merge_lm(text: TextConfig, merge: MergeConfig, kv_heads: list[int] | Non
                 rows.append({**row, "uptrain_steps": merge.uptrain_steps, "perplexity": math.exp(nll_up),
                              "nll": nll_up})
             del merged
-    return {"model": MODEL_NAME, "windows": _windows_info(text), "kv_heads_original": n_kv,
+    return {"model": MODEL_NAME, "windows": windows_info(text), "kv_heads_original": n_kv,
             "baseline_perplexity": math.exp(base), "baseline_nll": base,
             "calibration_baseline_nll": calib_base,
             "kv_bytes_per_token_bf16_original": full_bytes, "config": asdict(merge),

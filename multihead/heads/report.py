@@ -15,23 +15,33 @@ from pathlib import Path
 import torch
 
 from multihead.heads import plots
-from multihead.heads.experiments import (EncoderConfig, MergeConfig, TextConfig, load_lm, run_importance,
-                                         run_merge_encoder, run_merge_lm, run_prune)
+from multihead.heads.experiments import (EncoderConfig, MergeConfig, TextConfig, windows_info, load_lm,
+                                         run_importance, run_merge_encoder, run_merge_lm, run_prune)
 
 PRUNE_TOLERANCE = 0.05     # "can go": perplexity within +5% of the full model
 
 
-def _stage(path: Path, reuse: bool, run) -> dict:
+def _stage(path: Path, reuse: bool, run, settings: dict) -> tuple[dict, bool]:
+    """(result, reused). A reused file must have been made with the same ``settings``."""
     if reuse and path.is_file():
-        return json.loads(path.read_text())
+        result = json.loads(path.read_text())
+        made_with = {k: result.get(k) for k in settings}
+        if made_with != settings:
+            raise ValueError(f"--reuse: {path} was made with {made_with}, not {settings}; "
+                             "rerun without --reuse or with the same settings")
+        return result, True
     result = run()
     path.write_text(json.dumps(result, indent=1) + "\n")
-    return result
+    return result, False
 
 
 def build_report(out_dir: str | Path, text: TextConfig, merge: MergeConfig, encoder: EncoderConfig,
                  command: str, reuse: bool = False, progress: bool = True) -> dict:
-    """Run (or reuse) the four experiments, draw the figures, write REPORT.md and summary.json."""
+    """Run (or reuse) the four experiments, draw the figures, write REPORT.md and summary.json.
+
+    ``command`` is recorded at the top of REPORT.md. Reused stages are checked against the
+    current settings, so the command (without --reuse) always reproduces the numbers.
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
@@ -42,11 +52,18 @@ def build_report(out_dir: str | Path, text: TextConfig, merge: MergeConfig, enco
             cache["lm"] = load_lm(text)
         return cache["lm"]
 
-    imp = _stage(out / "importance.json", reuse, lambda: run_importance(text, progress, lm()))
-    prn = _stage(out / "prune.json", reuse, lambda: run_prune(text, imp, progress=progress, model_and_data=lm()))
-    mlm = _stage(out / "merge_kv_smollm2.json", reuse, lambda: run_merge_lm(text, merge, progress=progress,
-                                                                            model_and_data=lm()))
-    enc = _stage(out / "merge_kv_minilm.json", reuse, lambda: run_merge_encoder(encoder, progress=progress))
+    win = windows_info(text)
+    imp, r1 = _stage(out / "importance.json", reuse, lambda: run_importance(text, progress, lm()),
+                     {"windows": {**win, "importance_windows": text.importance_windows,
+                                  "importance_predictions": text.importance_windows * (text.window_tokens - 1)}})
+    prn, r2 = _stage(out / "prune.json", reuse, lambda: run_prune(text, imp, progress=progress, model_and_data=lm()),
+                     {"windows": win})
+    mlm, r3 = _stage(out / "merge_kv_smollm2.json", reuse,
+                     lambda: run_merge_lm(text, merge, progress=progress, model_and_data=lm()),
+                     {"windows": win, "config": asdict(merge)})
+    enc, r4 = _stage(out / "merge_kv_minilm.json", reuse, lambda: run_merge_encoder(encoder, progress=progress),
+                     {"sentences": encoder.sentences, "calib_sentences": encoder.calib_sentences,
+                      "seed": encoder.seed, "k": encoder.k})
     figures = {
         "importance": plots.importance_heatmap(imp, out / "importance.png"),
         "prune": plots.prune_plot(prn, out / "prune.png"),
@@ -55,12 +72,21 @@ def build_report(out_dir: str | Path, text: TextConfig, merge: MergeConfig, enco
     }
     summary = make_summary(imp, prn, mlm, enc)
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
-    meta = {"command": command, "generated": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "seconds": time.perf_counter() - t0, "torch": torch.__version__,
-            "machine": f"{platform.machine()}, {torch.get_num_threads()} threads",
+    stage_seconds = _stage_seconds(imp, prn, mlm, enc)
+    meta = {"command": command.replace(" --reuse", ""), "reused": any((r1, r2, r3, r4)),
+            "generated": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "seconds": stage_seconds if any((r1, r2, r3, r4)) else time.perf_counter() - t0,
+            "torch": torch.__version__,
+            "machine": f"{platform.machine()}, {torch.get_num_threads()} torch threads",
             "configs": {"text": asdict(text), "merge": asdict(merge), "encoder": asdict(encoder)}}
     (out / "REPORT.md").write_text(render(imp, prn, mlm, enc, meta))
-    return {"out_dir": str(out), "figures": figures, "summary": summary, "seconds": meta["seconds"]}
+    return {"out_dir": str(out), "figures": figures, "summary": summary, "seconds": time.perf_counter() - t0}
+
+
+def _stage_seconds(imp: dict, prn: dict, mlm: dict, enc: dict) -> float:
+    """Compute time the four stages recorded (what a from-scratch run of the command costs)."""
+    return (sum(imp.get("seconds", {}).values()) + prn.get("seconds", 0.0) + mlm.get("seconds", 0.0)
+            + enc.get("seconds", 0.0))
 
 
 def _kv_rows(mlm: dict, uptrained: bool) -> list[dict]:
@@ -112,8 +138,10 @@ def render(imp: dict, prn: dict, mlm: dict, enc: dict, meta: dict) -> str:
     lines = [
         "# Which heads can go, and what GQA/MQA costs: measured on real weights",
         "",
-        f"Generated by `{meta['command']}` on {meta['generated']} "
-        f"({meta['seconds'] / 60:.1f} min, torch {meta['torch']}, {meta['machine']}). Do not edit by hand.",
+        f"Generated by `{meta['command']}` ({meta['seconds'] / 60:.0f} min of compute, torch {meta['torch']}, "
+        f"{meta['machine']}); rendered {meta['generated']}"
+        + (" from the stage JSON files of that command (`--reuse`)" if meta.get("reused") else "")
+        + ". Do not edit by hand.",
         "",
         "## Setup",
         "",
@@ -231,8 +259,8 @@ def answers(imp: dict, prn: dict, mlm: dict, enc: dict, fr: dict, rnd: list[str]
                          f"{fit['perplexity']:.2f} with the fitted merge")
         ups = [r for r in mlm["results"] if r["kv_heads"] == g and r["uptrain_steps"] > 0]
         if ups:
-            parts.append("after " + " and ".join(f"{r['uptrain_steps']} uptraining steps, {r['method']} reaches "
-                                                  f"{r['perplexity']:.2f}" for r in ups))
+            parts.append(f"after {ups[0]['uptrain_steps']} uptraining steps: "
+                         + ", ".join(f"{r['method']} {r['perplexity']:.2f}" for r in ups))
     enc_parts = []
     for g in sorted({r["kv_heads"] for r in enc["results"]}, reverse=True):
         by = {r["method"]: r for r in enc["results"] if r["kv_heads"] == g}
