@@ -20,7 +20,7 @@ from tqdm import tqdm
 from multihead.accounting import kv_cache_bytes
 from multihead.heads.embed import embedding_agreement, encode_batches, sentence_embeddings
 from multihead.heads.fit import capture_layers, fit_merged_kv
-from multihead.heads.importance import (gradient_importance, ablation_importance, heads_shape,
+from multihead.heads.importance import (agreement, gradient_importance, ablation_importance, heads_shape,
                                         rank_correlation, ranked_heads)
 from multihead.heads.lm import mean_nll
 from multihead.heads.merge_kv import kv_gram, merge_kv_heads, similar_groups, grouping_cost, contiguous_groups
@@ -93,6 +93,7 @@ def run_importance(text: TextConfig, progress: bool = True, model_and_data=None)
         "baseline_nll": base, "baseline_perplexity": math.exp(base),
         "ablation": abl.tolist(), "gradient": grad.tolist(),
         "spearman_ablation_vs_gradient": rank_correlation(abl.flatten(), grad.flatten()),
+        "agreement": agreement(abl, grad),
         "most_important": [{"layer": l, "head": h, "ablation": float(abl[l, h]), "gradient": float(grad[l, h])}
                            for l, h in reversed(order[-5:])],
         "least_important": [{"layer": l, "head": h, "ablation": float(abl[l, h]), "gradient": float(grad[l, h])}

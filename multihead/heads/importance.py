@@ -134,6 +134,20 @@ class HeadImportance:
         return rank_correlation(self.ablation.flatten(), self.gradient.flatten())
 
 
+def agreement(ablation: torch.Tensor, gradient: torch.Tensor, top_fraction: float = 0.1) -> dict:
+    """How well the gradient map predicts the ablation map.
+
+    Spearman of signed ablation vs gradient; Spearman of |ablation| vs gradient (the gradient
+    importance is an absolute value, so it measures sensitivity, not whether removal helps or
+    hurts); and the overlap of the two top-``top_fraction`` head sets.
+    """
+    a, g = ablation.flatten(), gradient.flatten()
+    k = max(1, round(top_fraction * a.numel()))
+    top_a, top_g = set(a.argsort(descending=True)[:k].tolist()), set(g.argsort(descending=True)[:k].tolist())
+    return {"spearman": rank_correlation(a, g), "spearman_abs": rank_correlation(a.abs(), g),
+            "top_k": k, "top_overlap": len(top_a & top_g)}
+
+
 def rank_correlation(x: torch.Tensor, y: torch.Tensor) -> float:
     """Spearman's rho: Pearson correlation of the ranks (ties broken by position)."""
     rx = x.argsort().argsort().double()

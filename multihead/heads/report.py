@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 
 from multihead.heads import plots
+from multihead.heads.importance import agreement
 from multihead.heads.experiments import (EncoderConfig, MergeConfig, TextConfig, windows_info, load_lm,
                                          run_importance, run_merge_encoder, run_merge_lm, run_prune)
 
@@ -135,6 +136,7 @@ def _pct(x: float) -> str:
 def render(imp: dict, prn: dict, mlm: dict, enc: dict, meta: dict) -> str:
     w = mlm["windows"]
     n_heads_total = imp["layers"] * imp["heads"]
+    agree = imp.get("agreement") or agreement(torch.tensor(imp["ablation"]), torch.tensor(imp["gradient"]))
     lines = [
         "# Which heads can go, and what GQA/MQA costs: measured on real weights",
         "",
@@ -161,8 +163,11 @@ def render(imp: dict, prn: dict, mlm: dict, enc: dict, meta: dict) -> str:
         "![importance](importance.png)",
         "",
         f"Ablation = loss increase when one head's output is zeroed; gradient = Michel et al.'s E|dL/dξ_h|. "
-        f"The two rankings agree with Spearman rho = {imp['spearman_ablation_vs_gradient']:.2f}. "
-        f"Full-model NLL on these windows: {imp['baseline_nll']:.3f} nats/token.",
+        f"Full-model NLL on these windows: {imp['baseline_nll']:.3f} nats/token. "
+        f"Agreement of the two maps: Spearman rho {agree['spearman']:.2f} against the signed ablation, "
+        f"{agree['spearman_abs']:.2f} against |ablation| (the gradient is an absolute value: it measures how "
+        f"sensitive the loss is to a head, not whether removing it helps); {agree['top_overlap']} of the "
+        f"top {agree['top_k']} heads are the same in both.",
         "",
         "| rank | layer.head | ablation (nats/token) | gradient |",
         "|---|---|---|---|",
