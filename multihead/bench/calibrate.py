@@ -294,7 +294,7 @@ class CalibrationPlan:
     repeats: int = 5
     min_seconds: float = 0.3
     name: str = "full"
-    clock: str = "wall"      # "cpu": the thread's CPU time (one thread; robust to other load)
+    clock: str = "wall"      # "cpu": the process CPU time (one thread; robust to other load)
 
     @classmethod
     def quick(cls) -> "CalibrationPlan":

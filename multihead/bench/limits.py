@@ -45,7 +45,7 @@ def clock_fn(clock: str = "wall"):
 
 def time_call(fn, repeats: int = 5, warmup: int = 1, clock: str = "wall") -> list[float]:
     """Seconds of ``fn()`` for each of ``repeats`` runs after ``warmup`` runs (wall clock, or
-    the calling thread's CPU time with clock="cpu")."""
+    the process's CPU time with clock="cpu")."""
     now = clock_fn(clock)
     for _ in range(warmup):
         fn()

@@ -13,7 +13,6 @@ median run-to-run spread measured by calibration (median / best - 1).
 """
 from __future__ import annotations
 
-import inspect
 import math
 import statistics
 import sys
@@ -128,7 +127,8 @@ def plan_prediction(device: DeviceSpec, shape: AttnShape) -> tuple[float, str]:
 
 def _smollm2_rows(device: DeviceSpec, plan: ValidationPlan, bar, clock: str) -> tuple[list[Row], str | None]:
     """Prefill (logits of the last position only, as generation needs) and one decode step at
-    each context length, predicted by the planner for the catalog's SmolLM2-135M in fp32."""
+    each context length (on multihead's KV cache), predicted by the planner for the catalog's
+    SmolLM2-135M in fp32."""
     try:
         from multihead.models.loading import load_smollm2
         from multihead.planner import plan as planner_plan
@@ -148,29 +148,43 @@ def _smollm2_rows(device: DeviceSpec, plan: ValidationPlan, bar, clock: str) -> 
             t = _time(lambda: model(ids, use_cache=False, logits_to_keep=1), plan, clock)
             rows.append(Row("smollm2 prefill", f"SmolLM2-135M prefill T={T}", p.prefill_seconds, t.best,
                             t.median, t.spread, _band(p.prefill_seconds, u), "auto", {"tokens": T}))
-            out = model(ids, use_cache=True, logits_to_keep=1)
-            cache = getattr(out, "cache", None) or out.past_key_values
-            # transformers 5 names the argument `cache` (older: past_key_values)
-            kw = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
-            nxt = ids[:, -1:]
-
-            def step():
-                model(nxt, use_cache=True, logits_to_keep=1, **{kw: cache})
-                cache.crop(-1)               # drop the new token: every repeat sees T cached tokens
+            step = _decode_step(model, ids)
             t = _time(step, plan, clock)
-            if cache.get_seq_length() != T:
-                raise RuntimeError(f"SmolLM2 decode: the cache holds {cache.get_seq_length()} tokens, expected {T}")
         rows.append(Row("smollm2 decode", f"SmolLM2-135M decode step at T={T}", p.decode_seconds_per_token,
                         t.best, t.median, t.spread, _band(p.decode_seconds_per_token, u), "auto", {"tokens": T}))
         bar.update()
     return rows, None
 
 
+def _decode_step(model, ids: torch.Tensor):
+    """A function running one decode step of ``model`` after the prompt ``ids`` [1, T], on a
+    preallocated ``multihead.KVCache`` (multihead.generation's path: K/V read in place, as the
+    planner assumes; transformers' DynamicCache would also copy the whole cache every step).
+    Each call appends one token, so the context grows from T by one per repeat (at most 50)."""
+    from multihead.generation import _base_model, _CacheAdapter, _forward
+    from multihead.layers import KVCache
+    from multihead import hf
+    cfg = model.config
+    base = _base_model(model)
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    kv = KVCache(batch=1, n_kv_heads=cfg.num_key_value_heads, max_tokens=ids.shape[1] + 64, head_dim=head_dim,
+                 n_layers=cfg.num_hidden_layers, dtype=next(model.parameters()).dtype)
+    cache = _CacheAdapter(kv)
+    hf.register()
+    model.set_attn_implementation(hf.NAME)
+    _forward(model, base, cache, ids, backend="auto")                 # the prompt fills the cache
+    nxt = ids[:, -1:]
+    return lambda: _forward(model, base, cache, nxt, backend="auto")
+
+
 def _time(fn, plan: ValidationPlan, clock: str) -> Timing:
-    fn()
+    """Best, median and samples of ``fn()`` after one warm-up call (3 repeats for calls over 2 s)."""
     now = clock_fn(clock)
+    t0 = now()
+    fn()
+    repeats = min(plan.repeats, 3) if now() - t0 > 2.0 else plan.repeats
     samples, total = [], 0.0
-    while len(samples) < plan.repeats or (total < plan.min_seconds and len(samples) < 50):
+    while len(samples) < repeats or (total < plan.min_seconds and len(samples) < 50):
         t0 = now()
         fn()
         samples.append(now() - t0)
