@@ -113,6 +113,19 @@ def test_missing_profile_is_a_clear_error(tmp_path, capsys):
     assert "multihead calibrate" in capsys.readouterr().err
 
 
+def test_markdown_report_lists_every_row():
+    from multihead.bench.validate import markdown
+    spec = DeviceSpec("d", 1e9, 1e10, {"fp32": 1e11}, 1.0, 1.0, kind="measured")
+    rows = [row(1.0, 1.1, band=(0.9, 1.1)), row(0.01, 0.012, "decode", band=(0.009, 0.011))]
+    res = build_result(rows, rows, device=spec, kernel="k", predictor="p", plan=ValidationPlan.quick(),
+                       notes=["n1"], load=(None, None))
+    res["clock"] = "cpu"
+    md = markdown(res, "multihead validate --quick")
+    assert "multihead validate --quick" in md and "Note: n1" in md
+    assert "| prefill | 1 | 9.1% |" in md and "| decode | 1 | 16.7% |" in md      # group table
+    assert "-9.1%" in md and "-16.7%" in md                                     # each row's error
+
+
 def test_plot_from_synthetic_result(tmp_path):
     spec = DeviceSpec("d", 1e9, 1e10, {"fp32": 1e11}, 1.0, 1.0, kind="measured")
     rows = [row(1.0, 1.1, band=(0.9, 1.1)), row(0.01, 0.012, "decode", band=(0.009, 0.011))]

@@ -287,3 +287,35 @@ def plot(result: dict, path: str) -> str:
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+def markdown(result: dict, command: str | None = None) -> str:
+    """The result as a markdown report: headline, per-group errors, and every row."""
+    def s(x: float) -> str:
+        return f"{x * 1e3:,.2f} ms" if x < 1 else f"{x:,.3f} s"
+    tg = result["targets"]
+    lines = [f"# multihead validate: {result['device']['name']}", ""]
+    if command:
+        lines += ["Command:", "", "```bash", command, "```", ""]
+    lines += [f"- kernel: `{result['kernel']}`; predicted by `{result['predictor']}`",
+              f"- clock: {result['clock']}, torch threads: {result['threads']}, profile date: "
+              f"{result['device'].get('date')}",
+              f"- load average (1, 5, 15 min) before / after: {result['load_average']['before']} / "
+              f"{result['load_average']['after']}",
+              f"- **one-layer attention rows: median |error| {result['median_abs_error']:.1%}, max "
+              f"{result['max_abs_error']:.1%}** (targets 5% / 15%: {'met' if tg['met'] else 'not met'}); "
+              f"bias {result['mean_error']:+.1%}; inside the prediction interval: {result['interval_coverage']:.0%}",
+              "", "| group | rows | median abs error | max abs error | bias | inside interval |",
+              "|---|---:|---:|---:|---:|---:|"]
+    for g, sm in result["by_group"].items():
+        lines.append(f"| {g} | {sm['rows']} | {sm['median_abs_error']:.1%} | {sm['max_abs_error']:.1%} | "
+                     f"{sm['mean_error']:+.1%} | {sm['interval_coverage']:.0%} |")
+    lines += ["", "| shape | kernel | predicted | interval | measured (best) | spread | error |",
+              "|---|---|---:|---:|---:|---:|---:|"]
+    for r in result["rows"]:
+        lo, hi = r["interval_s"]
+        lines.append(f"| {r['label']} | {r['backend'] or ''} | {s(r['predicted_s'])} | {s(lo)} .. {s(hi)} | "
+                     f"{s(r['measured_s'])} | {r['spread']:.1%} | {r['error']:+.1%} |")
+    for n in result.get("notes", []):
+        lines += ["", f"Note: {n}"]
+    return "\n".join(lines) + "\n"

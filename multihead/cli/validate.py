@@ -27,12 +27,13 @@ def register(subparsers) -> None:
                    "max_abs_error as fractions, rows, ...)")
     p.add_argument("--out", metavar="FILE", default=None, help="also write the JSON to FILE")
     p.add_argument("--plot", metavar="FILE", default=None, help="predicted-versus-measured plot (PNG)")
+    p.add_argument("--markdown", metavar="FILE", default=None, help="also write a markdown report to FILE")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     from multihead.bench.calibrate import default_profile_path, run_calibration
-    from multihead.bench.validate import ValidationPlan, plot, validate
+    from multihead.bench.validate import ValidationPlan, markdown, plot, validate
     path = Path(args.profile).expanduser() if args.profile else default_profile_path()
     if not path.exists():
         if args.profile:
@@ -48,11 +49,24 @@ def run(args) -> int:
         result["plot"] = plot(result, args.plot)
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    if args.markdown:
+        Path(args.markdown).write_text(markdown(result, _command(args)))
     if args.json:
         print(json.dumps(result))
     else:
         print_result(result)
     return 0
+
+
+def _command(args) -> str:
+    """The command line that made this result (for the report)."""
+    parts = ["multihead validate"]
+    for flag, value in (("--profile", args.profile), ("--threads", args.threads), ("--clock", args.clock),
+                        ("--out", args.out), ("--plot", args.plot), ("--markdown", args.markdown)):
+        if value is not None:
+            parts += [flag, str(value)]
+    parts += [flag for flag, on in (("--quick", args.quick), ("--no-models", args.no_models)) if on]
+    return " ".join(parts)
 
 
 def _s(x: float) -> str:
