@@ -242,3 +242,20 @@ def test_peak_extra_memory_is_linear_not_quadratic():
 def test_cli_rejects_cpu_clock_without_one_thread(capsys):
     assert cli_main(["bench", "--clock", "cpu"]) == 2
     assert "--threads 1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("heads", ["GQA", "MQA"])     # H_kv = 2: heads split; H_kv = 1: query blocks dealt out
+def test_prefill_worker_threads_match_oracle(heads, monkeypatch):
+    from multihead.kernels import fast_prefill as fp
+    monkeypatch.setattr(fp, "PARALLEL_MIN_PAIRS", 0)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        q, k, v, mask, causal = make(heads, 70, 90, "causal+bool")
+        m4 = mask.reshape((1,) * (4 - mask.dim()) + mask.shape)
+        out, lse = fp.attention(q, k, v, m4, is_causal=True, scale=0.25, block_q=16, block_k=32)
+        assert torch.get_num_threads() == 2                      # restored after the call
+    finally:
+        torch.set_num_threads(before)
+    ref, ref_lse = oracle(q, k, v, mask, True, scale=0.25)
+    assert err(out, ref) < 2e-5 and err(lse, ref_lse) < 2e-5
