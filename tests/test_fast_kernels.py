@@ -201,6 +201,8 @@ def test_benchmark_report_and_plot(tmp_path):
     out = tmp_path / "bench.png"
     bench.plot(report, str(out))
     assert out.stat().st_size > 1000
+    md = bench.markdown(report)
+    assert "Command: `test`" in md and "**fast_decode**" in md and f"{dec['vs_sdpa']:.2f}x" in md
 
 
 def test_ratios_and_targets_from_synthetic_rows():
@@ -213,6 +215,7 @@ def test_ratios_and_targets_from_synthetic_rows():
     bench.add_ratios(rows, limits)
     assert rows[2]["vs_sdpa"] == pytest.approx(6.0) and rows[2]["best_sdpa"] == "sdpa-flash"
     assert rows[2]["of_limit"] == pytest.approx(0.75)
+    assert rows[2]["roofline"] == 40e9          # fp32, G=4: 2 FLOP/B -> 100e9 / 2 = 50 GB/s > bandwidth
     assert rows[4]["of_limit"] == pytest.approx(60.0) and rows[4]["of_fp32_gemm"] == pytest.approx(0.6)
     got = {(t["kind"], t["dtype"], t["metric"]): t["met"] for t in bench.check_targets(rows, [])}
     assert got == {("decode", "fp32", "of_limit"): True, ("decode", "fp32", "vs_sdpa"): True,

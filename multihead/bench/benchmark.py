@@ -295,6 +295,13 @@ def add_ratios(rows: list[dict], limits: dict) -> None:
         if "rate" not in r:
             continue
         r["of_limit"] = r["rate"] / limit_of(r, limits)
+        if r["kind"] == "decode":
+            # Decode does 2 FLOPs per query head of a KV head's group (G of them) per K or V element:
+            # 2*G / bytes-per-element FLOPs per byte. On a CPU without 16-bit matmul units those run
+            # as fp32 FMAs, so the roofline is min(bandwidth, fp32 GEMM peak / intensity).
+            intensity = 2 * (r["H"] // r["H_kv"]) / dtype_bytes(r["dtype"])
+            r["roofline"] = min(limits["read_bandwidth"]["best"], limits["gemm_fp32"]["best"] / intensity)
+            r["of_roofline"] = r["rate"] / r["roofline"]
         if r["kind"] == "prefill" and r["dtype"] != "fp32":
             r["of_fp32_gemm"] = r["rate"] / limit_of(r, limits, "fp32")
         if key(r) in best_sdpa:
@@ -370,10 +377,64 @@ def plot(report: dict, path: str) -> None:
     plt.close(fig)
 
 
+def markdown(report: dict) -> str:
+    """The report as a markdown page: command, machine, load, limits, ratio table, targets."""
+    lim = report["limits"]
+    out = [f"# multihead bench results", "",
+           f"Command: `{report['command']}`", "",
+           f"Started {report['started_utc']}, {report['seconds'] / 60:.1f} min; {report['machine']['processor']}, "
+           f"{report['machine']['cpu_count']} CPUs, torch {report['machine']['torch']}, "
+           f"{report['machine']['threads']} threads, {report['clock']} clock. Load average (1/5/15 min) "
+           f"{'/'.join(f'{x:.1f}' for x in report['load_average_before'])} before, "
+           f"{'/'.join(f'{x:.1f}' for x in report['load_average_after'])} after: the machine was shared, so "
+           f"only ratios measured in this run mean anything.", "",
+           "## Limits measured in the same run (best of several)", "",
+           "| limit | value | spread |", "|---|---|---|",
+           f"| streaming read ({lim['read_bandwidth']['nbytes'] / 2**20:,.0f} MiB fp32 sum) | "
+           f"{lim['read_bandwidth']['best'] / 1e9:,.1f} GB/s | {lim['read_bandwidth']['spread']:.0%} |"]
+    for key, m in lim.items():
+        if key.startswith("gemm_"):
+            out.append(f"| matmul {key[5:]} n={m['n']} | {m['best'] / 1e9:,.2f} GFLOP/s | {m['spread']:.0%} |")
+    out += ["", "## Throughput as ratios", "",
+            "Decode: bytes of K+V read per second vs the read bandwidth. Prefill: causal FLOPs per second vs "
+            "the GEMM peak of the input dtype (for bf16 also vs the fp32 peak, the real ceiling of a kernel "
+            "that upcasts to fp32 GEMMs). Decode rows also give the share of the roofline min(bandwidth, fp32 GEMM "
+            "peak / (2 G / bytes per element)): with G query heads per KV head, every K/V element costs 2G FLOPs, "
+            "which this CPU runs as fp32 FMAs. vs SDPA: our rate / the best SDPA backend's rate on the same case.", "",
+            "| case | implementation | throughput | % of limit | vs best SDPA | note |", "|---|---|---|---|---|---|"]
+    for r in report["results"]:
+        case = f"{r['kind']} {r['dtype']} T={r['T']:,} H={r['H']}/{r['H_kv']}"
+        if "rate" not in r:
+            out.append(f"| {case} | {r['impl']} | - | - | - | skipped: {r.get('skipped', '')} |")
+            continue
+        pct = f"{r['of_limit']:.0%}" + (f" ({r['of_fp32_gemm']:.0%} of fp32)" if "of_fp32_gemm" in r else "") \
+            + (f" ({r['of_roofline']:.0%} of roofline)" if "of_roofline" in r else "")
+        note = ""
+        if "measured_on" in r:
+            m = r["measured_on"]
+            note = f"rate measured at T={m['T']:,} H={m['H']}/{m['H_kv']} (full size too slow)"
+        vs = f"{r['vs_sdpa']:.2f}x" if "vs_sdpa" in r else "-"
+        name = f"**{r['impl']}**" if r["impl"].startswith("fast_") else r["impl"]
+        out.append(f"| {case} | {name} | {format_rate(r)} | {pct} | {vs} | {note} |")
+    if report.get("memory"):
+        out += ["", "## Peak extra memory of a causal prefill (fresh process, peak RSS)", "",
+                "| backend | shape | extra | q+k+v+out | ratio | T^2 scores would be |", "|---|---|---|---|---|---|"]
+        for m in report["memory"]:
+            out.append(f"| {m['backend']} | {m['dtype']} T={m['T']:,} H={m['H']}/{m['H_kv']} d={m['d']} | "
+                       f"{m['extra_bytes'] / 2**20:,.0f} MiB | {m['qkvo_bytes'] / 2**20:,.0f} MiB | {m['ratio']:.2f}x | "
+                       f"{m['score_matrix_bytes'] / 2**30:,.1f} GiB |")
+    if report.get("targets"):
+        out += ["", "## Targets (issue 5)", "", "| case | metric | target | measured | met |", "|---|---|---|---|---|"]
+        for g in report["targets"]:
+            out.append(f"| {g['kind']} {g.get('dtype', '')} T={g['T']:,} | {g['metric']} | {g['target']:g} | "
+                       f"{g['value']:.2f} | {'yes' if g['met'] else 'no'} |")
+    return "\n".join(out) + "\n"
+
+
 def format_rate(row: dict) -> str:
     r = row["rate"]
     return f"{r / 1e9:,.2f} GB/s" if row["kind"] == "decode" else f"{r / 1e9:,.1f} GFLOP/s"
 
 
 __all__ = ["Case", "BenchConfig", "run_benchmark", "measure_limits", "measure_case", "peak_extra_memory",
-           "add_ratios", "check_targets", "plot", "TARGETS", "format_rate"]
+           "add_ratios", "check_targets", "plot", "markdown", "TARGETS", "format_rate"]

@@ -19,6 +19,8 @@ def register(subparsers) -> None:
     p.add_argument("--json", metavar="FILE", default=None,
                    help="write the full report as JSON to FILE ('-' prints it on stdout instead of the table)")
     p.add_argument("--plot", metavar="FILE", default=None, help="write throughput vs T (PNG/SVG/PDF) to FILE")
+    p.add_argument("--markdown", metavar="FILE", default=None,
+                   help="write the results as a markdown page (command, load, limits, ratios, targets)")
     p.add_argument("--threads", type=int, default=None, metavar="N",
                    help="torch threads (default: torch's default, all cores)")
     p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
@@ -42,6 +44,10 @@ def run(args) -> int:
     report = run_benchmark(cfg, progress=True, threads=args.threads, clock=args.clock, command=command)
     if args.plot:
         plot(report, args.plot)
+    if args.markdown:
+        from multihead.bench.benchmark import markdown
+        with open(args.markdown, "w") as f:
+            f.write(markdown(report))
     if args.json == "-":
         print(json.dumps(report))
         return 0
@@ -84,6 +90,8 @@ def print_report(report: dict) -> None:
         pct = f"{r['of_limit']:.0%}"
         if "of_fp32_gemm" in r:
             pct += f" ({r['of_fp32_gemm']:.0%} of fp32)"
+        if "of_roofline" in r:
+            pct += f" ({r['of_roofline']:.0%} of roofline)"
         note = ""
         if "measured_on" in r:
             m = r["measured_on"]
