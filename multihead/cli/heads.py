@@ -57,8 +57,8 @@ def register(subparsers) -> None:
     r.add_argument("--importance", metavar="JSON", default=None,
                    help="a result saved by `heads importance --save` (both its orders are used); "
                         "default: measure the gradient importance on the calibration windows")
-    r.add_argument("--fractions", default="0,0.1,0.2,0.3,0.4,0.5", metavar="LIST",
-                   help="fractions of heads to remove, comma-separated (default 0,0.1,...,0.5)")
+    r.add_argument("--fractions", default="0,0.02,0.05,0.1,0.2,0.3,0.5", metavar="LIST",
+                   help="fractions of heads to remove, comma-separated (default 0,0.02,0.05,0.1,0.2,0.3,0.5)")
     r.add_argument("--random-seeds", default="0", metavar="LIST", help="seeds of the random orders (default 0)")
     r.add_argument("--plot", metavar="PNG", default=None, help="write the curve here")
     r.add_argument("--save", metavar="JSON", default=None, help="write the full result here")

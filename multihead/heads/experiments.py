@@ -105,7 +105,7 @@ def run_importance(text: TextConfig, progress: bool = True, model_and_data=None)
 
 # ----------------------------------------------------------------------------- pruning
 
-DEFAULT_FRACTIONS = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5]
+DEFAULT_FRACTIONS = [0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5]
 
 
 def run_prune(text: TextConfig, importance: dict | None = None, fractions: list[float] | None = None,

@@ -16,7 +16,7 @@ import torch
 
 from multihead.heads import plots
 from multihead.heads.importance import agreement
-from multihead.heads.experiments import (EncoderConfig, MergeConfig, TextConfig, windows_info, load_lm,
+from multihead.heads.experiments import (DEFAULT_FRACTIONS, EncoderConfig, MergeConfig, TextConfig, windows_info, load_lm,
                                          run_importance, run_merge_encoder, run_merge_lm, run_prune)
 
 PRUNE_TOLERANCE = 0.05     # "can go": perplexity within +5% of the full model
@@ -58,7 +58,7 @@ def build_report(out_dir: str | Path, text: TextConfig, merge: MergeConfig, enco
                      {"windows": {**win, "importance_windows": text.importance_windows,
                                   "importance_predictions": text.importance_windows * (text.window_tokens - 1)}})
     prn, r2 = _stage(out / "prune.json", reuse, lambda: run_prune(text, imp, progress=progress, model_and_data=lm()),
-                     {"windows": win})
+                     {"windows": win, "fractions": sorted(set(DEFAULT_FRACTIONS) | {0.0})})
     mlm, r3 = _stage(out / "merge_kv_smollm2.json", reuse,
                      lambda: run_merge_lm(text, merge, progress=progress, model_and_data=lm()),
                      {"windows": win, "config": asdict(merge)})
@@ -246,11 +246,22 @@ def answers(imp: dict, prn: dict, mlm: dict, enc: dict, fr: dict, rnd: list[str]
     n_total = imp["layers"] * imp["heads"]
     rnd_frac = max(fr[k] for k in rnd) if rnd else 0.0
     top = ", ".join(f"{h['layer']}.{h['head']}" for h in imp["most_important"][:3])
-    out.append(f"**Which heads can go.** Removing query heads least-important-first ({best_order} order) keeps "
-               f"perplexity within +5% up to {_pct(fr[best_order])} of the {n_total} heads "
-               f"(~{round(fr[best_order] * n_total)} heads); in random order only up to {_pct(rnd_frac)}. "
-               f"The heads that can go are the low end of the ablation map (section 1); the top ones "
-               f"({top}) cannot. "
+    base_p = prn["baseline_perplexity"]
+    i1 = 1 if len(prn["fractions"]) > 1 else 0                  # the smallest nonzero fraction measured
+    cost = {c["order"]: c["perplexity"][i1] / base_p - 1 for c in prn["curves"]}
+    rnd_cost = max(cost[k] for k in rnd) if rnd else float("nan")
+    if fr[best_order] > 0:
+        can_go = (f"Removing query heads least-important-first ({best_order} order) keeps perplexity within +5% "
+                  f"up to {_pct(fr[best_order])} of the {n_total} heads (~{round(fr[best_order] * n_total)} heads); "
+                  f"in random order up to {_pct(rnd_frac)}.")
+    else:
+        can_go = (f"Few: no measured fraction keeps perplexity within +5%, even with the best order.")
+    out.append(f"**Which heads can go.** {can_go} Removing the {prn['heads_removed'][i1]} least important heads "
+               f"({_pct(prn['fractions'][i1])}) costs "
+               + ", ".join(f"{cost[k]:+.1%} ({k} order)" for k in cost if not k.startswith("random"))
+               + f" against {rnd_cost:+.1%} for the same number of random heads, so importance does identify "
+               f"the spare heads; {imp['heads_below']['0.0']} heads even lower the loss when removed alone. "
+               f"The heads that cannot go are the top of the ablation map ({top}; section 1). "
                "Pruning query heads saves attention FLOPs and W_Q/W_O parameters but KV bytes only when all "
                "query heads of a KV group go (the 'KV heads freed' column).")
     base = mlm["baseline_perplexity"]
@@ -277,9 +288,14 @@ def answers(imp: dict, prn: dict, mlm: dict, enc: dict, fr: dict, rnd: list[str]
     keep_all = (f"in {enc['model']} a fitted merge keeps >= 90% of nearest neighbours down to "
                 f"{min(r['kv_heads'] for r in small_loss)} KV heads" if small_loss else
                 f"in {enc['model']} no merge keeps 90% of nearest neighbours")
-    out.append("**When to keep every head.** Keep every KV head when the model cannot be uptrained and its "
-               f"KV cache fits: without training, merging costs quality at every group count we measured ({keep_all}; "
-               f"{mlm['model']}, already GQA 3, degrades sharply at MQA). Merge (GQA) when the KV cache is what does not fit, "
-               "prefer the fitted merge over mean-pooling, and budget uptraining; prune query heads (not KV heads) "
-               "when compute, not memory, is the limit.")
+    spare = fr[best_order]
+    out.append("**When to keep every head.** "
+               + (f"Keep every query head of {prn['model']} unless a perplexity loss above 5% is acceptable: "
+                  f"its heads are not redundant enough to prune without retraining "
+                  f"(+5% is reached before {_pct(prn['fractions'][i1])} of the heads are gone). " if spare == 0 else
+                  f"Up to {_pct(spare)} of {prn['model']}'s query heads can go for <= +5% perplexity; beyond that, keep them. ")
+               + "Keep every KV head when the KV cache fits: without training, every merge we measured costs "
+               f"quality ({keep_all}; {mlm['model']}, already GQA-3, degrades sharply at MQA even with the fitted "
+               "merge). Merge (GQA) when the KV cache is what does not fit, prefer the fitted merge over "
+               "mean-pooling, and budget uptraining to recover the rest.")
     return out
