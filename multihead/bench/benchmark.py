@@ -177,7 +177,7 @@ def measure_case(impl: str, case: Case, limits: dict, cfg: BenchConfig, clock: s
     fn = _call(impl, measured, q, k, v)
     guess = _predicted_seconds(impl, measured, limits)
     # Long calls: one warm-up is itself a sample of the same cost, so time fewer of them.
-    repeats, warmup = (cfg.repeats, 1) if guess < 5 else (2, 0 if guess > 20 else 1)
+    repeats, warmup = (cfg.repeats, 1) if guess < 5 else (2, 1) if guess < 20 else (1, 0)
     times = time_call(fn, repeats, warmup, clock=clock)
     work = measured.work()
     row.update(seconds=min(times), seconds_median=sorted(times)[len(times) // 2], repeats=repeats,

@@ -40,11 +40,13 @@ from torch import Tensor
 from multihead.kernels import tiled
 from multihead.kernels._common import compute_dtype, grouped_mask
 
-# Queries per block (times G rows per KV head) and keys per block. With G=4 the score block of one
-# KV head is [4*128, 1024] fp32 = 2 MiB; 128 x 1024 measured best of 64..256 x 512..2048 at T=4096
-# (single thread: 0.89x SDPA's flash kernel, 128 x 512: 0.77x).
-BLOCK_Q = 128
-BLOCK_K = 1024
+# Queries per block (times G rows per KV head), keys per block and KV heads per tile. With G=4 a
+# tile's score block is [2, 4*256, 512] fp32 = 4 MiB. Measured at T=4096, one thread, CPU time, vs
+# SDPA's flash kernel in the same run: 2 x 256 x 512 0.91-0.92x; 1-8 heads x 128 x 1024 0.81-0.95x;
+# 8 x 128 x 512 0.77x (the run-to-run noise on this shared machine is about 5%).
+BLOCK_Q = 256
+BLOCK_K = 512
+HEADS_PER_TILE = 2
 # Below this many (query, key) pairs a call runs in the caller's thread: threads cost ~0.1 ms.
 PARALLEL_MIN_PAIRS = 1 << 22
 
@@ -69,11 +71,12 @@ def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal
     lse = torch.empty(B, H, Tq, dtype=ct, device=q.device)
 
     threads = torch.get_num_threads()
-    # Split KV heads between the threads when they divide evenly (equal work even with a causal
-    # mask), else deal out query blocks round-robin (nearly equal: neighbours cost about the same).
-    groups = threads if H_kv % threads == 0 else 1
-    tiles = [(b, g * H_kv // groups, (g + 1) * H_kv // groups, q0, min(q0 + bq, Tq))
-             for b in range(B) for q0 in range(0, Tq, bq) for g in range(groups)]
+    # Tiles of HEADS_PER_TILE KV heads x one query block, dealt round-robin to the workers: in the
+    # order (b, query block, head group) that gives every worker the same heads' share of each
+    # query block, so the causal triangle's uneven rows split evenly.
+    nh = HEADS_PER_TILE if H_kv % HEADS_PER_TILE == 0 else 1
+    tiles = [(b, h0, h0 + nh, q0, min(q0 + bq, Tq))
+             for b in range(B) for q0 in range(0, Tq, bq) for h0 in range(0, H_kv, nh)]
     if threads == 1 or len(tiles) == 1 or q.device.type != "cpu" or B * H * Tq * Tk < PARALLEL_MIN_PAIRS:
         _run(p, tiles, out, lse)
     else:
