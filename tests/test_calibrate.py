@@ -89,11 +89,13 @@ def test_calibration_grid_is_disjoint_from_validation():
     """Held out: validation uses other sizes and other head counts than calibration."""
     cal, val = CalibrationPlan(), ValidationPlan()
     cal_pre = {(h, hk, d, t) for h, hk, d in cal.prefill_heads for t in cal.prefill_tokens + cal.prefill_full_tokens}
+    cal_pre |= set(cal.prefill_extra)
     cal_dec = {(h, hk, d, t) for h, hk, d in cal.decode_heads for t in cal.decode_tokens}
     assert not cal_pre & set(val.prefill) and not cal_dec & set(val.decode)
     assert not {t for *_, t in val.prefill} & set(cal.prefill_tokens)
     assert not {t for *_, t in val.decode} & set(cal.decode_tokens)
-    assert not {h for h, *_ in val.prefill} & {h for h, *_ in cal.prefill_heads}
+    assert not {h for h, *_ in val.prefill} & {h for h, *_ in cal.prefill_heads + cal.prefill_extra}
+    assert not {t for *_, t in val.prefill} & {t for *_, t in cal.prefill_extra}
     assert {t for *_, t in val.prefill} >= {1024, 16384} and {t for *_, t in val.decode} >= {4096, 131072}
 
 
@@ -101,7 +103,7 @@ def test_calibration_grid_is_disjoint_from_validation():
 def tiny_profile(tmp_path_factory):
     """A real (tiny, one-thread) calibration: the machinery, not the accuracy."""
     plan = CalibrationPlan(prefill_heads=((2, 1, 16), (2, 1, 32)), prefill_tokens=(16, 48, 96, 160),
-                           prefill_full_tokens=(96,), decode_heads=((2, 1, 16), (2, 2, 16)),
+                           prefill_full_tokens=(96,), prefill_extra=(), decode_heads=((2, 1, 16), (2, 2, 16)),
                            decode_tokens=(1024, 1500, 2048), matmul_n={"fp32": 64, "bf16": 16},
                            bandwidth_bytes=1 << 20, repeats=2, min_seconds=0.0, name="test")
     threads = torch.get_num_threads()

@@ -80,7 +80,7 @@ def test_planner_prediction_is_the_devices_model():
 def test_quick_validation_end_to_end(tmp_path, capsys):
     from multihead.cli import main
     plan = CalibrationPlan(prefill_heads=((2, 1, 16), (2, 1, 32)), prefill_tokens=(16, 48, 96, 160),
-                           prefill_full_tokens=(96,), decode_heads=((2, 1, 16), (2, 2, 16)),
+                           prefill_full_tokens=(96,), prefill_extra=(), decode_heads=((2, 1, 16), (2, 2, 16)),
                            decode_tokens=(1024, 1500, 2048), matmul_n={"fp32": 64},
                            bandwidth_bytes=1 << 20, repeats=2, min_seconds=0.0, name="test")
     threads = torch.get_num_threads()

@@ -191,14 +191,18 @@ def time_attention(fn, shape: AttnShape, *, repeats: int = 5, min_seconds: float
 # ---- the fit -----------------------------------------------------------------------------------
 
 def fit_nonnegative(columns: list[list[float]], times: list[float],
-                    required: tuple[int, ...] = ()) -> tuple[list[float], float]:
-    """Coefficients c >= 0 minimizing sum_i ((sum_j c_j X_ij - t_i) / t_i)^2, and the RMS relative
-    residual. Exhaustive over subsets of columns (there are at most a handful): exact NNLS.
-    Columns in ``required`` must get a positive coefficient (a term that cannot be zero)."""
+                    required: tuple[int, ...] = (), noise: list[float] | None = None) -> tuple[list[float], float]:
+    """Coefficients c >= 0 minimizing sum_i w_i^2 ((sum_j c_j X_ij - t_i) / t_i)^2, and the RMS
+    relative residual (unweighted). Exhaustive over subsets of columns (a handful): exact NNLS.
+    Columns in ``required`` must get a positive coefficient (a term that cannot be zero).
+    ``noise``: each point's relative run-to-run spread; w_i = 1 / (spread_i + 0.02), so a point
+    that scattered over its repeats counts less (inverse-noise weighting)."""
     import numpy as np
     X = np.array(columns, dtype=float).T            # (points, terms)
     t = np.array(times, dtype=float)
-    A = X / t[:, None]                             # relative error weights
+    w = 1.0 / (np.array(noise, dtype=float) + 0.02) if noise is not None else np.ones_like(t)
+    w = w / w.mean()
+    A = X / t[:, None]                             # relative error
     b = np.ones_like(t)
     n_terms = X.shape[1]
     best = (math.inf, [0.0] * n_terms)
@@ -206,20 +210,22 @@ def fit_nonnegative(columns: list[list[float]], times: list[float],
         for subset in itertools.combinations(range(n_terms), r):
             cols = list(subset)
             scale = np.abs(A[:, cols]).max(axis=0)      # condition the solve
-            sol, *_ = np.linalg.lstsq(A[:, cols] / scale, b, rcond=None)
+            sol, *_ = np.linalg.lstsq(w[:, None] * A[:, cols] / scale, w * b, rcond=None)
             sol = sol / scale
             if np.any(sol < 0) or not set(required) <= set(cols) or np.any(sol[[cols.index(j) for j in required]] <= 0):
                 continue
             coef = np.zeros(n_terms)
             coef[cols] = sol
-            res = float(np.sqrt(np.mean((A @ coef - b) ** 2)))
-            if res < best[0] - 1e-12:
-                best = (res, coef.tolist())
-    return best[1], best[0]
+            loss = float(np.mean((w * (A @ coef - b)) ** 2))
+            if loss < best[0] - 1e-15:
+                best = (loss, coef.tolist())
+    coef = np.array(best[1])
+    return best[1], float(np.sqrt(np.mean((A @ coef - b) ** 2)))
 
 
 def fit_prefill(points: list[tuple[AttnShape, float]], skips_masked: bool = True,
-                materializes: bool = False, cache_bytes: float = 0.0) -> tuple[PrefillCosts, float]:
+                materializes: bool = False, cache_bytes: float = 0.0,
+                noise: list[float] | None = None) -> tuple[PrefillCosts, float]:
     """Fit ``PrefillCosts`` to (shape, best seconds) points of one kernel; returns the terms and the
     RMS relative residual. The counts follow what the kernel does, as ``devices.attention_seconds``
     counts them: a kernel that does not skip masked scores computes Tq * Tk of them even when
@@ -238,7 +244,7 @@ def fit_prefill(points: list[tuple[AttnShape, float]], skips_masked: bool = True
         if any(col) and not all(col):
             extra[name] = len(cols)
             cols.append(col)
-    coef, res = fit_nonnegative(cols, [t for _, t in points], required=(3,))
+    coef, res = fit_nonnegative(cols, [t for _, t in points], required=(3,), noise=noise)
     c0, c_row, c_score, inv_f = coef[:4]
     if inv_f <= 0:
         raise RuntimeError("calibrate: the prefill timings admit no positive matmul rate; rerun on a quieter machine")
@@ -257,7 +263,8 @@ def skips_masked(points: list[tuple[AttnShape, float]]) -> bool:
     return not ratios or statistics.median(ratios) < 0.75
 
 
-def fit_decode(points: list[tuple[AttnShape, float]], cache_bytes: float = 0.0) -> tuple[DecodeCosts, float]:
+def fit_decode(points: list[tuple[AttnShape, float]], cache_bytes: float = 0.0,
+               noise: list[float] | None = None) -> tuple[DecodeCosts, float]:
     """Fit ``DecodeCosts`` (overhead, KV read rate, compute rate) to decode points; with points on
     both sides of ``cache_bytes`` (one call's K and V), the KV rate beyond the cache separately."""
     kv = [s.kv_bytes for s, _ in points]
@@ -265,7 +272,7 @@ def fit_decode(points: list[tuple[AttnShape, float]], cache_bytes: float = 0.0) 
     split = any(big) and not all(big)
     small = [b - x for b, x in zip(kv, big)] if split else kv
     cols = [[1.0] * len(points), small, [s.flops for s, _ in points]] + ([big] if split else [])
-    coef, res = fit_nonnegative(cols, [t for _, t in points], required=(1, 3) if split else (1,))
+    coef, res = fit_nonnegative(cols, [t for _, t in points], required=(1, 3) if split else (1,), noise=noise)
     c0, inv_bw, inv_f = coef[:3]
     if inv_bw <= 0:
         raise RuntimeError("calibrate: the decode timings admit no positive bandwidth; rerun on a quieter machine")
@@ -287,6 +294,10 @@ class CalibrationPlan:
     prefill_heads: tuple[tuple[int, int, int], ...] = ((4, 1, 64), (4, 2, 128))   # (H, H_kv, d)
     prefill_tokens: tuple[int, ...] = (96, 320, 700, 1300, 1700, 1900, 2500, 3600, 5000, 7000)
     prefill_full_tokens: tuple[int, ...] = (700, 1300, 3600)     # also measured without the causal mask
+    # More heads at moderate T: the tiled kernel at the T where per-row costs matter most.
+    prefill_extra: tuple[tuple[int, int, int, int], ...] = (
+        (16, 4, 64, 1100), (16, 4, 64, 1500), (16, 4, 64, 2600),
+        (16, 8, 128, 1100), (16, 8, 128, 1500), (16, 8, 128, 2600))
     decode_heads: tuple[tuple[int, int, int], ...] = ((16, 4, 128), (6, 6, 64))
     decode_tokens: tuple[int, ...] = (1500, 6000, 24000, 50000, 100000)
     matmul_n: dict[str, int] = field(default_factory=lambda: {"fp32": 2048, "bf16": 192, "fp16": 192})
@@ -300,7 +311,7 @@ class CalibrationPlan:
     def quick(cls) -> "CalibrationPlan":
         """CI-sized: tiny shapes, seconds in all; the numbers are rough."""
         return cls(prefill_heads=((2, 1, 16), (2, 1, 32)), prefill_tokens=(32, 96, 256, 1500, 2100, 3000),
-                   prefill_full_tokens=(96, 3000), decode_heads=((4, 1, 32), (2, 2, 16)),
+                   prefill_full_tokens=(96, 3000), prefill_extra=(), decode_heads=((4, 1, 32), (2, 2, 16)),
                    decode_tokens=(1100, 2048, 4096), matmul_n={"fp32": 256, "bf16": 48, "fp16": 48},
                    bandwidth_bytes=16 << 20, repeats=2, min_seconds=0.0, name="quick")
 
@@ -309,6 +320,7 @@ class CalibrationPlan:
                for t in self.prefill_tokens]
         out += [AttnShape(h, hk, d, t, t, False, dtype) for h, hk, d in self.prefill_heads
                 for t in self.prefill_full_tokens]
+        out += [AttnShape(h, hk, d, t, t, True, dtype) for h, hk, d, t in self.prefill_extra]
         return out
 
     def decode_shapes(self, dtype: str) -> list[AttnShape]:
@@ -404,22 +416,27 @@ def fit_points(points: list[dict], cache_bytes: float) -> tuple[dict, dict, dict
     (prefill terms, decode terms, RMS relative residuals). The dtype's plain key gets the
     kernel with the most points (the fallback for shapes whose kernel is unknown)."""
     groups: dict[tuple[str, str, str | None], list[tuple[AttnShape, float]]] = {}
+    spreads: dict[tuple[str, str, str | None], list[float]] = {}
     for p in points:
         s = AttnShape(**p["shape"])
-        groups.setdefault((s.kind, s.dtype, p.get("backend")), []).append((s, p["best"]))
+        key = (s.kind, s.dtype, p.get("backend"))
+        groups.setdefault(key, []).append((s, p["best"]))
+        spreads.setdefault(key, []).append(max(0.0, p.get("spread", 0.0)))
     prefill: dict[str, PrefillCosts] = {}
     decode: dict[str, DecodeCosts] = {}
     residuals: dict[str, float] = {}
     for (kind, dt, backend), pts in sorted(groups.items(), key=lambda kv: -len(kv[1])):
         key = f"{dt}/{backend}" if backend else dt
+        noise = spreads[(kind, dt, backend)]
         if kind == "prefill":
             if len(pts) < 4:
                 continue       # too few points to fit four terms: the fallback serves these shapes
             prefill[key], residuals[f"prefill {key}"] = fit_prefill(
-                pts, skips_masked(pts), materializes=backend in MATERIALIZING, cache_bytes=cache_bytes)
+                pts, skips_masked(pts), materializes=backend in MATERIALIZING, cache_bytes=cache_bytes,
+                noise=noise)
             prefill.setdefault(dt, prefill[key])
         elif dt not in decode and len(pts) >= 3:
-            decode[dt], residuals[f"decode {key}"] = fit_decode(pts, cache_bytes)
+            decode[dt], residuals[f"decode {key}"] = fit_decode(pts, cache_bytes, noise=noise)
     return prefill, decode, residuals
 
 
