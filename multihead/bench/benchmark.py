@@ -136,9 +136,9 @@ def _predicted_seconds(impl: str, case: Case, limits: dict) -> float:
         if impl.startswith("sdpa") and case.dtype != "fp32":
             rate /= 10                                       # SDPA's 16-bit decode is ~5x slower still
         return case.work() / rate
-    # Our kernels compute 16-bit inputs with fp32 GEMMs; SDPA uses the dtype's own matmul.
-    gemm = limits[f"gemm_{case.dtype}" if impl.startswith("sdpa") else "gemm_fp32"]["best"]
-    return case.work() / (0.3 * gemm) * (4 if impl == "sdpa-math" else 1)
+    # Every prefill path here computes 16-bit inputs with fp32 arithmetic (SDPA's CPU kernels upcast
+    # too: measured ~50 GFLOP/s in bf16 against ~1 GFLOP/s for a bf16 matmul), so the fp32 peak.
+    return case.work() / (0.3 * limits["gemm_fp32"]["best"]) * (4 if impl == "sdpa-math" else 1)
 
 
 def _shrink(impl: str, case: Case, limits: dict, max_seconds: float) -> Case:
