@@ -59,8 +59,13 @@ def _build() -> ctypes.CDLL:
         out.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=out.parent) as tmp:     # build, then rename: atomic
             tmp_so = Path(tmp) / out.name
-            subprocess.run([cc, *FLAGS, str(SOURCE), "-o", str(tmp_so), "-lm"], check=True,
-                           capture_output=True, text=True, timeout=120)
+            try:
+                subprocess.run([cc, *FLAGS, str(SOURCE), "-o", str(tmp_so), "-lm"], check=True,
+                               capture_output=True, text=True, timeout=120)
+            except subprocess.CalledProcessError:
+                # A compiler without OpenMP: the pragma is ignored and the kernel runs on one thread.
+                subprocess.run([cc, *[f for f in FLAGS if f != "-fopenmp"], str(SOURCE), "-o", str(tmp_so), "-lm"],
+                               check=True, capture_output=True, text=True, timeout=120)
             os.replace(tmp_so, out)
     lib = ctypes.CDLL(str(out))
     f = lib.mh_decode_partials
