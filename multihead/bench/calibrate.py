@@ -413,8 +413,9 @@ def calibrate(plan: CalibrationPlan | None = None, *, progress: bool = True) -> 
 
 def fit_points(points: list[dict], cache_bytes: float) -> tuple[dict, dict, dict]:
     """Fit the time model to measured points (``profile["points"]``): per kernel and dtype,
-    (prefill terms, decode terms, RMS relative residuals). The dtype's plain key gets the
-    kernel with the most points (the fallback for shapes whose kernel is unknown)."""
+    (prefill terms, decode terms, RMS relative residuals). The dtype's plain key (the fallback
+    for shapes whose kernel is unknown) gets the kernel that ran the largest calibration call:
+    long-context planning is about the large shapes."""
     groups: dict[tuple[str, str, str | None], list[tuple[AttnShape, float]]] = {}
     spreads: dict[tuple[str, str, str | None], list[float]] = {}
     for p in points:
@@ -425,7 +426,7 @@ def fit_points(points: list[dict], cache_bytes: float) -> tuple[dict, dict, dict
     prefill: dict[str, PrefillCosts] = {}
     decode: dict[str, DecodeCosts] = {}
     residuals: dict[str, float] = {}
-    for (kind, dt, backend), pts in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+    for (kind, dt, backend), pts in sorted(groups.items(), key=lambda kv: -max(s.flops + s.kv_bytes for s, _ in kv[1])):
         key = f"{dt}/{backend}" if backend else dt
         noise = spreads[(kind, dt, backend)]
         if kind == "prefill":
