@@ -28,6 +28,9 @@ def _merge_args(p) -> None:
     g.add_argument("--uptrain-steps", type=int, default=30, metavar="S",
                    help="uptraining steps after each SmolLM2 merge; 0 skips (default 30)")
     g.add_argument("--uptrain-lr", type=float, default=3e-4, help="AdamW learning rate (default 3e-4)")
+    g.add_argument("--uptrain-windows", type=int, default=100, metavar="U",
+                   help="fresh windows (disjoint from evaluation and calibration) to uptrain on, one per step; "
+                        "0 reuses the calibration windows (default 100)")
     g.add_argument("--uptrain-params", choices=("kv", "all"), default="kv",
                    help="train only the shared K/V projections (default) or all parameters")
     g.add_argument("--sentences", type=int, default=256, help="MiniLM held-out sentences (default 256)")
@@ -160,7 +163,8 @@ def run_merge(args) -> int:
     from multihead.heads.experiments import EncoderConfig, MergeConfig, run_merge_encoder, run_merge_lm
     kv = _ints(args.kv_heads, "--kv-heads")
     if args.model == "smollm2":
-        merge = MergeConfig(args.fit_iters, args.uptrain_steps, args.uptrain_lr, 1, args.uptrain_params)
+        merge = MergeConfig(fit_iters=args.fit_iters, uptrain_steps=args.uptrain_steps, uptrain_lr=args.uptrain_lr,
+                            uptrain_params=args.uptrain_params, uptrain_windows=args.uptrain_windows)
         result = run_merge_lm(_text(args), merge, kv, progress=not args.json)
         return _finish(args, result, plots.merge_lm_plot, _print_merge)
     enc = EncoderConfig(args.sentences, args.calib_sentences, args.seed, fit_iters=args.fit_iters)
@@ -172,7 +176,8 @@ def run_merge(args) -> int:
 def run_report(args) -> int:
     from multihead.heads.experiments import EncoderConfig, MergeConfig
     from multihead.heads.report import build_report
-    merge = MergeConfig(args.fit_iters, args.uptrain_steps, args.uptrain_lr, 1, args.uptrain_params)
+    merge = MergeConfig(fit_iters=args.fit_iters, uptrain_steps=args.uptrain_steps, uptrain_lr=args.uptrain_lr,
+                        uptrain_params=args.uptrain_params, uptrain_windows=args.uptrain_windows)
     enc = EncoderConfig(args.sentences, args.calib_sentences, args.seed, fit_iters=args.fit_iters)
     command = "multihead " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:2] == ["heads"] \
         else "multihead heads report"

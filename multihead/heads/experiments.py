@@ -42,13 +42,16 @@ class TextConfig:
     seed: int = 0
     batch_rows: int = 8           # rows per forward pass
 
+    def check_importance(self) -> None:
+        """Importance runs on the first calibration windows, so there must be enough of them."""
+        if self.importance_windows > self.calib_windows:
+            raise ValueError(f"importance_windows: expected <= calib_windows ({self.calib_windows}), "
+                             f"got {self.importance_windows}")
+
     def validate(self) -> None:
         for name in ("windows", "window_tokens", "calib_windows", "importance_windows", "batch_rows"):
             if getattr(self, name) < (2 if name == "window_tokens" else 1):
                 raise ValueError(f"{name}: expected a positive count, got {getattr(self, name)}")
-        if self.importance_windows > self.calib_windows:
-            raise ValueError(f"importance_windows: expected <= calib_windows ({self.calib_windows}), "
-                             f"got {self.importance_windows}")
 
 
 def _bar(total: int, desc: str, show: bool) -> tqdm:
@@ -56,13 +59,13 @@ def _bar(total: int, desc: str, show: bool) -> tqdm:
 
 
 def load_lm(text: TextConfig):
-    """(SmolLM2 model, evaluation windows [N, T], calibration windows [M, T])."""
+    """(SmolLM2 model, evaluation windows [N, T], calibration windows [M, T], tokenizer)."""
     from multihead.models.loading import load_smollm2
     from multihead.models.text import eval_windows
     text.validate()
     model, tokenizer = load_smollm2(attn_implementation="sdpa", dtype=torch.float32)
     ids = eval_windows(tokenizer, text.windows + text.calib_windows, text.window_tokens, seed=text.seed)
-    return model, ids[:text.windows], ids[text.windows:]
+    return model, ids[:text.windows], ids[text.windows:], tokenizer
 
 
 def windows_info(text: TextConfig) -> dict:
@@ -75,7 +78,8 @@ def windows_info(text: TextConfig) -> dict:
 
 def run_importance(text: TextConfig, progress: bool = True, model_and_data=None) -> dict:
     """Ablation and gradient importance of every SmolLM2 query head on the importance windows."""
-    model, _, calib = model_and_data or load_lm(text)
+    text.check_importance()
+    model, _, calib, _ = model_and_data or load_lm(text)
     windows = calib[:text.importance_windows]
     n_layers, n_heads = heads_shape(model)
     t0 = time.perf_counter()
@@ -115,7 +119,9 @@ def run_prune(text: TextConfig, importance: dict | None = None, fractions: list[
     ``importance``: a ``run_importance`` result (both orders are used); without one, the gradient
     importance is measured on the importance windows (cheap) and only its order is used.
     """
-    model, evals, calib = model_and_data or load_lm(text)
+    if importance is None:
+        text.check_importance()
+    model, evals, calib, _ = model_and_data or load_lm(text)
     fractions = sorted(set(fractions or DEFAULT_FRACTIONS) | {0.0})
     n_layers, n_heads = heads_shape(model)
     if importance is None:
@@ -158,14 +164,22 @@ class MergeConfig:
     uptrain_steps: int = 30       # 0 = skip uptraining
     uptrain_lr: float = 3e-4
     uptrain_rows: int = 1         # windows per uptraining step
+    uptrain_windows: int = 100    # fresh windows to uptrain on (0: reuse the calibration windows)
     uptrain_params: str = "kv"    # "kv" (merged K/V only) or "all"
 
 
 def run_merge_lm(text: TextConfig, merge: MergeConfig, kv_heads: list[int] | None = None,
                  progress: bool = True, model_and_data=None) -> dict:
     """SmolLM2 3 -> 1 KV heads: mean-pooling vs least-squares fit, each optionally uptrained."""
-    model, evals, calib = model_and_data or load_lm(text)
+    model, evals, calib, tokenizer = model_and_data or load_lm(text)
     sites = attention_sites(model)
+    train = calib
+    if merge.uptrain_steps > 0 and merge.uptrain_windows > 0:
+        # Fresh windows: the seeded draw's next U windows after the N evaluation + M calibration ones
+        # (same permutation, so disjoint from both). Uptraining on the few calibration windows overfits.
+        from multihead.models.text import eval_windows
+        n_before = text.windows + text.calib_windows
+        train = eval_windows(tokenizer, n_before + merge.uptrain_windows, text.window_tokens, seed=text.seed)[n_before:]
     n_kv = sites[0].n_kv_heads
     kv_heads = kv_heads or [g for g in range(1, n_kv) if n_kv % g == 0]
     t0 = time.perf_counter()
@@ -192,7 +206,7 @@ def run_merge_lm(text: TextConfig, merge: MergeConfig, kv_heads: list[int] | Non
             if merge.uptrain_steps > 0:
                 with tqdm(total=merge.uptrain_steps, desc=f"uptrain {method} {n_kv}->{g}", unit="step",
                           leave=False, disable=not progress) as bar:
-                    res = uptrain(merged, calib, merge.uptrain_steps, merge.uptrain_lr, merge.uptrain_rows,
+                    res = uptrain(merged, train, merge.uptrain_steps, merge.uptrain_lr, merge.uptrain_rows,
                                   merge.uptrain_params, seed=text.seed, progress=bar.update)
                 curves[f"{method} {n_kv}->{g}"] = res.losses
                 nll_up = mean_nll(merged, evals, text.batch_rows)

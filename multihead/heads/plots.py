@@ -71,10 +71,10 @@ def merge_lm_plot(result: dict, path: str | Path) -> str:
     ax = axes[1]
     for name, losses in result["uptrain_losses"].items():
         ax.plot(range(1, len(losses) + 1), losses, label=name)
-    ax.axhline(result["calibration_baseline_nll"], color="grey", ls=":", label="original (calibration)")
+    ax.axhline(result["calibration_baseline_nll"], color="grey", ls=":", label="original model (calibration windows)")
     ax.set_xlabel("uptraining step")
     ax.set_ylabel("next-token NLL of the step's batch")
-    ax.set_title("uptraining (calibration windows)", fontsize=10)
+    ax.set_title("uptraining (fresh training windows, one per step)", fontsize=10)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     return _save(fig, path)

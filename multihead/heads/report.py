@@ -223,7 +223,8 @@ def render(imp: dict, prn: dict, mlm: dict, enc: dict, meta: dict) -> str:
     cfg = meta["configs"]["merge"]
     lines += ["",
               f"Uptraining: {cfg['uptrain_steps']} AdamW steps (lr {cfg['uptrain_lr']:g}, {cfg['uptrain_rows']} "
-              f"calibration window(s) per step, training {'only the shared K/V projections' if cfg['uptrain_params'] == 'kv' else 'all parameters'}). "
+              f"window(s) per step drawn from {cfg.get('uptrain_windows') or 'the calibration'} windows disjoint from "
+              f"the evaluation ones, training {'only the shared K/V projections' if cfg['uptrain_params'] == 'kv' else 'all parameters'}). "
               f"Fit: {cfg['fit_iters']} L-BFGS iterations per layer.",
               "",
               f"### {enc['model']}: {enc['kv_heads_original']} -> fewer KV heads (agreement with the original encoder)",
