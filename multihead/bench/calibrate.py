@@ -12,11 +12,15 @@ cost, matmul rate F) are then the non-negative least-squares fit, in relative er
 
     t = overhead + rows * c_row + scores * c_score + flops / F
 
-over the grid. The grid varies T (separates overhead, T and T^2 terms) and the head dimension
-(flops = 4 d scores, so two values of d separate the matmul from the softmax). The decode terms
-come the same way from t = overhead + kv_bytes / BW_kv + flops / F_decode, over cache lengths and
-two head groupings (flops per byte = H / (2 H_kv)). Validation (``bench.validate``) uses other
-sizes and other head counts than these.
+over the grid, per kernel (``choose_backend`` says which kernel ran each shape), weighted by
+each point's run-to-run spread. The grid varies T (separates overhead, T and T^2 terms) and the
+head dimension (flops = 4 d scores, so two values of d separate the matmul from the softmax);
+causal and full calls of one shape tell whether a kernel skips masked scores and price its
+masking pass; a kernel that materializes the scores gets a per-score term beyond the last-level
+cache when points lie on both sides of it. The decode terms come the same way from
+t = overhead + kv_bytes / BW_kv + flops / F_decode, over cache lengths and two head groupings
+(flops per byte = H / (2 H_kv)). Validation (``bench.validate``) uses other sizes and other
+head counts than these.
 """
 from __future__ import annotations
 
@@ -26,7 +30,6 @@ import math
 import os
 import statistics
 import sys
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
