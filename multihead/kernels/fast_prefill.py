@@ -16,7 +16,7 @@ stays in the last-level cache:
   masked (about half the pairs are computed, as the causal FLOP count 2*B*H*T^2*d assumes).
 - Online softmax (running max m, sum l, unnormalized accumulator acc), updated in place:
 
-      m' = max(m, rowmax S)    P = exp(S - m')    alpha = exp(m - m')
+      m' = max(m, rowmax S)    P = exp(S - m')    alpha = exp(m - m')   (computed in base 2)
       l' = alpha * l + rowsum P      acc' = alpha * acc + P V      out = acc / l, lse = m + log l
 
   S is overwritten by P (sub_, exp_), and acc is updated by one baddbmm_, so no score-sized
@@ -47,6 +47,8 @@ from multihead.kernels._common import compute_dtype, grouped_mask
 BLOCK_Q = 256
 BLOCK_K = 512
 HEADS_PER_TILE = 2
+LOG2E = 1.4426950408889634
+LN2 = 0.6931471805599453
 # Below this many (query, key) pairs a call runs in the caller's thread: threads cost ~0.1 ms.
 PARALLEL_MIN_PAIRS = 1 << 22
 
@@ -120,7 +122,9 @@ def _run(p: _Problem, tiles: list, out: Tensor, lse: Tensor) -> None:
         nh, n = h1 - h0, q1 - q0
         R = G * n
         kb, vb = p.k[b, h0:h1], p.v[b, h0:h1]                             # (nh, Tk, d), (nh, Tk, d_v)
-        qb = (p.q[b, h0 * G:h1 * G, q0:q1].to(p.ct) * p.scale).reshape(nh, R, d)   # (nh, R, d), rows (g, t)
+        # Scores in base 2: s2 = s * log2(e), so exp(s - m) = exp2(s2 - m2), and ATen's exp2 is
+        # ~1.5x faster than its exp here (0.76 vs 1.2 ns/element); log2(e) rides on the scale.
+        qb = (p.q[b, h0 * G:h1 * G, q0:q1].to(p.ct) * (p.scale * LOG2E)).reshape(nh, R, d)  # (nh, R, d), rows (g, t)
         # Causal: the block's last query sees keys < q1 + offset; later key blocks are skipped.
         k_end = min(Tk, q1 + offset) if p.is_causal else Tk
         m = torch.full((nh, R, 1), lowest, dtype=p.ct, device=dev)
@@ -136,14 +140,14 @@ def _run(p: _Problem, tiles: list, out: Tensor, lse: Tensor) -> None:
                 _mask_block(s.view(nh, G, n, c), mb, q0, q1, k0, k1, p.is_causal, offset)
             m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))       # (nh, R, 1)
             m_new.clamp_(min=lowest)           # fully masked rows: exp(-inf - lowest) = 0, not NaN
-            s.sub_(m_new).exp_()                                          # P, in place of S
-            alpha = torch.exp(m.sub_(m_new))                              # (nh, R, 1); 0 at start
+            s.sub_(m_new).exp2_()                                         # P, in place of S
+            alpha = torch.exp2(m.sub_(m_new))                             # (nh, R, 1); 0 at start
             l.mul_(alpha).add_(s.sum(dim=-1, keepdim=True))
             acc.mul_(alpha).baddbmm_(s, vb[:, k0:k1])                     # (nh, R, d_v)
             m = m_new
         acc.div_(torch.where(l > 0, l, torch.ones_like(l)))              # empty rows stay 0
         out[b, h0 * G:h1 * G, q0:q1] = acc.view(nh * G, n, d_v)
-        lse[b, h0 * G:h1 * G, q0:q1] = m.add_(torch.log(l)).view(nh * G, n)   # -inf where l = 0
+        lse[b, h0 * G:h1 * G, q0:q1] = m.add_(torch.log2(l)).mul_(LN2).view(nh * G, n)   # -inf where l = 0
 
 
 def _mask_block(s4: Tensor, mb: Tensor | None, q0: int, q1: int, k0: int, k1: int,
@@ -155,7 +159,7 @@ def _mask_block(s4: Tensor, mb: Tensor | None, q0: int, q1: int, k0: int, k1: in
         if mb.dtype == torch.bool:
             s4.masked_fill_(~mb, neg)
         else:
-            s4.add_(mb)
+            s4.add_(mb, alpha=LOG2E)                                       # scores are in base 2
     if is_causal and k1 - 1 > q0 + offset:
         # Keys up to q0 + offset are visible to every query of the block: only the columns after
         # that (at most n of them) need the triangle, not the whole block (9% of the time before).
