@@ -9,7 +9,7 @@ them. What changes is everything attention touches:
   ``cache.update(layer, k, v)`` through a small adapter that looks like a transformers Cache to
   the layer, and gets back views of every cached token (no copies, K/V never repeated for GQA).
 * The prompt (prefill) runs ``multihead.attention(..., is_causal=True)`` with backend "auto".
-* Every new token (decode step, Tq = 1) runs ``multihead.attention`` with backend "decode":
+* Every new token (decode step, Tq = 1) runs ``multihead.attention`` with backend "fast_decode" (K/V streamed once):
   split-K over the cached keys, merged by log-sum-exp (flash-decoding).
 
 No attention mask is built: one sequence per row, no padding, so causality is the only
@@ -90,7 +90,7 @@ def _forward(model, base, cache: _CacheAdapter, ids: torch.Tensor, backend: str)
 
 
 def greedy_generate(model, input_ids: torch.Tensor, max_new_tokens: int, eos_token_id: int | list[int] | None = None,
-                    decode_backend: str = "decode", stats: GenerationStats | None = None) -> torch.Tensor:
+                    decode_backend: str = "fast_decode", stats: GenerationStats | None = None) -> torch.Tensor:
     """Greedy decoding: input_ids [B, T] -> [B, T + n], n <= max_new_tokens.
 
     Stops early when every row has produced an ``eos_token_id`` (after it, a finished row is

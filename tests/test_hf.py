@@ -195,7 +195,7 @@ def test_greedy_generate_tiny_matches_transformers_and_uses_kvcache(spy):
     assert spy[:3] == [(5, 5, "auto", None, 6, 2)] * 3
     decode = spy[3:]
     assert len(decode) == 19 * 3
-    assert all(c[0] == 1 and c[2] == "decode" for c in decode)
+    assert all(c[0] == 1 and c[2] == "fast_decode" for c in decode)
     assert [c[1] for c in decode[::3]] == list(range(6, 25))
     assert stats.new_tokens == 20 and stats.prompt_tokens == 5
     assert stats.kv_cache_bytes == 2 * 3 * 2 * 16 * 25 * 4 * 2      # 2 (K,V) * L * H_kv * d * T * 4 B * B
