@@ -376,30 +376,35 @@ def smollm2():
     from multihead.models.loading import load_smollm2
     from multihead.models.text import eval_windows
     model, tok = load_smollm2()
-    windows = eval_windows(tok, 3, 48, seed=0)                   # 2 evaluation + 1 calibration, disjoint
+    windows = eval_windows(tok, 3, 128, seed=0)   # 2 evaluation + 1 calibration, disjoint; >= 128 tokens: on
+    # 48-token windows the gradient ranking from one window did not predict ablation (BOS-less starts dominate)
     return model, windows[:2], windows[2:]
 
 
 @pytest.mark.models
 @needs_smollm2
-def test_smollm2_most_important_head_hurts_more_than_least(smollm2):
+def test_smollm2_most_important_heads_hurt_more_than_least(smollm2):
     model, evals, calib = smollm2
     grad = gradient_importance(model, calib)                    # importance on calibration text ...
     order = ranked_heads(grad)
-    masks = torch.ones(2, 30, 9)
-    masks[0][order[-1]] = 0                                      # ... ablation scored on evaluation text
-    masks[1][order[0]] = 0
-    nll = masked_nll(model, evals, masks)
-    base = mean_nll(model, evals)
-    assert nll[0] - base > nll[1] - base
-    assert nll[0] - base > 0.005
+    masks = torch.ones(4, 30, 9)
+    masks[0][order[-1]] = 0                                      # the most important head
+    masks[1][order[0]] = 0                                       # the least important head
+    for layer, head in order[-5:]:                               # the 5 most important heads
+        masks[2, layer, head] = 0
+    for layer, head in order[:5]:                                # the 5 least important heads
+        masks[3, layer, head] = 0
+    ev = evals[:1]
+    delta = masked_nll(model, ev, masks) - mean_nll(model, ev)   # ... removal scored on evaluation text
+    assert delta[0] > delta[1] and delta[0] > 0.05
+    assert delta[2] > delta[3] and delta[2] > 0.5
 
 
 @pytest.mark.models
 @needs_smollm2
 def test_smollm2_mqa_mean_pooling_hurts_and_the_fit_does_better(smollm2):
     model, evals, calib = smollm2
-    evals = evals[:1]                                            # one 48-token window is plenty for a 6-nat effect
+    evals, calib = evals[:1, :64], calib[:, :64]                 # one short window is plenty for a 6-nat effect
     base = mean_nll(model, evals)
     caps = capture_layers(model, [{"input_ids": calib}])
     merged = copy.deepcopy(model)
