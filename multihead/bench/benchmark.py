@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, astuple, dataclass, field
 
 import torch
 
@@ -166,26 +166,42 @@ def _skip_reason(impl: str, case: Case) -> str | None:
     return None
 
 
-def measure_case(impl: str, case: Case, limits: dict, cfg: BenchConfig, clock: str = "wall") -> dict:
-    """Time ``impl`` on ``case``; returns a JSON-able row with the rate and the shape measured."""
-    row = {"impl": impl, **asdict(case), "unit": "B/s" if case.kind == "decode" else "FLOP/s"}
-    reason = _skip_reason(impl, case)
-    if reason:
-        return {**row, "skipped": reason}
-    measured = _shrink(impl, case, limits, cfg.max_seconds)
-    q, k, v = _inputs(measured)
-    fn = _call(impl, measured, q, k, v)
-    guess = _predicted_seconds(impl, measured, limits)
-    # Long calls: one warm-up is itself a sample of the same cost, so time fewer of them.
-    repeats, warmup = (cfg.repeats, 1) if guess < 5 else (2, 1) if guess < 20 else (1, 0)
-    times = time_call(fn, repeats, warmup, clock=clock)
-    work = measured.work()
-    row.update(seconds=min(times), seconds_median=sorted(times)[len(times) // 2], repeats=repeats,
-               rate=work / min(times), rate_median=work / sorted(times)[len(times) // 2])
-    if measured != case:
-        row["measured_on"] = asdict(measured)
-    del q, k, v
-    return row
+def measure_case(case: Case, impls: tuple[str, ...], limits: dict, cfg: BenchConfig,
+                 clock: str = "wall") -> list[dict]:
+    """Time every implementation on ``case``, interleaved: each round times each implementation
+    once, so a change in the machine's load during the case hits all of them alike; the best
+    round counts. Returns one JSON-able row per implementation, with the shape it was measured on."""
+    rows, plans, inputs = [], [], {}
+    for impl in impls:
+        row = {"impl": impl, **asdict(case), "unit": "B/s" if case.kind == "decode" else "FLOP/s"}
+        rows.append(row)
+        reason = _skip_reason(impl, case)
+        if reason:
+            row["skipped"] = reason
+            continue
+        measured = _shrink(impl, case, limits, cfg.max_seconds)
+        key = astuple(measured)
+        if key not in inputs:
+            inputs[key] = _inputs(measured)
+        guess = _predicted_seconds(impl, measured, limits)
+        # Long calls: one warm-up is itself a sample of the same cost, so time fewer of them.
+        repeats, warmup = (cfg.repeats, 1) if guess < 5 else (2, 1) if guess < 20 else (1, 0)
+        plans.append((row, measured, _call(impl, measured, *inputs[key]), repeats, warmup, []))
+    for _, _, fn, _, warmup, _ in plans:
+        for _ in range(warmup):
+            fn()
+    for r in range(max((p[3] for p in plans), default=0)):
+        for _, _, fn, repeats, _, times in plans:
+            if r < repeats:
+                times.extend(time_call(fn, 1, 0, clock=clock))
+    for row, measured, _, repeats, _, times in plans:
+        work = measured.work()
+        med = sorted(times)[len(times) // 2]
+        row.update(seconds=min(times), seconds_median=med, repeats=repeats,
+                   rate=work / min(times), rate_median=work / med)
+        if measured != case:
+            row["measured_on"] = asdict(measured)
+    return rows
 
 
 def peak_extra_memory(backend: str, T: int, H: int, H_kv: int, d: int = 128, dtype: str = "fp32") -> dict:
@@ -239,17 +255,17 @@ def run_benchmark(cfg: BenchConfig, progress: bool = True, threads: int | None =
     t_start = time.time()
     load_before = os.getloadavg()
     dtypes = {c.dtype for c in cfg.cases}
-    jobs = [(impl, c) for c in cfg.cases for impl in impls_for(c)]
+    n_jobs = sum(len(impls_for(c)) for c in cfg.cases)
     n_mem = 2 if cfg.memory_T else 0
-    bar = tqdm(total=1 + len(jobs) + n_mem, desc="bench", unit="step", file=sys.stderr, disable=not progress)
+    bar = tqdm(total=1 + n_jobs + n_mem, desc="bench", unit="step", file=sys.stderr, disable=not progress)
     bar.set_postfix_str("limits")
     limits = measure_limits(cfg, dtypes, clock)
     bar.update(1)
     rows = []
-    for impl, case in jobs:
-        bar.set_postfix_str(f"{impl} {case.label()}")
-        rows.append(measure_case(impl, case, limits, cfg, clock))
-        bar.update(1)
+    for case in cfg.cases:
+        bar.set_postfix_str(case.label())
+        rows.extend(measure_case(case, impls_for(case), limits, cfg, clock))
+        bar.update(len(impls_for(case)))
     memory = []
     if cfg.memory_T:
         H, H_kv = cfg.memory_heads

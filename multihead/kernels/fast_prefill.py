@@ -49,7 +49,7 @@ BLOCK_K = 512
 HEADS_PER_TILE = 2
 LOG2E = 1.4426950408889634
 LN2 = 0.6931471805599453
-# Below this many (query, key) pairs a call runs in the caller's thread: threads cost ~0.1 ms.
+# Below this many (query, key) pairs a call runs in the caller's thread: workers cost ~0.1 ms.
 PARALLEL_MIN_PAIRS = 1 << 22
 
 
@@ -79,17 +79,22 @@ def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal
     nh = HEADS_PER_TILE if H_kv % HEADS_PER_TILE == 0 else 1
     tiles = [(b, h0, h0 + nh, q0, min(q0 + bq, Tq))
              for b in range(B) for q0 in range(0, Tq, bq) for h0 in range(0, H_kv, nh)]
-    if threads == 1 or len(tiles) == 1 or q.device.type != "cpu" or B * H * Tq * Tk < PARALLEL_MIN_PAIRS:
+    if threads == 1 or q.device.type != "cpu":
         _run(p, tiles, out, lse)
     else:
-        # One worker thread per torch thread, each running its tiles single-threaded: every torch
-        # op of a thread-parallel version is a fork/join, and on a shared machine a join waits for
-        # a descheduled thread (measured at load 4.5: 0.38x SDPA's speed, against 0.89x this way).
-        # torch's intra-op thread count is 1 while the call runs, and restored after.
+        # One worker thread per torch thread, each running its tiles with single-threaded torch
+        # ops: a thread-parallel op is a fork/join, and on a shared machine a join waits for a
+        # descheduled thread (measured at load 4.5: 0.38x SDPA's speed, against 0.89x this way).
+        # Small calls run in the caller, also single-threaded, for the same reason. torch's
+        # intra-op thread count is 1 while the call runs, and restored after.
+        workers = min(threads, len(tiles)) if B * H * Tq * Tk >= PARALLEL_MIN_PAIRS else 1
         torch.set_num_threads(1)
         try:
-            with ThreadPoolExecutor(threads) as pool:
-                list(pool.map(lambda i: _run(p, tiles[i::threads], out, lse), range(threads)))
+            if workers == 1:
+                _run(p, tiles, out, lse)
+            else:
+                with ThreadPoolExecutor(workers) as pool:
+                    list(pool.map(lambda i: _run(p, tiles[i::workers], out, lse), range(workers)))
         finally:
             torch.set_num_threads(threads)
     return out, lse.to(torch.float64 if ct == torch.float64 else torch.float32)
