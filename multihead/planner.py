@@ -610,12 +610,16 @@ def plan(model: str | ModelSpec | None = None, *, tokens: int, batch: int = 1, p
               f"{_passes(passes)} = {_s(prefill * passes)}")
     bw = device_spec.effective_bandwidth() * gpus
     kv_read = st.decode_seconds(T, kv, 0.0)
+    kv_roofline = kv * gpus / bw
     w_read = dev.memory_seconds(weights, device_spec)
     step = st.decode_seconds(T, kv, weights)
     ex.append(f"effective bandwidth = {device_spec.bandwidth_bytes_per_s / 1e12:g} TB/s * "
               f"{device_spec.bandwidth_efficiency:g}{f' * {gpus} GPUs' if gpus > 1 else ''} = {bw / 1e12:g} TB/s")
-    ex.append(f"decode KV read per token = KV bytes / bandwidth = {_gb(kv * gpus)} / {bw / 1e12:g} TB/s = {_s(kv_read)} "
+    ex.append(f"decode KV read per token = KV bytes / bandwidth = {_gb(kv * gpus)} / {bw / 1e12:g} TB/s = {_s(kv_roofline)} "
               f"(KV-only upper bound {B / kv_read:,.0f} tokens/s)")
+    if abs(kv_read - kv_roofline) > 1e-9 * max(kv_read, 1e-12):
+        ex.append(f"  + the measured profile's per-call, compute and cache terms of the decode kernel: {_s(kv_read)} in all "
+                  f"(bandwidth alone {_s(kv_roofline)})")
     ex.append(f"decode per token = (KV + weights) / bandwidth = {_s(kv_read)} + {_s(w_read)} = {_s(step)} "
               f"-> {B / step:,.1f} tokens/s{' (whole batch)' if B > 1 else ''}")
 
