@@ -5,6 +5,8 @@ import json
 import shlex
 import sys
 
+from multihead.cli._timing import add_timing_args, check_timing_args
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -21,21 +23,14 @@ def register(subparsers) -> None:
     p.add_argument("--plot", metavar="FILE", default=None, help="write throughput vs T (PNG/SVG/PDF) to FILE")
     p.add_argument("--markdown", metavar="FILE", default=None,
                    help="write the results as a markdown page (command, load, limits, ratios, targets)")
-    p.add_argument("--threads", type=int, default=None, metavar="N",
-                   help="torch threads (default: torch's default, all cores)")
-    p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
-                   help="wall: elapsed time (default); cpu: the calling thread's CPU time (meaningful "
-                        "only with --threads 1; not inflated by other processes on a shared machine)")
+    add_timing_args(p, "torch threads (default: torch's default, all cores)")
     p.add_argument("--no-memory", action="store_true", help="skip the peak-memory check of the prefill kernels")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     from multihead.bench.benchmark import BenchConfig, plot, run_benchmark
-    if args.threads is not None and args.threads < 1:
-        raise ValueError(f"--threads: expected an integer >= 1, got {args.threads}")
-    if args.clock == "cpu" and args.threads != 1:
-        raise ValueError("--clock: 'cpu' measures one thread's CPU time; it needs --threads 1")
+    check_timing_args(args)
     cfg = BenchConfig.quick() if args.quick else BenchConfig.full()
     if args.no_memory:
         cfg.memory_T = None

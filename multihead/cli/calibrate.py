@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 
+from multihead.cli._timing import add_timing_args, check_timing_args
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -19,17 +21,14 @@ def register(subparsers) -> None:
     p.add_argument("--dtypes", default="fp32", metavar="LIST",
                    help="attention dtypes to calibrate, comma-separated from fp32,bf16,fp16 "
                         "(default fp32; low-precision matmuls are slow on CPUs without a hardware path)")
-    p.add_argument("--threads", type=int, default=None, metavar="N",
-                   help="torch threads to measure with (default: torch's default, all cores)")
-    p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
-                   help="wall: elapsed time (default); cpu: the process's CPU time, with --threads 1, "
-                        "which other processes competing for the cores do not inflate")
+    add_timing_args(p, "torch threads to measure with (default: torch's default, all cores)")
     p.add_argument("--json", action="store_true", help="print the profile as one JSON object")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     from multihead.bench.calibrate import run_calibration
+    check_timing_args(args)
     from multihead.devices import device_to_profile
     dtypes = tuple(d.strip() for d in args.dtypes.split(",") if d.strip())
     if not dtypes:
