@@ -20,6 +20,8 @@
 #include <string.h>
 
 #define BK 32          /* keys per block: a block of fp32 V rows (32 x 128 x 4 B = 16 KiB) stays in L1 */
+#define AHEAD 4        /* blocks of K and V rows requested into L2 ahead of use (128 KiB in fp32) */
+#define LINE 64        /* bytes per cache line */        /* bytes per cache line */
 #define MAXD 512
 #define MAXR 64
 
@@ -63,12 +65,36 @@ static inline float hsum8(__m256 a) {
     return _mm_cvtss_f32(s);
 }
 
+/* The 8 horizontal sums of rows 0-3 x keys (a: key j, c: key j + 1), stored as the pairs
+ * (s_rj, s_r,j+1) at o0..o3: one hadd tree instead of eight separate hsum8 (6 ops each). */
+static inline void store_sums_4x2(__m256 a0, __m256 a1, __m256 a2, __m256 a3,
+                                  __m256 c0, __m256 c1, __m256 c2, __m256 c3,
+                                  float *o0, float *o1, float *o2, float *o3) {
+    __m256 u0 = _mm256_hadd_ps(_mm256_hadd_ps(a0, c0), _mm256_hadd_ps(a1, c1));  /* per 128-bit half: a0 c0 a1 c1 */
+    __m256 u1 = _mm256_hadd_ps(_mm256_hadd_ps(a2, c2), _mm256_hadd_ps(a3, c3));  /*                    a2 c2 a3 c3 */
+    __m256 t = _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31));
+    __m128 lo = _mm256_castps256_ps128(t), hi = _mm256_extractf128_ps(t, 1);
+    _mm_storel_pi((__m64 *)o0, lo); _mm_storeh_pi((__m64 *)o1, lo);
+    _mm_storel_pi((__m64 *)o2, hi); _mm_storeh_pi((__m64 *)o3, hi);
+}
+
 static inline float hmax8(__m256 a) {
     __m128 s = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
     s = _mm_max_ps(s, _mm_movehl_ps(s, s));
     s = _mm_max_ss(s, _mm_shuffle_ps(s, s, 1));
     return _mm_cvtss_f32(s);
 }
+
+/* Request the cache lines of rows [j, j + n) of a K or V head (row bytes rb, stride st elements)
+ * into L2 (far) or L1 (near). Why: the hardware prefetcher stops at 4 KiB pages and cannot see
+ * the compute-only phases coming, so without this the core computed, then waited for memory, in
+ * turn (measured: 8.8 GB/s per core vs 17.5 GB/s for a plain sum). A macro, not a function: GCC
+ * deems a function holding only prefetches free of side effects and deletes calls to it. */
+#define prefetch_rows(base, esize, off, st, j, n, rb, hint)                                   \
+    for (int64_t t_ = 0; t_ < (n); t_++) {                                                   \
+        const char *row_ = (const char *)(base) + ((off) + ((j) + t_) * (st)) * (esize);      \
+        for (int64_t c_ = 0; c_ < (rb); c_ += LINE) _mm_prefetch(row_ + c_, hint);           \
+    }
 
 /* One work item: rows 0..R-1 of head n against keys [j0, j1). Inlined per dtype (see below) so
  * that load8's dtype test is resolved at compile time in the inner loops. */
@@ -77,6 +103,7 @@ static inline __attribute__((always_inline)) void item(const float *q, const voi
                  int64_t koff, int64_t kst, int64_t voff, int64_t vst,
                  float *M, float *L, float *O) {
     float s[MAXR][BK] __attribute__((aligned(32)));
+    const int64_t esize = dtype == F32 ? 4 : 2;
     for (int64_t r = 0; r < R; r++) { M[r] = -INFINITY; L[r] = 0.0f; }
     memset(O, 0, sizeof(float) * R * dv);
 
@@ -87,6 +114,11 @@ static inline __attribute__((always_inline)) void item(const float *q, const voi
         int64_t jj = 0;
         for (; jj + 2 <= nb; jj += 2) {
             int64_t kr = koff + (b0 + jj) * kst, kr1 = kr + kst;
+            if (b0 + AHEAD * BK + jj + 2 <= j1) {    /* far: K and V rows of two keys, AHEAD blocks on */
+                prefetch_rows(k, esize, koff, kst, b0 + AHEAD * BK + jj, 2, d * esize, _MM_HINT_T1);
+                prefetch_rows(v, esize, voff, vst, b0 + AHEAD * BK + jj, 2, dv * esize, _MM_HINT_T1);
+            }
+            prefetch_rows(v, esize, voff, vst, b0 + jj, 2, dv * esize, _MM_HINT_T0);  /* near: for P V */
             int64_t r = 0;
             for (; r + 4 <= R; r += 4) {
                 __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
@@ -101,10 +133,7 @@ static inline __attribute__((always_inline)) void item(const float *q, const voi
                     a2 = _mm256_fmadd_ps(w2, x, a2); c2 = _mm256_fmadd_ps(w2, y, c2);
                     a3 = _mm256_fmadd_ps(w3, x, a3); c3 = _mm256_fmadd_ps(w3, y, c3);
                 }
-                s[r][jj] = hsum8(a0); s[r + 1][jj] = hsum8(a1);
-                s[r + 2][jj] = hsum8(a2); s[r + 3][jj] = hsum8(a3);
-                s[r][jj + 1] = hsum8(c0); s[r + 1][jj + 1] = hsum8(c1);
-                s[r + 2][jj + 1] = hsum8(c2); s[r + 3][jj + 1] = hsum8(c3);
+                store_sums_4x2(a0, a1, a2, a3, c0, c1, c2, c3, s[r] + jj, s[r + 1] + jj, s[r + 2] + jj, s[r + 3] + jj);
             }
             for (; r < R; r++) {
                 __m256 a0 = _mm256_setzero_ps(), c0 = a0;
