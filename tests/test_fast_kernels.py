@@ -146,6 +146,56 @@ def test_native_kernel_matches_oracle_and_torch_path(dtype, shape, monkeypatch):
         assert err(out, out_t) < 5e-6 and err(lse, lse_t) < 5e-6
 
 
+@pytest.mark.skipif(not NATIVE, reason=f"C kernel unavailable: {fast_native.why_unavailable}")
+@pytest.mark.parametrize("heads", list(HEADS))
+@pytest.mark.parametrize("mask_kind", MASKS)
+def test_prefill_native_softmax_step_and_torch_path_agree(heads, mask_kind, monkeypatch):
+    """fast_prefill runs its softmax step in softmax_block.c where it can and in torch ops where it
+    cannot; both paths, with blocks that cross every edge, against the float64 oracle."""
+    for tq, tk in SIZES["fast_prefill"] + [(40, 40)]:
+        q, k, v, mask, causal = make(heads, tq, tk, mask_kind)
+        ref, ref_lse = oracle(q, k, v, mask, causal)
+        m4 = None if mask is None else mask.reshape((1,) * (4 - mask.dim()) + mask.shape)
+        run = lambda: fast_prefill.attention(q, k, v, m4, is_causal=causal, scale=q.shape[-1] ** -0.5,
+                                             block_q=16, block_k=24)
+        out, lse = run()
+        monkeypatch.setattr(fast_native, "library", lambda: None)      # the torch path
+        out_t, lse_t = run()
+        monkeypatch.undo()
+        for o, l in ((out, lse), (out_t, lse_t)):
+            assert err(o, ref) < 2e-5 and err(l, ref_lse) < 2e-5, (tq, tk)
+            assert torch.equal(torch.isneginf(l), torch.isneginf(ref_lse))
+
+
+@pytest.mark.skipif(not NATIVE, reason=f"C kernel unavailable: {fast_native.why_unavailable}")
+def test_softmax_block_step_against_its_formula():
+    """One online-softmax step: visible counts below 0, inside, past c; -inf scores; a row with
+    nothing visible; c not a multiple of 8; a row stride wider than c."""
+    g = torch.Generator().manual_seed(3)
+    rows, c = 7, 29
+    buf = torch.randn(rows, c + 5, generator=g) * 20
+    buf[2, :] = -math.inf                                              # a fully user-masked row
+    buf[3, 4] = -math.inf
+    s = buf[:, :c]                                                     # ld = c + 5
+    vis = torch.tensor([29, 0, 29, 17, -3, 40, 8], dtype=torch.int32)
+    m = torch.tensor([-3.4e38, 5.0, -3.4e38, 100.0, 1.0, -3.4e38, 2.0])
+    l = torch.tensor([0.0, 2.0, 0.0, 1.5, 3.0, 0.0, 0.5])
+    s0, m0, l0, pad = s.double().clone(), m.double().clone(), l.double().clone(), buf[:, c:].clone()
+    alpha = torch.empty(rows)
+    fast_native.softmax_block(s, vis, m, l, alpha)
+    cols = torch.arange(c)[None, :] < vis.clamp(0, c)[:, None].long()
+    masked = s0.masked_fill(~cols, -math.inf)
+    m_ref = torch.maximum(m0, masked.amax(-1)).clamp(min=torch.finfo(torch.float32).min)
+    p_ref = torch.exp2(masked - m_ref[:, None])
+    a_ref = torch.exp2(m0 - m_ref)
+    # rtol: s - m rounded to fp32 at |s - m| ~ 80 moves 2^(s - m) by up to ~5e-6 relative
+    assert torch.allclose(s.double(), p_ref, rtol=1e-5, atol=1e-30)
+    assert (s[~cols] == 0).all() and (s[2] == 0).all() and not s.isnan().any()
+    assert torch.allclose(m.double(), m_ref) and torch.allclose(alpha.double(), a_ref, rtol=1e-6)
+    assert torch.allclose(l.double(), a_ref * l0 + p_ref.sum(-1), rtol=1e-6)
+    assert torch.equal(buf[:, c:], pad)                                # columns past c untouched
+
+
 def test_native_limits_and_fallbacks():
     q, k, v = torch.randn(1, 4, 1, 12), torch.randn(1, 1, 30, 12), torch.randn(1, 1, 30, 12)
     assert not fast_native.supported(q, k, v, None)                   # d = 12 is not a multiple of 8

@@ -1,10 +1,11 @@
-"""Build and call the fused C decode kernel (fast_decode.c), with a pure-torch fallback.
+"""Build and call the fused C kernels, with pure-torch fallbacks: fast_decode.c (the decode
+kernel) and softmax_block.c (fast_prefill's online-softmax step).
 
 The kernel is compiled on first use with the system C compiler (cc -O3 -mavx2 -mfma -mf16c
 -fopenmp) into a shared library cached under $MULTIHEAD_CACHE or ~/.cache/multihead, keyed by
 a hash of the source and flags, and called through ctypes (no torch headers, so it builds in
 about a second). Where it cannot be used - no compiler, a CPU without AVX2/FMA/F16C, not Linux
-x86-64, or MULTIHEAD_NATIVE=0 - ``library()`` returns None and fast_decode uses its torch path.
+x86-64, or MULTIHEAD_NATIVE=0 - ``library()`` returns None and both kernels use their torch paths.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-SOURCE = Path(__file__).with_name("fast_decode.c")
+SOURCES = [Path(__file__).with_name(name) for name in ("fast_decode.c", "softmax_block.c")]
 FLAGS = ["-O3", "-mavx2", "-mfma", "-mf16c", "-fopenmp", "-shared", "-fPIC", "-std=c99"]
 DTYPE_CODES = {torch.float32: 0, torch.bfloat16: 1, torch.float16: 2}
 MAX_ROWS, MAX_DIM = 64, 512         # the C kernel's compile-time limits (MAXR, MAXD)
@@ -49,7 +50,7 @@ def _cache_dir() -> Path:
 
 
 def _build() -> ctypes.CDLL:
-    src = SOURCE.read_bytes()
+    src = b"".join(path.read_bytes() for path in SOURCES)
     tag = hashlib.sha256(src + " ".join(FLAGS).encode()).hexdigest()[:16]
     out = _cache_dir() / f"fast_decode_{tag}.so"
     if not out.exists():
@@ -60,11 +61,11 @@ def _build() -> ctypes.CDLL:
         with tempfile.TemporaryDirectory(dir=out.parent) as tmp:     # build, then rename: atomic
             tmp_so = Path(tmp) / out.name
             try:
-                subprocess.run([cc, *FLAGS, str(SOURCE), "-o", str(tmp_so), "-lm"], check=True,
+                subprocess.run([cc, *FLAGS, *map(str, SOURCES), "-o", str(tmp_so), "-lm"], check=True,
                                capture_output=True, text=True, timeout=120)
             except subprocess.CalledProcessError:
                 # A compiler without OpenMP: the pragma is ignored and the kernel runs on one thread.
-                subprocess.run([cc, *[f for f in FLAGS if f != "-fopenmp"], str(SOURCE), "-o", str(tmp_so), "-lm"],
+                subprocess.run([cc, *[f for f in FLAGS if f != "-fopenmp"], *map(str, SOURCES), "-o", str(tmp_so), "-lm"],
                                check=True, capture_output=True, text=True, timeout=120)
             os.replace(tmp_so, out)
     lib = ctypes.CDLL(str(out))
@@ -73,6 +74,9 @@ def _build() -> ctypes.CDLL:
     f.argtypes = [ptr, ptr, ptr, ctypes.c_int, i64, i64, i64, i64, i64, i64,
                   i64, i64, i64, i64, i64, i64, ptr, i64, ptr, ptr, ptr, ctypes.c_int]
     f.restype = ctypes.c_int
+    g = lib.mh_softmax_block
+    g.argtypes = [ptr, i64, i64, i64, ptr, ptr, ptr, ptr]
+    g.restype = None
     return lib
 
 
@@ -127,3 +131,17 @@ def decode_partials(qs: Tensor, k: Tensor, v: Tensor, lim: Tensor, nsplit: int) 
     if rc != 0:
         raise RuntimeError(f"fast_decode C kernel rejected the shapes (R={R}, d={d}, d_v={dv})")
     return M, L, O
+
+
+def softmax_block(s: Tensor, visible: Tensor | None, m: Tensor, l: Tensor, alpha: Tensor) -> None:
+    """One online-softmax step on a score block, in place (see softmax_block.c).
+
+    s        [rows, c] fp32, last dim contiguous: base-2 scores, overwritten by P = 2^(s - m')
+    visible  [rows] int32 leading columns each row may see (causal), or None for all c
+    m, l     [rows] fp32 contiguous: running max and sum, updated to m' and alpha * l + rowsum P
+    alpha    [rows] fp32 contiguous: set to 2^(m - m'), the factor for the running P V sum
+    """
+    rows, c = s.shape
+    library().mh_softmax_block(s.data_ptr(), rows, c, s.stride(0),
+                               None if visible is None else visible.data_ptr(),
+                               m.data_ptr(), l.data_ptr(), alpha.data_ptr())
