@@ -20,7 +20,7 @@
 #include <string.h>
 
 #define BK 32          /* keys per block: a block of fp32 V rows (32 x 128 x 4 B = 16 KiB) stays in L1 */
-#define AHEAD 4        /* blocks of K and V rows requested into L2 ahead of use (128 KiB in fp32) */
+#define AHEAD 2        /* blocks of K and V rows requested into L2 ahead of use (64 KiB in fp32) */
 #define LINE 64        /* bytes per cache line */        /* bytes per cache line */
 #define MAXD 512
 #define MAXR 64
