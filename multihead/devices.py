@@ -80,6 +80,9 @@ class DecodeCosts:
     # kernel that touches K/V more than once (a packing copy, then the matmul) finds the second
     # touch in cache only while they fit.
     spilled_bytes_per_s: float | None = None
+    # Whether the kernel's K/V reads and its arithmetic overlap (a kernel that prefetches ahead
+    # of its FMAs): then a step takes the longer of the two, as on a roofline, not their sum.
+    overlapped: bool = False
 
 
 @dataclass
@@ -241,14 +244,18 @@ def decode_step_seconds(device: DeviceSpec, kv_bytes: float, weight_bytes: float
 
     t = calls * overhead + KV / BW_kv + flops / F_decode + W / BW: ``kv_bytes`` read by the
     attention kernel (in ``dtype``), ``flops`` of its QK^T and PV (4 * B * H * Tk * d), ``calls``
-    = layers. With a catalog GPU this is the plain roofline (KV + W) / BW.
+    = layers. For a kernel whose reads and arithmetic overlap (``DecodeCosts.overlapped``) the
+    attention term is max(KV / BW_kv, flops / F_decode) instead of the sum. With a catalog GPU
+    this is the plain roofline (KV + W) / BW.
     """
     c = device.decode_costs(dtype)
     compute = flops / c.flops_per_s if c.flops_per_s else 0.0
     rate = c.bytes_per_s
     if c.spilled_bytes_per_s and device.cache_bytes and kv_bytes / max(calls, 1) > device.cache_bytes:
         rate = c.spilled_bytes_per_s
-    return calls * c.overhead_s + kv_bytes / rate + compute + memory_seconds(weight_bytes, device)
+    reads = kv_bytes / rate
+    attention = max(reads, compute) if c.overlapped else reads + compute
+    return calls * c.overhead_s + attention + memory_seconds(weight_bytes, device)
 
 
 def decode_attention_seconds(device: DeviceSpec, *, n_heads: int, n_kv_heads: int, tk: int,
@@ -393,7 +400,8 @@ def _device_from_profile(path: Path) -> DeviceSpec:
             bytes_per_s=_number(c, "bytes_per_s", w, optional=True),
             flops_per_s=_number(c, "flops_per_s", w, optional=True),
             overhead_s=_number(c, "overhead_s", w, positive=False, optional=True) or 0.0,
-            spilled_bytes_per_s=_number(c, "spilled_bytes_per_s", w, optional=True))
+            spilled_bytes_per_s=_number(c, "spilled_bytes_per_s", w, optional=True),
+            overlapped=_flag(c, "overlapped", w, default=False))
     return DeviceSpec(name=p["name"], memory_bytes=_number(p, "memory_bytes", where),
                       bandwidth_bytes_per_s=_number(p, "bandwidth_bytes_per_s", where),
                       matmul_flops=matmul,

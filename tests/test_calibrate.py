@@ -85,6 +85,22 @@ def test_decode_fit_recovers_bandwidth_compute_and_overhead():
     assert fitted.overhead_s == pytest.approx(80e-6, rel=1e-6)
 
 
+@pytest.mark.parametrize("overlapped", [False, True])
+def test_decode_fit_tells_added_from_overlapped_terms(overlapped):
+    """Which form the kernel follows is measured: points made with reads and compute overlapped
+    (max) are fitted by the max form, points made with the sum by the sum, each exactly. The
+    grid has a read-bound grouping (G=1) and, at this compute rate, a compute-bound one (G=4)."""
+    true = DecodeCosts(bytes_per_s=12e9, flops_per_s=20e9, overhead_s=80e-6, overlapped=overlapped)
+    spec = DeviceSpec("synthetic", 1e9, 1e10, {"fp32": 1e11}, 1.0, 1.0, kind="measured",
+                      prefill={"fp32": TRUE}, decode={"fp32": true})
+    pts = [(s, predict_seconds(spec, s)) for s in CalibrationPlan().decode_shapes("fp32")]
+    fitted, res = fit_decode(pts)
+    assert res < 1e-6 and fitted.overlapped == overlapped
+    assert fitted.bytes_per_s == pytest.approx(12e9, rel=1e-4)
+    assert fitted.flops_per_s == pytest.approx(20e9, rel=1e-4)
+    assert fitted.overhead_s == pytest.approx(80e-6, rel=1e-3)
+
+
 def test_calibration_grid_is_disjoint_from_validation():
     """Held out: validation uses other sizes and other head counts than calibration."""
     cal, val = CalibrationPlan(), ValidationPlan()

@@ -98,6 +98,21 @@ def test_decode_terms_add_up():
     assert decode_step_seconds(spec, kv, 1e9, dtype="fp32", flops=flops) == pytest.approx(want + 1e9 / 40e9)
 
 
+def test_overlapped_decode_takes_the_longer_term(tmp_path):
+    """A kernel whose reads and FMAs overlap is charged max(KV / BW, flops / F), not the sum; the
+    flag survives the profile file."""
+    spec = measured_spec()
+    spec.decode["fp32"] = DecodeCosts(bytes_per_s=10e9, flops_per_s=50e9, overhead_s=40e-6, overlapped=True)
+    c = spec.decode["fp32"]
+    for H, Hkv in ((32, 8), (64, 2)):                       # read-bound (G=4), compute-bound (G=32)
+        kv = acc.kv_cache_bytes(1, Hkv, 128, 65536, 4)
+        flops = acc.attention_flops(1, H, 1, 65536, 128)
+        want = c.overhead_s + max(kv / c.bytes_per_s, flops / c.flops_per_s)
+        got = decode_attention_seconds(spec, n_heads=H, n_kv_heads=Hkv, tk=65536, head_dim=128, dtype="fp32")
+        assert got == pytest.approx(want) and got < c.overhead_s + kv / c.bytes_per_s + flops / c.flops_per_s
+    assert load_device(str(write_profile(spec, tmp_path / "p.json"))).decode["fp32"].overlapped
+
+
 def test_profile_round_trip(tmp_path):
     spec = measured_spec(backend_selector=None, machine={"cpu": "x"})
     path = write_profile(spec, tmp_path / "sub" / "profile.json")

@@ -18,9 +18,10 @@ head dimension (flops = 4 d scores, so two values of d separate the matmul from 
 causal and full calls of one shape tell whether a kernel skips masked scores and price its
 masking pass; a kernel that materializes the scores gets a per-score term beyond the last-level
 cache when points lie on both sides of it. The decode terms come the same way from
-t = overhead + kv_bytes / BW_kv + flops / F_decode, over cache lengths and two head groupings
-(flops per byte = H / (2 H_kv)). Validation (``bench.validate``) uses other sizes and other
-head counts than these.
+t = overhead + kv_bytes / BW_kv + flops / F_decode (or the max of the two terms, for a kernel
+whose reads and arithmetic overlap: both forms are fitted, the better kept), over cache lengths
+and three head groupings (flops per byte = H / (2 H_kv)). Validation (``bench.validate``) uses
+other sizes and other head counts than these.
 """
 from __future__ import annotations
 
@@ -269,18 +270,52 @@ def skips_masked(points: list[tuple[AttnShape, float]]) -> bool:
 def fit_decode(points: list[tuple[AttnShape, float]], cache_bytes: float = 0.0,
                noise: list[float] | None = None) -> tuple[DecodeCosts, float]:
     """Fit ``DecodeCosts`` (overhead, KV read rate, compute rate) to decode points; with points on
-    both sides of ``cache_bytes`` (one call's K and V), the KV rate beyond the cache separately."""
+    both sides of ``cache_bytes`` (one call's K and V), the KV rate beyond the cache separately.
+
+    Two forms are fitted and the one with the smaller RMS relative residual is kept: reads and
+    arithmetic added (t = c0 + KV / BW + flops / F), or overlapped (t = c0 + max(KV / BW,
+    flops / F), a kernel that prefetches ahead of its FMAs). Which one the kernel follows is
+    measured, like ``skips_masked``: a prefetching kernel at G = 4 runs at its read rate alone."""
     kv = [s.kv_bytes for s, _ in points]
     big = [b if cache_bytes and b > cache_bytes else 0.0 for b in kv]
     split = any(big) and not all(big)
     small = [b - x for b, x in zip(kv, big)] if split else kv
-    cols = [[1.0] * len(points), small, [s.flops for s, _ in points]] + ([big] if split else [])
-    coef, res = fit_nonnegative(cols, [t for _, t in points], required=(1, 3) if split else (1,), noise=noise)
+    flops = [s.flops for s, _ in points]
+    times = [t for _, t in points]
+    required = (1, 3) if split else (1,)
+    cols = [[1.0] * len(points), small, flops] + ([big] if split else [])
+    coef, res = fit_nonnegative(cols, times, required=required, noise=noise)
+    best = (res, coef, False)
+
+    # Overlapped: piecewise linear, so alternate between assigning each point to the term that
+    # dominates it and refitting each term on its own points (a few rounds converge).
+    def predict(c: list[float]) -> list[tuple[float, float]]:       # (read time, compute time)
+        return [(c[1] * a + (c[3] * b if split else 0.0), c[2] * f) for a, b, f in zip(small, big, flops)]
+    reads_dominate = [r >= f for r, f in predict(coef)]
+    for _ in range(20):
+        ov = [[1.0] * len(points), [a if m else 0.0 for a, m in zip(small, reads_dominate)],
+              [0.0 if m else f for f, m in zip(flops, reads_dominate)]]
+        ov += [[b if m else 0.0 for b, m in zip(big, reads_dominate)]] if split else []
+        try:
+            c, _ = fit_nonnegative(ov, times, required=required, noise=noise)
+        except (ValueError, IndexError):
+            break
+        if c[1] <= 0 or (split and c[3] <= 0):
+            break
+        pred = [c[0] + max(r, f) for r, f in predict(c)]
+        r_ov = math.sqrt(statistics.fmean(((p - t) / t) ** 2 for p, t in zip(pred, times)))
+        if r_ov < best[0]:
+            best = (r_ov, c, True)
+        nxt = [r >= f for r, f in predict(c)]
+        if nxt == reads_dominate:
+            break
+        reads_dominate = nxt
+    res, coef, overlapped = best
     c0, inv_bw, inv_f = coef[:3]
     if inv_bw <= 0:
         raise RuntimeError("calibrate: the decode timings admit no positive bandwidth; rerun on a quieter machine")
     return DecodeCosts(bytes_per_s=1.0 / inv_bw, flops_per_s=1.0 / inv_f if inv_f > 0 else None, overhead_s=c0,
-                       spilled_bytes_per_s=1.0 / coef[3] if split else None), res
+                       spilled_bytes_per_s=1.0 / coef[3] if split else None, overlapped=overlapped), res
 
 
 # ---- the calibration grid ----------------------------------------------------------------------
@@ -301,7 +336,9 @@ class CalibrationPlan:
     prefill_extra: tuple[tuple[int, int, int, int], ...] = (
         (16, 4, 64, 1100), (16, 4, 64, 1500), (16, 4, 64, 2600),
         (16, 8, 128, 1100), (16, 8, 128, 1500), (16, 8, 128, 2600))
-    decode_heads: tuple[tuple[int, int, int], ...] = ((16, 4, 128), (6, 6, 64))
+    # Three FLOP-per-byte ratios (H / (2 H_kv) in fp32: 2, 0.5, 4): two would fit the added and
+    # the overlapped decode forms equally well.
+    decode_heads: tuple[tuple[int, int, int], ...] = ((16, 4, 128), (6, 6, 64), (16, 2, 128))
     decode_tokens: tuple[int, ...] = (1500, 6000, 24000, 50000, 100000)
     matmul_n: dict[str, int] = field(default_factory=lambda: {"fp32": 2048, "bf16": 192, "fp16": 192})
     bandwidth_bytes: int = 1 << 30
@@ -314,7 +351,7 @@ class CalibrationPlan:
     def quick(cls) -> "CalibrationPlan":
         """CI-sized: tiny shapes, seconds in all; the numbers are rough."""
         return cls(prefill_heads=((2, 1, 16), (2, 1, 32)), prefill_tokens=(32, 96, 256, 1500, 2100, 3000),
-                   prefill_full_tokens=(96, 3000), prefill_extra=(), decode_heads=((4, 1, 32), (2, 2, 16)),
+                   prefill_full_tokens=(96, 3000), prefill_extra=(), decode_heads=((4, 1, 32), (2, 2, 16), (8, 1, 16)),
                    decode_tokens=(1100, 2048, 4096), matmul_n={"fp32": 256, "bf16": 48, "fp16": 48},
                    bandwidth_bytes=16 << 20, repeats=2, min_seconds=0.0, name="quick")
 

@@ -69,7 +69,8 @@ def print_profile(spec, path) -> None:
     for key, c in spec.decode.items():
         flops = f", compute {c.flops_per_s / 1e9:,.1f} GFLOP/s" if c.flops_per_s else ""
         spill = f" ({c.spilled_bytes_per_s / 1e9:,.2f} beyond the cache)" if c.spilled_bytes_per_s else ""
-        t.add_row(f"decode {key}", f"KV {c.bytes_per_s / 1e9:,.2f} GB/s{spill}{flops}, {c.overhead_s * 1e6:.0f} us/call", "")
+        form = ("; reads and compute overlap: max of the two" if c.overlapped else "; reads + compute") if flops else ""
+        t.add_row(f"decode {key}", f"KV {c.bytes_per_s / 1e9:,.2f} GB/s{spill}{flops}, {c.overhead_s * 1e6:.0f} us/call{form}", "")
     for k, v in e.get("fit_rms_relative_residual", {}).items():   # noqa: B007
         t.add_row(f"fit residual {k} (RMS)", f"{v:.1%}", "")
     t.add_row("run-to-run spread (median, max)",
