@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "simd_math.h"
+
 #define BK 32          /* keys per block: a block of fp32 V rows (32 x 128 x 4 B = 16 KiB) stays in L1 */
 #define LINE 64        /* bytes per cache line */        /* bytes per cache line */
 #define MAXD 512
@@ -33,28 +35,6 @@ static inline __m256 load8(const void *base, int64_t idx, int dtype) {
     if (dtype == BF16)   /* bf16 is the top half of an fp32: widen and shift left by 16 */
         return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
     return _mm256_cvtph_ps(h);
-}
-
-/* exp(x) for x <= 0, 8 lanes: x = n ln2 + r, |r| <= ln2/2, exp(r) by a degree-7 polynomial
- * (Taylor-like coefficients refit for fp32), 2^n by building the exponent bits. Lanes below -87
- * (including -inf) return exactly 0, so masked keys contribute nothing. */
-static inline __m256 exp8(__m256 x) {
-    const __m256 lo = _mm256_set1_ps(-87.0f);
-    __m256 keep = _mm256_cmp_ps(x, lo, _CMP_GE_OQ);
-    x = _mm256_max_ps(x, lo);
-    __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);       /* ln2 split in two parts */
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);           /* for an exact n*ln2 */
-    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-    return _mm256_and_ps(_mm256_mul_ps(p, _mm256_castsi256_ps(e)), keep);
 }
 
 static inline float hsum8(__m256 a) {

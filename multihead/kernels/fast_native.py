@@ -23,6 +23,7 @@ import torch
 from torch import Tensor
 
 SOURCES = [Path(__file__).with_name(name) for name in ("fast_decode.c", "softmax_block.c")]
+HEADER = Path(__file__).with_name("simd_math.h")      # included by both; part of the build's hash
 FLAGS = ["-O3", "-mavx2", "-mfma", "-mf16c", "-fopenmp", "-shared", "-fPIC", "-std=c99"]
 DTYPE_CODES = {torch.float32: 0, torch.bfloat16: 1, torch.float16: 2}
 MAX_ROWS, MAX_DIM = 64, 512         # the C kernel's compile-time limits (MAXR, MAXD)
@@ -50,7 +51,7 @@ def _cache_dir() -> Path:
 
 
 def _build() -> ctypes.CDLL:
-    src = b"".join(path.read_bytes() for path in SOURCES)
+    src = b"".join(path.read_bytes() for path in SOURCES + [HEADER])
     tag = hashlib.sha256(src + " ".join(FLAGS).encode()).hexdigest()[:16]
     out = _cache_dir() / f"fast_decode_{tag}.so"
     if not out.exists():

@@ -16,24 +16,7 @@
 #include <math.h>
 #include <stdint.h>
 
-/* 2^x for x <= 0, 8 lanes: x = n + f, |f| <= 1/2, 2^f = e^(f ln2) by a degree-7 polynomial, 2^n
- * from the exponent bits. Lanes below -126 (and -inf) return 0. */
-static inline __m256 exp2_8(__m256 x) {
-    const __m256 lo = _mm256_set1_ps(-126.0f);
-    __m256 keep = _mm256_cmp_ps(x, lo, _CMP_GE_OQ);
-    x = _mm256_max_ps(x, lo);
-    __m256 n = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_mul_ps(_mm256_sub_ps(x, n), _mm256_set1_ps(0.693147180559945309f));
-    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-    return _mm256_and_ps(_mm256_mul_ps(p, _mm256_castsi256_ps(e)), keep);
-}
+#include "simd_math.h"
 
 void mh_softmax_block(float *s, int64_t rows, int64_t c, int64_t ld, const int32_t *vis,
                       float *m, float *l, float *alpha) {
