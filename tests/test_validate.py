@@ -10,7 +10,7 @@ import torch
 from multihead.bench.calibrate import AttnShape, CalibrationPlan, calibrate, predict_seconds
 from multihead.bench.validate import (Row, ValidationPlan, build_result, interval_halfwidth, plan_prediction,
                                       plot, relative_error, summarize)
-from multihead.devices import DecodeCosts, DeviceSpec, PrefillCosts, write_profile
+from multihead.devices import DecodeCosts, DeviceSpec, PrefillCosts, load_device, write_profile
 
 
 def row(pred, meas, group="prefill", band=(0.0, math.inf)):
@@ -105,6 +105,9 @@ def test_quick_validation_end_to_end(tmp_path, capsys):
     assert res["median_abs_error"] == pytest.approx((errs[1] + errs[2]) / 2)
     assert res["predictor"] == "multihead.planner.plan" and res["threads"] == 1
     assert png.stat().st_size > 1000 and res["plot"] == str(png)
+    bw = res["read_bandwidth"]                      # drift context: profile's rate vs this run's
+    assert bw["calibration"] == pytest.approx(load_device(str(path)).bandwidth_bytes_per_s)
+    assert bw["before"] > 0 and bw["after"] > 0 and bw["bytes"] == 1 << 20
 
 
 def test_missing_profile_is_a_clear_error(tmp_path, capsys):
@@ -124,6 +127,9 @@ def test_markdown_report_lists_every_row():
     assert "multihead validate --quick" in md and "Note: n1" in md
     assert "| prefill | 1 | 9.1% |" in md and "| decode | 1 | 16.7% |" in md      # group table
     assert "-9.1%" in md and "-16.7%" in md                                     # each row's error
+    assert "streaming read" not in md                                           # no drift measured
+    res["read_bandwidth"] = {"bytes": 1 << 20, "calibration": 20e9, "before": 18e9, "after": 15e9}
+    assert "20.0 GB/s at calibration, 18.0 at the start of this run, 15.0 at its end (-10% / -25%)" in markdown(res)
 
 
 def test_plot_from_synthetic_result(tmp_path):

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 
 import torch
 
-from multihead.bench.limits import clock_fn
+from multihead.bench.limits import clock_fn, measure_read_bandwidth
 from multihead.bench.calibrate import (AttnShape, Timing, attention_kernel, load_average,
                                        predict_seconds, resolved_backend, set_threads,
                                        time_attention)
@@ -205,6 +205,10 @@ def validate(device: DeviceSpec | str, plan: ValidationPlan | None = None, *, mo
     set_threads(threads or device.extra.get("threads"), clock)
     fn, kernel = attention_kernel()
     load_before = load_average()
+    # The machine's read bandwidth drifts on a shared host (other VMs): measured at the start and
+    # the end, beside the profile's, it tells a decode row's error apart from the model's.
+    bw_bytes = min(1 << 30, int(device.extra.get("limits", {}).get("read_bandwidth", {}).get("bytes", 1 << 30)))
+    bw_before = measure_read_bandwidth(bw_bytes, repeats=3, clock=clock).best
     shapes = [AttnShape(h, hk, d, t, t, True, plan.dtype) for h, hk, d, t in plan.prefill]
     shapes += [AttnShape(h, hk, d, 1, t, False, plan.dtype) for h, hk, d, t in plan.decode]
     n_models = len(plan.smollm2_tokens) if models else 0
@@ -230,6 +234,8 @@ def validate(device: DeviceSpec | str, plan: ValidationPlan | None = None, *, mo
     result = build_result(rows, attention_rows, device=device, kernel=kernel, predictor=predictor,
                           plan=plan, notes=notes, load=(load_before, load_average()))
     result["clock"] = clock
+    result["read_bandwidth"] = {"bytes": bw_bytes, "calibration": device.bandwidth_bytes_per_s, "before": bw_before,
+                                "after": measure_read_bandwidth(bw_bytes, repeats=3, clock=clock).best}
     return result
 
 
@@ -289,6 +295,17 @@ def plot(result: dict, path: str) -> str:
     return path
 
 
+def bandwidth_line(result: dict) -> list[str]:
+    """The read-bandwidth drift line of a report: the profile's rate against this run's."""
+    bw = result.get("read_bandwidth")
+    if not bw:
+        return []
+    drift = [bw[k] / bw["calibration"] - 1 for k in ("before", "after")]
+    return [f"- streaming read: {bw['calibration'] / 1e9:.1f} GB/s at calibration, {bw['before'] / 1e9:.1f} at the start "
+            f"of this run, {bw['after'] / 1e9:.1f} at its end ({drift[0]:+.0%} / {drift[1]:+.0%}): decode rows "
+            f"move with it"]
+
+
 def markdown(result: dict, command: str | None = None) -> str:
     """The result as a markdown report: headline, per-group errors, and every row."""
     def s(x: float) -> str:
@@ -302,6 +319,7 @@ def markdown(result: dict, command: str | None = None) -> str:
               f"{result['device'].get('date')}",
               f"- load average (1, 5, 15 min) before / after: {result['load_average']['before']} / "
               f"{result['load_average']['after']}",
+              *bandwidth_line(result),
               f"- **one-layer attention rows: median |error| {result['median_abs_error']:.1%}, max "
               f"{result['max_abs_error']:.1%}** (targets 5% / 15%: {'met' if tg['met'] else 'not met'}); "
               f"bias {result['mean_error']:+.1%}; inside the prediction interval: {result['interval_coverage']:.0%}",

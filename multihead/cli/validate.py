@@ -76,6 +76,8 @@ def _s(x: float) -> str:
 def print_result(result: dict) -> None:
     from rich.console import Console
     from rich.table import Table
+
+    from multihead.bench.validate import bandwidth_line
     t = Table(title=f"multihead validate: {result['device']['name']} ({result['kernel']}; "
                     f"predicted by {result['predictor']})")
     for col in ("shape", "kernel", "predicted", "interval", "measured (best)", "spread", "error"):
@@ -96,6 +98,8 @@ def print_result(result: dict) -> None:
             f"{'[green]met[/]' if tg['met'] else '[red]not met[/]'} (median {result['median_abs_error']:.1%}, "
             f"max {result['max_abs_error']:.1%}); {result['clock']} clock, {result['threads']} threads, "
             f"load average {result['load_average']['before']}")
+    for line in bandwidth_line(result):
+        c.print(line[2:])
     for n in result["notes"]:
         c.print(f"note: {n}")
     if result.get("plot"):
