@@ -219,9 +219,13 @@ def test_autograd_falls_back_to_differentiable_kernels():
         assert torch.allclose(g, grads[0], atol=1e-5)
 
 
-def test_auto_picks_the_fast_backends():
+def test_auto_picks_the_fast_backends(monkeypatch):
     from multihead.functional import choose_backend
     assert choose_backend(1, 32, 1, 131072) == "fast_decode"
+    # a short cache: the C kernel wins at any length; without it, one matmul (reference) does
+    assert choose_backend(1, 9, 1, 64) == ("fast_decode" if NATIVE else "reference")
+    monkeypatch.setattr(fast_native, "library", lambda: None)
+    assert choose_backend(1, 9, 1, 64) == "reference" and choose_backend(1, 9, 1, 4096) == "fast_decode"
     assert choose_backend(1, 32, 16384, 16384) == "fast_prefill"
 
 

@@ -8,7 +8,7 @@
  *
  * Work item = (KV head n, key split s). For its key range it returns, per query row r:
  *     M[r] = max_j s_rj,  L[r] = sum_j exp(s_rj - M[r]),  O[r] = sum_j exp(s_rj - M[r]) v_j
- * which the caller merges across splits by log-sum-exp. Row r sees keys j < lim[r] (causal),
+ * which mh_decode then merges across splits by log-sum-exp. Row r sees keys j < lim[r] (causal),
  * so a row with lim[r] <= start of the split gets M = -inf, L = 0, O = 0.
  *
  * Layout: q is fp32 [NH, R, d], already scaled, contiguous. k, v element (n, j, i) is at
@@ -17,6 +17,7 @@
 #include <immintrin.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "simd_math.h"
@@ -204,28 +205,75 @@ static inline __attribute__((always_inline)) void item(const float *q, const voi
     }
 }
 
-/* All work items, split over nthreads OpenMP threads. Returns 0, or -1 for unsupported sizes. */
-int mh_decode_partials(const float *q, const void *k, const void *v, int dtype,
-                       int64_t NH, int64_t H_kv, int64_t R, int64_t d, int64_t dv, int64_t Tk,
-                       int64_t ksb, int64_t ksh, int64_t kst, int64_t vsb, int64_t vsh, int64_t vst,
-                       const int32_t *lim, int64_t nsplit, float *M, float *L, float *O, int nthreads) {
-    if (d % 8 || dv % 8 || d > MAXD || R > MAXR || R < 1 || nsplit < 1) return -1;
-    int64_t per = (Tk + nsplit - 1) / nsplit;
-    #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
-    for (int64_t w = 0; w < NH * nsplit; w++) {
-        int64_t n = w / nsplit, sp = w % nsplit;
-        int64_t b = n / H_kv, h = n % H_kv;
-        int64_t j0 = sp * per, j1 = j0 + per < Tk ? j0 + per : Tk;
-        int64_t row = n * nsplit + sp;
-        if (j0 >= j1) {
-            for (int64_t r = 0; r < R; r++) { M[row * R + r] = -INFINITY; L[row * R + r] = 0.0f; }
-            memset(O + row * R * dv, 0, sizeof(float) * R * dv);
-            continue;
-        }
-#define ITEM(DT) item(q + n * R * d, k, v, DT, R, d, dv, j0, j1, lim, b * ksb + h * ksh, kst, \
-                     b * vsb + h * vsh, vst, M + row * R, L + row * R, O + row * R * dv)
-        if (dtype == F32) ITEM(F32); else if (dtype == BF16) ITEM(BF16); else ITEM(F16);
-#undef ITEM
+/* Merge the splits of one (KV head n, row r) by log-sum-exp into its output row and lse:
+ *     m = max_s M_s,  l = sum_s e^(M_s - m) L_s,  out = sum_s e^(M_s - m) O_s / l,  lse = m + ln l
+ * A row that saw no key (m = -inf) gets out = 0 and lse = -inf. */
+static void merge_row(const float *M, const float *L, const float *O, int64_t nsplit, int64_t R,
+                      int64_t dv, float *out, float *lse) {
+    float m = -INFINITY;
+    for (int64_t sp = 0; sp < nsplit; sp++) m = M[sp * R] > m ? M[sp * R] : m;
+    if (m == -INFINITY) {
+        memset(out, 0, sizeof(float) * dv);
+        *lse = -INFINITY;
+        return;
     }
+    float l = 0.0f;
+    for (int64_t i = 0; i < dv; i++) out[i] = 0.0f;
+    for (int64_t sp = 0; sp < nsplit; sp++) {
+        float w = expf(M[sp * R] - m);            /* 0 for an empty split (M = -inf) */
+        if (w == 0.0f) continue;
+        l += w * L[sp * R];
+        const float *o = O + sp * R * dv;
+        for (int64_t i = 0; i < dv; i++) out[i] += w * o[i];
+    }
+    for (int64_t i = 0; i < dv; i++) out[i] /= l;
+    *lse = m + logf(l);
+}
+
+/* Decode attention, whole: q is fp32 [NH, R, d], scaled, rows ordered (g, t) with t = r % Tq;
+ * row r sees keys j < Tk - Tq + t + 1 if causal, else all Tk. The keys are cut into nsplit
+ * ranges; (KV head, range) work items run on nthreads OpenMP threads, then each head's ranges
+ * are merged into out [NH, R, dv] and lse [NH, R] (natural log). Returns 0, -1 for unsupported
+ * sizes, -2 if the scratch for the splits cannot be allocated. */
+int mh_decode(const float *q, const void *k, const void *v, int dtype,
+              int64_t NH, int64_t H_kv, int64_t R, int64_t Tq, int causal, int64_t d, int64_t dv, int64_t Tk,
+              int64_t ksb, int64_t ksh, int64_t kst, int64_t vsb, int64_t vsh, int64_t vst,
+              int64_t nsplit, float *out, float *lse, int nthreads) {
+    if (d % 8 || dv % 8 || d > MAXD || R > MAXR || R < 1 || Tq < 1 || R % Tq || nsplit < 1) return -1;
+    int32_t lim[MAXR];
+    for (int64_t r = 0; r < R; r++) {
+        int64_t t = r % Tq, n_seen = causal ? Tk - Tq + t + 1 : Tk;
+        lim[r] = (int32_t)(n_seen < 0 ? 0 : n_seen > Tk ? Tk : n_seen);
+    }
+    float *M = malloc(sizeof(float) * NH * nsplit * R * (2 + dv));
+    if (!M) return -2;
+    float *L = M + NH * nsplit * R, *O = L + NH * nsplit * R;
+    int64_t per = (Tk + nsplit - 1) / nsplit;
+    #pragma omp parallel num_threads(nthreads)
+    {
+        #pragma omp for schedule(dynamic, 1)
+        for (int64_t w = 0; w < NH * nsplit; w++) {
+            int64_t n = w / nsplit, sp = w % nsplit;
+            int64_t b = n / H_kv, h = n % H_kv;
+            int64_t j0 = sp * per, j1 = j0 + per < Tk ? j0 + per : Tk;
+            int64_t row = n * nsplit + sp;
+            if (j0 >= j1) {
+                for (int64_t r = 0; r < R; r++) { M[row * R + r] = -INFINITY; L[row * R + r] = 0.0f; }
+                memset(O + row * R * dv, 0, sizeof(float) * R * dv);
+                continue;
+            }
+#define ITEM(DT) item(q + n * R * d, k, v, DT, R, d, dv, j0, j1, lim, b * ksb + h * ksh, kst, \
+                      b * vsb + h * vsh, vst, M + row * R, L + row * R, O + row * R * dv)
+            if (dtype == F32) ITEM(F32); else if (dtype == BF16) ITEM(BF16); else ITEM(F16);
+#undef ITEM
+        }
+        #pragma omp for schedule(static)
+        for (int64_t nr = 0; nr < NH * R; nr++) {
+            int64_t n = nr / R, r = nr % R;
+            merge_row(M + n * nsplit * R + r, L + n * nsplit * R + r, O + (n * nsplit * R + r) * dv,
+                      nsplit, R, dv, out + nr * dv, lse + nr);
+        }
+    }
+    free(M);
     return 0;
 }

@@ -70,10 +70,10 @@ def _build() -> ctypes.CDLL:
                                check=True, capture_output=True, text=True, timeout=120)
             os.replace(tmp_so, out)
     lib = ctypes.CDLL(str(out))
-    f = lib.mh_decode_partials
+    f = lib.mh_decode
     i64, ptr = ctypes.c_int64, ctypes.c_void_p
-    f.argtypes = [ptr, ptr, ptr, ctypes.c_int, i64, i64, i64, i64, i64, i64,
-                  i64, i64, i64, i64, i64, i64, ptr, i64, ptr, ptr, ptr, ctypes.c_int]
+    f.argtypes = [ptr, ptr, ptr, ctypes.c_int, i64, i64, i64, i64, ctypes.c_int, i64, i64, i64,
+                  i64, i64, i64, i64, i64, i64, i64, ptr, ptr, ctypes.c_int]
     f.restype = ctypes.c_int
     g = lib.mh_softmax_block
     g.argtypes = [ptr, i64, i64, i64, ptr, ptr, ptr, ptr]
@@ -110,28 +110,25 @@ def supported(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> bool:
             and d <= MAX_DIM and (H // H_kv) * Tq <= MAX_ROWS and library() is not None)
 
 
-def decode_partials(qs: Tensor, k: Tensor, v: Tensor, lim: Tensor, nsplit: int) -> tuple[Tensor, Tensor, Tensor]:
-    """Per (KV head, key split) softmax partials from the C kernel.
+def decode(qs: Tensor, k: Tensor, v: Tensor, Tq: int, causal: bool, nsplit: int,
+           out: Tensor, lse: Tensor) -> None:
+    """Decode attention in the C kernel, written into ``out`` and ``lse``.
 
-    qs   [B*H_kv, R, d] fp32 contiguous, scaled queries (rows of a KV head's group, ordered (g, t))
+    qs   [B*H_kv, R, d] fp32 contiguous, scaled queries: the R = G*Tq rows of a KV head's group,
+         ordered (g, t); row (g, t) sees keys j <= Tk - Tq + t if causal, else all Tk
     k, v [B, H_kv, Tk, d], [B, H_kv, Tk, d_v], fp32/bf16/fp16, last dim contiguous (any other strides)
-    lim  [R] int32: row r sees keys j < lim[r]
-    returns M, L [B*H_kv, nsplit, R] and O [B*H_kv, nsplit, R, d_v] (fp32): max, sum of exp(s - M),
-    and sum of exp(s - M) v over each split's keys.
+    out  [B*H_kv*R, d_v] fp32 contiguous, lse [B*H_kv*R] fp32 contiguous (natural log; -inf and
+         zeros for a row that sees no key). The keys are cut into ``nsplit`` ranges that run in
+         parallel and are merged by log-sum-exp in C.
     """
-    lib = library()
     B, H_kv, Tk, d = k.shape
     NH, R, dv = qs.shape[0], qs.shape[1], v.shape[-1]
-    M = torch.empty(NH, nsplit, R)
-    L = torch.empty(NH, nsplit, R)
-    O = torch.empty(NH, nsplit, R, dv)
-    rc = lib.mh_decode_partials(qs.data_ptr(), k.data_ptr(), v.data_ptr(), DTYPE_CODES[k.dtype],
-                                NH, H_kv, R, d, dv, Tk, k.stride(0), k.stride(1), k.stride(2),
-                                v.stride(0), v.stride(1), v.stride(2), lim.data_ptr(), nsplit,
-                                M.data_ptr(), L.data_ptr(), O.data_ptr(), torch.get_num_threads())
+    rc = library().mh_decode(qs.data_ptr(), k.data_ptr(), v.data_ptr(), DTYPE_CODES[k.dtype],
+                             NH, H_kv, R, Tq, int(causal), d, dv, Tk, k.stride(0), k.stride(1), k.stride(2),
+                             v.stride(0), v.stride(1), v.stride(2), nsplit, out.data_ptr(), lse.data_ptr(),
+                             torch.get_num_threads())
     if rc != 0:
-        raise RuntimeError(f"fast_decode C kernel rejected the shapes (R={R}, d={d}, d_v={dv})")
-    return M, L, O
+        raise RuntimeError(f"fast_decode C kernel rejected the call (R={R}, Tq={Tq}, d={d}, d_v={dv}; code {rc})")
 
 
 def softmax_block(s: Tensor, visible: Tensor | None, m: Tensor, l: Tensor, alpha: Tensor) -> None:
