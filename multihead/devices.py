@@ -142,11 +142,22 @@ class DeviceSpec:
         except Exception:      # noqa: BLE001 - a changed selector must not break planning
             return None
 
-    def decode_costs(self, dtype: str | None = None) -> DecodeCosts:
-        """The decode-step terms for a KV cache in ``dtype``, with the bandwidth resolved."""
-        c = self.decode.get(_pick(self.decode, dtype or "fp16")) if self.decode else None
-        c = c or DecodeCosts()
+    def decode_costs(self, dtype: str | None = None, rows_per_kv_head: int | None = None) -> DecodeCosts:
+        """The decode-step terms for a KV cache in ``dtype``, with the bandwidth resolved: those of
+        the kernel's row grouping (``decode_rows_class``, keyed "dtype/class") when the profile
+        has them and ``rows_per_kv_head`` is given, else the dtype's."""
+        key = _pick(self.decode, dtype or "fp16") if self.decode else None
+        c = self.decode.get(f"{key}/{decode_rows_class(rows_per_kv_head)}") if key and rows_per_kv_head else None
+        c = c or (self.decode.get(key) if key else None) or DecodeCosts()
         return dataclasses.replace(c, bytes_per_s=c.bytes_per_s or self.effective_bandwidth())
+
+
+def decode_rows_class(rows: int) -> str:
+    """The row grouping of a decode call with ``rows`` = G * Tq query rows per KV head, as the C
+    kernel runs it: "r1" (one row), "r4" (all rows in groups of 4), "rmix" (some rows one at a
+    time). Why separate terms: per byte of K/V the kernel reads 18-21 GB/s with one row and 12-13
+    with 4 or 8 on one core here, which one read rate cannot fit (docs/validation.md)."""
+    return "r1" if rows <= 1 else "r4" if rows % 4 == 0 else "rmix"
 
 
 def _dtype_key(dtype: str) -> str:
@@ -239,16 +250,18 @@ def attention_prefill_seconds(device: DeviceSpec, *, n_heads: int, tq: int, tk: 
 
 
 def decode_step_seconds(device: DeviceSpec, kv_bytes: float, weight_bytes: float, *,
-                        dtype: str | None = None, flops: float = 0.0, calls: int = 1) -> float:
+                        dtype: str | None = None, flops: float = 0.0, calls: int = 1,
+                        rows_per_kv_head: int | None = None) -> float:
     """One generated token reads every weight and the whole KV cache once.
 
     t = calls * overhead + KV / BW_kv + flops / F_decode + W / BW: ``kv_bytes`` read by the
     attention kernel (in ``dtype``), ``flops`` of its QK^T and PV (4 * B * H * Tk * d), ``calls``
-    = layers. For a kernel whose reads and arithmetic overlap (``DecodeCosts.overlapped``) the
+    = layers, ``rows_per_kv_head`` = G * Tq picks the kernel's row-grouping terms when a measured
+    profile has them. For a kernel whose reads and arithmetic overlap (``DecodeCosts.overlapped``) the
     attention term is max(KV / BW_kv, flops / F_decode) instead of the sum. With a catalog GPU
     this is the plain roofline (KV + W) / BW.
     """
-    c = device.decode_costs(dtype)
+    c = device.decode_costs(dtype, rows_per_kv_head)
     compute = flops / c.flops_per_s if c.flops_per_s else 0.0
     rate = c.bytes_per_s
     if c.spilled_bytes_per_s and device.cache_bytes and kv_bytes / max(calls, 1) > device.cache_bytes:
@@ -265,7 +278,8 @@ def decode_attention_seconds(device: DeviceSpec, *, n_heads: int, n_kv_heads: in
     from multihead.accounting import attention_flops, dtype_bytes, kv_cache_bytes
     kv = kv_cache_bytes(layers, n_kv_heads, head_dim, tk, dtype_bytes(dtype), batch)
     flops = layers * attention_flops(batch, n_heads, 1, tk, head_dim)
-    return decode_step_seconds(device, kv, 0.0, dtype=dtype, flops=flops, calls=layers)
+    return decode_step_seconds(device, kv, 0.0, dtype=dtype, flops=flops, calls=layers,
+                               rows_per_kv_head=n_heads // n_kv_heads)
 
 
 def gpu_catalog() -> dict[str, dict]:
@@ -396,7 +410,7 @@ def _device_from_profile(path: Path) -> DeviceSpec:
         w = f"{where} attention.decode.{dt}"
         if not isinstance(c, dict):
             raise ValueError(f"device: {w}: expected an object, got {c!r}")
-        decode[_dtype_key(dt)] = DecodeCosts(
+        decode["/".join([_dtype_key(dt.split("/")[0])] + dt.split("/")[1:])] = DecodeCosts(
             bytes_per_s=_number(c, "bytes_per_s", w, optional=True),
             flops_per_s=_number(c, "flops_per_s", w, optional=True),
             overhead_s=_number(c, "overhead_s", w, positive=False, optional=True) or 0.0,

@@ -374,7 +374,8 @@ class _Setup:
         flops = sum(acc.attention_flops(self.batch, heads, 1, min(context, w) if w else context, s.head_dim)
                     for w in s.layer_windows())
         return dev.decode_step_seconds(self.device, kv_bytes, weight_bytes, dtype=kv_dtype or self.kv_dtype,
-                                       flops=flops, calls=s.num_layers)
+                                       flops=flops, calls=s.num_layers,
+                                       rows_per_kv_head=s.num_heads // s.num_kv_heads)
 
     def linear_flops(self, tokens: int) -> float:
         n, _ = self.spec.non_embedding_params()

@@ -101,6 +101,27 @@ def test_decode_fit_tells_added_from_overlapped_terms(overlapped):
     assert fitted.overhead_s == pytest.approx(80e-6, rel=1e-3)
 
 
+def test_decode_terms_per_row_grouping_are_fitted_and_used():
+    """A kernel whose read rate depends on how it groups query rows (one row; groups of 4; some
+    rows alone) gets terms per grouping, and predictions use the shape's grouping."""
+    from multihead.bench.calibrate import fit_points
+    from multihead.devices import decode_rows_class
+    rates = {"r1": 20e9, "r4": 12e9, "rmix": 14e9}
+    by_class = {f"fp32/{c}": DecodeCosts(bytes_per_s=bw, flops_per_s=None, overhead_s=50e-6) for c, bw in rates.items()}
+    truth = DeviceSpec("synthetic", 1e9, 1e10, {"fp32": 1e11}, 1.0, 1.0, kind="measured",
+                       prefill={"fp32": TRUE}, decode={"fp32": DecodeCosts(10e9, None, 50e-6), **by_class})
+    shapes = CalibrationPlan().decode_shapes("fp32")
+    assert {decode_rows_class(s.heads // s.kv_heads) for s in shapes} == set(rates)
+    points = [{"shape": s.__dict__, "best": predict_seconds(truth, s), "spread": 0.01, "backend": None} for s in shapes]
+    _, decode, residuals = fit_points(points, 0.0)
+    for cls, bw in rates.items():
+        assert decode[f"fp32/{cls}"].bytes_per_s == pytest.approx(bw, rel=1e-4)
+        assert residuals[f"decode fp32 {cls}"] < 1e-6
+    fitted = DeviceSpec("fit", 1e9, 1e10, {"fp32": 1e11}, 1.0, 1.0, kind="measured", decode=decode)
+    for s in shapes + [AttnShape(32, 8, 128, 1, 65536, False, "fp32"), AttnShape(9, 3, 64, 1, 4096, False, "fp32")]:
+        assert predict_seconds(fitted, s) == pytest.approx(predict_seconds(truth, s), rel=1e-4)
+
+
 def test_calibration_grid_is_disjoint_from_validation():
     """Held out: validation uses other sizes and other head counts than calibration."""
     cal, val = CalibrationPlan(), ValidationPlan()

@@ -113,6 +113,21 @@ def test_overlapped_decode_takes_the_longer_term(tmp_path):
     assert load_device(str(write_profile(spec, tmp_path / "p.json"))).decode["fp32"].overlapped
 
 
+def test_decode_row_grouping_terms_round_trip_and_fall_back(tmp_path):
+    spec = measured_spec()
+    spec.decode["fp32/r4"] = DecodeCosts(bytes_per_s=12e9, flops_per_s=None, overhead_s=40e-6)
+    back = load_device(str(write_profile(spec, tmp_path / "p.json")))
+    assert back.decode == spec.decode
+    kv = acc.kv_cache_bytes(1, 8, 128, 65536, 4)
+    # GQA 32/8: 4 rows per KV head -> the r4 terms; MHA (1 row) has none -> the dtype's terms
+    assert decode_attention_seconds(back, n_heads=32, n_kv_heads=8, tk=65536, head_dim=128,
+                                    dtype="fp32") == pytest.approx(40e-6 + kv / 12e9)
+    c = back.decode["fp32"]
+    flops = acc.attention_flops(1, 8, 1, 65536, 128)
+    assert decode_attention_seconds(back, n_heads=8, n_kv_heads=8, tk=65536, head_dim=128, dtype="fp32") == \
+        pytest.approx(c.overhead_s + kv / c.bytes_per_s + flops / c.flops_per_s)
+
+
 def test_profile_round_trip(tmp_path):
     spec = measured_spec(backend_selector=None, machine={"cpu": "x"})
     path = write_profile(spec, tmp_path / "sub" / "profile.json")

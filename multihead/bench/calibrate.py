@@ -20,8 +20,9 @@ masking pass; a kernel that materializes the scores gets a per-score term beyond
 cache when points lie on both sides of it. The decode terms come the same way from
 t = overhead + kv_bytes / BW_kv + flops / F_decode (or the max of the two terms, for a kernel
 whose reads and arithmetic overlap: both forms are fitted, the better kept), over cache lengths
-and three head groupings (flops per byte = H / (2 H_kv)). Validation (``bench.validate``) uses
-other sizes and other head counts than these.
+and four head groupings (flops per byte = H / (2 H_kv)), fitted together (the dtype's terms) and
+per row grouping of the kernel (``devices.decode_rows_class``). Validation (``bench.validate``)
+uses other sizes and other head counts than these.
 """
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ import torch
 
 from multihead import accounting
 from multihead.bench.limits import clock_fn, machine_description, measure_matmul_flops, measure_read_bandwidth
-from multihead.devices import SPILL_BYTES_PER_SCORE, DecodeCosts, DeviceSpec, PrefillCosts, write_profile
+from multihead.devices import (SPILL_BYTES_PER_SCORE, DecodeCosts, DeviceSpec, PrefillCosts, decode_rows_class,
+                               write_profile)
 
 TORCH_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
@@ -336,9 +338,10 @@ class CalibrationPlan:
     prefill_extra: tuple[tuple[int, int, int, int], ...] = (
         (16, 4, 64, 1100), (16, 4, 64, 1500), (16, 4, 64, 2600),
         (16, 8, 128, 1100), (16, 8, 128, 1500), (16, 8, 128, 2600))
-    # Three FLOP-per-byte ratios (H / (2 H_kv) in fp32: 2, 0.5, 4): two would fit the added and
-    # the overlapped decode forms equally well.
-    decode_heads: tuple[tuple[int, int, int], ...] = ((16, 4, 128), (6, 6, 64), (16, 2, 128))
+    # FLOP-per-byte ratios H / (2 H_kv) in fp32 of 2, 0.5, 4 and 1.5: with only two, the added and
+    # the overlapped decode forms would fit equally well. (6, 2, 64) has three rows per KV head,
+    # which the kernel runs one at a time (devices.decode_rows_class).
+    decode_heads: tuple[tuple[int, int, int], ...] = ((16, 4, 128), (6, 6, 64), (16, 2, 128), (6, 2, 64))
     decode_tokens: tuple[int, ...] = (1500, 6000, 24000, 50000, 100000)
     matmul_n: dict[str, int] = field(default_factory=lambda: {"fp32": 2048, "bf16": 192, "fp16": 192})
     bandwidth_bytes: int = 1 << 30
@@ -351,7 +354,7 @@ class CalibrationPlan:
     def quick(cls) -> "CalibrationPlan":
         """CI-sized: tiny shapes, seconds in all; the numbers are rough."""
         return cls(prefill_heads=((2, 1, 16), (2, 1, 32)), prefill_tokens=(32, 96, 256, 1500, 2100, 3000),
-                   prefill_full_tokens=(96, 3000), prefill_extra=(), decode_heads=((4, 1, 32), (2, 2, 16), (8, 1, 16)),
+                   prefill_full_tokens=(96, 3000), prefill_extra=(), decode_heads=((4, 1, 32), (2, 2, 16), (8, 1, 16), (3, 1, 16)),
                    decode_tokens=(1100, 2048, 4096), matmul_n={"fp32": 256, "bf16": 48, "fp16": 48},
                    bandwidth_bytes=16 << 20, repeats=2, min_seconds=0.0, name="quick")
 
@@ -478,6 +481,14 @@ def fit_points(points: list[dict], cache_bytes: float) -> tuple[dict, dict, dict
             prefill.setdefault(dt, prefill[key])
         elif dt not in decode and len(pts) >= 3:
             decode[dt], residuals[f"decode {key}"] = fit_decode(pts, cache_bytes, noise=noise)
+            # and per row grouping of the kernel (decode_rows_class), where it has enough points
+            classes: dict[str, list[int]] = {}
+            for i, (s, _) in enumerate(pts):
+                classes.setdefault(decode_rows_class(s.heads // s.kv_heads * s.tq), []).append(i)
+            for cls, idx in sorted(classes.items()):
+                if len(classes) > 1 and len(idx) >= 3:
+                    decode[f"{dt}/{cls}"], residuals[f"decode {key} {cls}"] = fit_decode(
+                        [pts[i] for i in idx], cache_bytes, noise=[noise[i] for i in idx])
     return prefill, decode, residuals
 
 
