@@ -216,6 +216,8 @@ def fit_nonnegative(columns: list[list[float]], times: list[float],
         for subset in itertools.combinations(range(n_terms), r):
             cols = list(subset)
             scale = np.abs(A[:, cols]).max(axis=0)      # condition the solve
+            if np.any(scale == 0):
+                continue                                  # an all-zero column: no term to fit
             sol, *_ = np.linalg.lstsq(w[:, None] * A[:, cols] / scale, w * b, rcond=None)
             sol = sol / scale
             if np.any(sol < 0) or not set(required) <= set(cols) or np.any(sol[[cols.index(j) for j in required]] <= 0):
