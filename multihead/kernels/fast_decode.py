@@ -2,7 +2,13 @@
 
 Decode is bound by memory traffic: every step reads the whole cache once, so the kernel is
 arranged so that each byte of K and V is read exactly once, in large contiguous pieces, and
-nothing of cache size is ever written:
+nothing of cache size is ever written.
+
+Where it can (x86-64 with AVX2/FMA/F16C, a C compiler, no mask, d and d_v multiples of 8, at most
+64 query rows per KV head), the work runs in the fused C kernel of fast_decode.c (``_native``):
+one pass over each K/V row for all query rows of its group, the V rows prefetched while the
+scores are computed, the key splits merged by log-sum-exp in C, three torch ops around one
+ctypes call. Everywhere else the torch-op path below runs:
 
 - GQA groups are batched: the G = H / H_kv query heads of a KV head (and its Tq queries) are the
   G*Tq columns of one matmul, so a KV block is read once for all of them and never repeated.
