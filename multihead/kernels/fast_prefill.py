@@ -34,6 +34,7 @@ Extra memory: the fp32 copy of K/V for 16-bit inputs (2x their bytes), one score
 """
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -77,9 +78,7 @@ def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal
     lse = torch.empty(B, H, Tq, dtype=ct, device=q.device)
 
     threads = torch.get_num_threads()
-    # Tiles of HEADS_PER_TILE KV heads x one query block, dealt round-robin to the workers: in the
-    # order (b, query block, head group) that gives every worker the same heads' share of each
-    # query block, so the causal triangle's uneven rows split evenly.
+    # Tiles of HEADS_PER_TILE KV heads x one query block.
     nh = HEADS_PER_TILE if H_kv % HEADS_PER_TILE == 0 else 1
     tiles = [(b, h0, h0 + nh, q0, min(q0 + bq, Tq))
              for b in range(B) for q0 in range(0, Tq, bq) for h0 in range(0, H_kv, nh)]
@@ -97,8 +96,18 @@ def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal
             if workers == 1:
                 _run(p, tiles, out, lse)
             else:
+                # Tiles are handed out one at a time, costliest first (causal: the last query
+                # blocks see the most keys), so a worker that the machine descheduled for a while
+                # leaves the rest to the others instead of holding up the call at the end.
+                queue = iter(sorted(tiles, key=lambda t: -t[4]))
+                lock = threading.Lock()
+
+                def next_tile():
+                    with lock:
+                        return next(queue, None)
+
                 with ThreadPoolExecutor(workers) as pool:
-                    list(pool.map(lambda i: _run(p, tiles[i::workers], out, lse), range(workers)))
+                    list(pool.map(lambda _: _run(p, iter(next_tile, None), out, lse, nh), range(workers)))
         finally:
             torch.set_num_threads(threads)
     return out, lse.to(torch.float64 if ct == torch.float64 else torch.float32)
@@ -119,7 +128,7 @@ class _Problem:
     native: bool              # run the softmax step in softmax_block.c (fp32 on a CPU with AVX2)
 
 
-def _run(p: _Problem, tiles: list, out: Tensor, lse: Tensor) -> None:
+def _run(p: _Problem, tiles, out: Tensor, lse: Tensor, nh_max: int | None = None) -> None:
     """Compute the given (b, kv-head range, query range) tiles into ``out`` and ``lse``."""
     B, H, Tq, d = p.q.shape
     H_kv, Tk, d_v = p.k.shape[1], p.k.shape[2], p.v.shape[-1]
@@ -127,7 +136,10 @@ def _run(p: _Problem, tiles: list, out: Tensor, lse: Tensor) -> None:
     offset = Tk - Tq                                      # query i sees keys j <= i + offset
     lowest = torch.finfo(p.ct).min
     dev = p.q.device
-    S = torch.empty(max(h1 - h0 for _, h0, h1, _, _ in tiles) * G * p.bq * p.bk, dtype=p.ct, device=dev)
+    if nh_max is None:
+        tiles = list(tiles)
+        nh_max = max(h1 - h0 for _, h0, h1, _, _ in tiles)
+    S = torch.empty(nh_max * G * p.bq * p.bk, dtype=p.ct, device=dev)
     for b, h0, h1, q0, q1 in tiles:
         nh, n = h1 - h0, q1 - q0
         R = G * n
