@@ -300,10 +300,7 @@ def fit_decode(points: list[tuple[AttnShape, float]], cache_bytes: float = 0.0,
         ov = [[1.0] * len(points), [a if m else 0.0 for a, m in zip(small, reads_dominate)],
               [0.0 if m else f for f, m in zip(flops, reads_dominate)]]
         ov += [[b if m else 0.0 for b, m in zip(big, reads_dominate)]] if split else []
-        try:
-            c, _ = fit_nonnegative(ov, times, required=required, noise=noise)
-        except (ValueError, IndexError):
-            break
+        c, _ = fit_nonnegative(ov, times, required=required, noise=noise)
         if c[1] <= 0 or (split and c[3] <= 0):
             break
         pred = [c[0] + max(r, f) for r, f in predict(c)]

@@ -72,14 +72,14 @@ def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal
     ct = compute_dtype(q.dtype)
     bq, bk = block_q or BLOCK_Q, block_k or BLOCK_K
     native = ct == torch.float32 and q.device.type == "cpu" and fast_native.library() is not None
+    nh = HEADS_PER_TILE if H_kv % HEADS_PER_TILE == 0 else 1
     p = _Problem(q, k if k.dtype == ct else k.to(ct), v if v.dtype == ct else v.to(ct),  # upcast once
-                 grouped_mask(mask, B, H, H_kv, Tq, Tk), is_causal, scale, bq, bk, ct, native)
+                 grouped_mask(mask, B, H, H_kv, Tq, Tk), is_causal, scale, bq, bk, nh, ct, native)
     out = torch.empty(B, H, Tq, d_v, dtype=ct, device=q.device)
     lse = torch.empty(B, H, Tq, dtype=ct, device=q.device)
 
     threads = torch.get_num_threads()
-    # Tiles of HEADS_PER_TILE KV heads x one query block.
-    nh = HEADS_PER_TILE if H_kv % HEADS_PER_TILE == 0 else 1
+    # Tiles of nh KV heads x one query block.
     tiles = [(b, h0, h0 + nh, q0, min(q0 + bq, Tq))
              for b in range(B) for q0 in range(0, Tq, bq) for h0 in range(0, H_kv, nh)]
     if threads == 1 or q.device.type != "cpu":
@@ -107,7 +107,7 @@ def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal
                         return next(queue, None)
 
                 with ThreadPoolExecutor(workers) as pool:
-                    list(pool.map(lambda _: _run(p, iter(next_tile, None), out, lse, nh), range(workers)))
+                    list(pool.map(lambda _: _run(p, iter(next_tile, None), out, lse), range(workers)))
         finally:
             torch.set_num_threads(threads)
     return out, lse.to(torch.float64 if ct == torch.float64 else torch.float32)
@@ -124,22 +124,20 @@ class _Problem:
     scale: float
     bq: int
     bk: int
+    nh: int                   # KV heads per tile
     ct: torch.dtype
     native: bool              # run the softmax step in softmax_block.c (fp32 on a CPU with AVX2)
 
 
-def _run(p: _Problem, tiles, out: Tensor, lse: Tensor, nh_max: int | None = None) -> None:
-    """Compute the given (b, kv-head range, query range) tiles into ``out`` and ``lse``."""
+def _run(p: _Problem, tiles, out: Tensor, lse: Tensor) -> None:
+    """Compute the (b, kv-head range, query range) tiles that ``tiles`` yields into ``out`` and ``lse``."""
     B, H, Tq, d = p.q.shape
     H_kv, Tk, d_v = p.k.shape[1], p.k.shape[2], p.v.shape[-1]
     G = H // H_kv
     offset = Tk - Tq                                      # query i sees keys j <= i + offset
     lowest = torch.finfo(p.ct).min
     dev = p.q.device
-    if nh_max is None:
-        tiles = list(tiles)
-        nh_max = max(h1 - h0 for _, h0, h1, _, _ in tiles)
-    S = torch.empty(nh_max * G * p.bq * p.bk, dtype=p.ct, device=dev)
+    S = torch.empty(p.nh * G * p.bq * p.bk, dtype=p.ct, device=dev)
     for b, h0, h1, q0, q1 in tiles:
         nh, n = h1 - h0, q1 - q0
         R = G * n
@@ -159,28 +157,33 @@ def _run(p: _Problem, tiles, out: Tensor, lse: Tensor, nh_max: int | None = None
             s = S[:nh * R * c].view(nh, R, c)
             torch.bmm(qb, kb[:, k0:k1].transpose(1, 2), out=s)           # (nh, R, c)
             diagonal = p.is_causal and k1 - 1 > q0 + offset               # the block crosses it
-            if p.native:
-                if p.mask5 is not None:
-                    _mask_block(s.view(nh, G, n, c), p.mask5[b, h0:h1, :, q0:q1, k0:k1], q0, q1, k0, k1, False, offset)
+            mb = None if p.mask5 is None else p.mask5[b, h0:h1, :, q0:q1, k0:k1]   # (nh, G, n, c)
+            if p.native:                       # the causal part goes to the C step as row lengths
+                if mb is not None:
+                    _mask_block(s.view(nh, G, n, c), mb, q0, q1, k0, k1, False, offset)
                 # Row (h, g, t) sees columns j < q0 + t + offset + 1 - k0 of the block.
                 visible = (torch.arange(q0 + offset + 1 - k0, q1 + offset + 1 - k0, dtype=torch.int32)
                            .repeat(nh * G) if diagonal else None)              # (nh * R,)
                 fast_native.softmax_block(s.view(nh * R, c), visible, m, l, alpha)
-                acc.mul_(alpha).baddbmm_(s, vb[:, k0:k1])                 # (nh, R, d_v)
-                continue
-            if p.mask5 is not None or diagonal:
-                mb = None if p.mask5 is None else p.mask5[b, h0:h1, :, q0:q1, k0:k1]   # (nh, G, n, c)
-                _mask_block(s.view(nh, G, n, c), mb, q0, q1, k0, k1, p.is_causal, offset)
-            m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))       # (nh, R, 1)
-            m_new.clamp_(min=lowest)           # fully masked rows: exp(-inf - lowest) = 0, not NaN
-            s.sub_(m_new).exp2_()                                         # P, in place of S
-            alpha = torch.exp2(m.sub_(m_new))                             # (nh, R, 1); 0 at start
-            l.mul_(alpha).add_(s.sum(dim=-1, keepdim=True))
+            else:
+                if mb is not None or diagonal:
+                    _mask_block(s.view(nh, G, n, c), mb, q0, q1, k0, k1, p.is_causal, offset)
+                _softmax_step(s, m, l, alpha, lowest)
             acc.mul_(alpha).baddbmm_(s, vb[:, k0:k1])                     # (nh, R, d_v)
-            m = m_new
         acc.div_(torch.where(l > 0, l, torch.ones_like(l)))              # empty rows stay 0
         out[b, h0 * G:h1 * G, q0:q1] = acc.view(nh * G, n, d_v)
         lse[b, h0 * G:h1 * G, q0:q1] = m.add_(torch.log2(l)).mul_(LN2).view(nh * G, n)   # -inf where l = 0
+
+
+def _softmax_step(s: Tensor, m: Tensor, l: Tensor, alpha: Tensor, lowest: float) -> None:
+    """softmax_block.c's step in torch ops, same contract: P = 2^(s - m') in place of the base-2
+    scores s (nh, R, c); m, l (nh, R, 1) updated; alpha set to 2^(m - m')."""
+    m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))           # (nh, R, 1)
+    m_new.clamp_(min=lowest)               # fully masked rows: exp(-inf - lowest) = 0, not NaN
+    s.sub_(m_new).exp2_()                                             # P, in place of S
+    torch.exp2(m - m_new, out=alpha)                                  # 0 at the first block
+    l.mul_(alpha).add_(s.sum(dim=-1, keepdim=True))
+    m.copy_(m_new)
 
 
 def _mask_block(s4: Tensor, mb: Tensor | None, q0: int, q1: int, k0: int, k1: int,
