@@ -11,7 +11,9 @@ EXAMPLES = """examples:
   multihead check transformers.integrations.sdpa_attention:sdpa_attention_forward --signature hf
   multihead check tests/broken_impls.py:no_scale --json
 
-exit status: 0 all checks pass, 1 a check failed, 2 the target cannot be imported or called.
+exit status: 0 all checks pass, 1 a check failed (or the target hung past --timeout, or ended the
+process), 2 the target cannot be imported or called. The target runs in a child process; a pass
+covers exactly the coverage table printed with it.
 """
 
 
@@ -37,21 +39,35 @@ def register(subparsers) -> None:
     p.add_argument("--heads", type=int, default=4, help="n_heads used to build a module class (default 4)")
     p.add_argument("--kv-heads", type=int, default=2, help="n_kv_heads used to build a module class (default 2)")
     p.add_argument("--seed", type=int, default=0, help="seed of the probes' random inputs (default 0)")
+    p.add_argument("--timeout", type=_seconds, default=60.0,
+                   help="seconds one probe may take before the target is stopped and reported (default 60)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
-    from multihead.checker import CheckError, check_attention
-    from multihead.checker.load import load_target
-
-    fn = load_target(args.target)
+def _seconds(text: str) -> float:
+    import math
     try:
-        report = check_attention(fn, signature=args.signature, dtype=args.dtype, device=args.device,
-                                 expect_alignment=args.expect_alignment, seed=args.seed, name=args.target,
-                                 module_sizes=(args.d_model, args.heads, args.kv_heads), progress=not args.json)
-    except CheckError as err:     # the target cannot be called at all: name the argument, exit 2
-        raise ValueError(f"target: {args.target}: {err}") from None
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def run(args) -> int:
+    from multihead.checker.check import check_device
+    from multihead.checker.isolate import run_isolated
+
+    check_device(args.device)           # a bad device is the caller's mistake, not the target's: exit 2
+    for name in ("d_model", "heads", "kv_heads"):
+        if getattr(args, name) <= 0:
+            raise ValueError(f"--{name.replace('_', '-')}: expected a positive integer, got {getattr(args, name)}")
+    options = {"signature": args.signature, "dtype": args.dtype, "device": args.device,
+               "expect_alignment": args.expect_alignment, "seed": args.seed,
+               "module_sizes": [args.d_model, args.heads, args.kv_heads]}
+    report = run_isolated(args.target, options, args.timeout)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, default=float))
     else:
