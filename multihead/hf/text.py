@@ -14,7 +14,7 @@ Cleaning (``clean_wikitext``) is deliberately small; it keeps running prose and 
 5. keep only paragraph lines (not headings, lists, tables, indents) with at least 8 words.
 
 The cleaned articles are cached as one text file under multihead's cache directory
-(see ``multihead.models.loading.cache_dir``) because cleaning takes a few seconds.
+(see ``multihead.hf.loading.cache_dir``) because cleaning takes a few seconds.
 
     ids = eval_windows(tokenizer, n_windows=8, window_tokens=256)   # LongTensor [8, 256]
     sents = sentences(200, seed=0)                                   # list[str]
@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from multihead.models import INSTALL_HINT, MissingModelError
+from multihead.hf.errors import INSTALL_HINT, MissingModelError
 
 WIKI_FILE = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 CLEANER_VERSION = 1          # bump when clean_wikitext changes, so the cache is rebuilt
@@ -136,7 +136,7 @@ def _read_articles(path: Path) -> list[tuple[str, str]]:
 
 
 def _cache_file() -> Path:
-    from multihead.models.loading import cache_dir
+    from multihead.hf.loading import cache_dir
     return cache_dir() / f"enwiki-sample-clean-v{CLEANER_VERSION}.txt"
 
 
