@@ -113,7 +113,7 @@ def smollm2_generate(prompt: str, max_new_tokens: int = 64, attention: str = "mu
     """
     from multihead.hf.loading import load_smollm2
     if not prompt:
-        raise ValueError("prompt: expected a non-empty string")
+        raise ValueError("--prompt: expected a non-empty string")
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
         raise ValueError(f"--max-new-tokens: expected an integer >= 1, got {max_new_tokens!r}")
     if attention not in ("multihead", "sdpa", "eager"):
