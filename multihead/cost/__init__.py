@@ -16,7 +16,7 @@ Public API (what the planner, serving, timing, the web page and the experiments 
     cost.catalog_gpu("H100-SXM")           # DeviceSpec (roofline), cost.gpu_catalog()
 
 Modules: ``units`` (dtype table, formatters), ``model`` (ModelSpec and its types), ``quantization``,
-``hf_config`` (config.json reader), ``catalog`` (model catalog, files), ``formulas`` (the
+``hf_config`` (config.json reader), ``lookup`` (model catalog, config files, names), ``formulas`` (the
 primitive equations: attention params, KV bytes, scores, tiled state, FLOPs), ``params``
 (parameters by part), ``memory`` (KV by layer group, weight bytes), ``positions`` (rope_scaling
 coverage), ``precision`` (--dtype auto, quantization flags), ``device`` (GPU roofline).
@@ -25,7 +25,7 @@ Symbols everywhere: B batch, T tokens, D hidden_size, H heads, H_kv KV heads, d 
 I intermediate_size, V vocab_size, E experts, k experts per token.
 """
 from multihead.cost import precision
-from multihead.cost.catalog import catalog_model, load_config_file, model_catalog, resolve_model
+from multihead.cost.lookup import catalog_model, load_config_file, model_catalog, resolve_model
 from multihead.cost.device import DeviceSpec, catalog_gpu, gpu_catalog
 from multihead.cost.formulas import (Dims, attention_flops, attention_params, causal_pairs, decode_attention_flops,
                                      kv_cache_bytes, score_matrix_bytes, spec_attention_flops, tiled_state_bytes)

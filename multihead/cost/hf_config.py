@@ -31,6 +31,12 @@ FAMILIES: dict[str, dict] = {
     "gpt_oss": dict(attention_bias=Bias.ALL, sinks=True, moe="gpt_oss"),
     "llama4_text": dict(moe="llama4"),
 }
+# transformers' own defaults for shape fields published configs leave out (its config classes'
+# signatures): a nested Gemma-3 text_config often states only hidden_size, layers and widths
+FAMILY_DEFAULTS: dict[str, dict] = {
+    "gemma3_text": dict(num_attention_heads=8, num_key_value_heads=4, head_dim=256, vocab_size=262208,
+                        sliding_window=4096, max_position_embeddings=131072),
+}
 # keys that change the shape: a family whose reader does not consume one refuses the config
 _STRUCTURAL = {"num_local_experts": "moe", "num_experts": "moe", "n_routed_experts": "moe",
                "moe_intermediate_size": "moe", "kv_lora_rank": "mla", "q_lora_rank": "mla"}
@@ -45,6 +51,7 @@ def read_config(config: dict, name: str = "config.json", *, params: float | None
     for alias, hf in _ALIASES.items():
         if alias in cfg and hf not in cfg:
             cfg[hf] = cfg[alias]
+    _fill_defaults(cfg, notes)
     missing = [f for f in REQUIRED_FIELDS if cfg.get(f) is None]
     if missing:
         raise ValueError(f"{name}: missing required field {missing[0]!r}"
@@ -80,6 +87,15 @@ def _text_config(config: dict) -> tuple[dict, list[str]]:
         return cfg, [f"text_config of a {config.get('model_type', 'multimodal')} model: the language model "
                      f"only (its vision tower is not counted)"]
     return dict(config), []
+
+
+def _fill_defaults(cfg: dict, notes: list[str]) -> None:
+    model_type = {"gemma3": "gemma3_text"}.get(str(cfg.get("model_type", "")), str(cfg.get("model_type", "")))
+    filled = {k: v for k, v in FAMILY_DEFAULTS.get(model_type, {}).items() if cfg.get(k) is None}
+    cfg.update(filled)
+    if filled:
+        notes.append(f"{', '.join(f'{k} {v}' for k, v in filled.items())}: not in the file; transformers' "
+                     f"{model_type} defaults")
 
 
 def _family(cfg: dict, name: str, notes: list[str]) -> tuple[str, dict]:
