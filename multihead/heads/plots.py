@@ -3,19 +3,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+from multihead.figures import plt, save
 
 
 def _save(fig, path: str | Path) -> str:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return str(path)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)     # the report's figures folder
+    return save(fig, path, dpi=110)
 
 
 def importance_heatmap(result: dict, path: str | Path) -> str:
@@ -37,6 +32,10 @@ def importance_heatmap(result: dict, path: str | Path) -> str:
 
 
 def prune_plot(result: dict, path: str | Path) -> str:
+    return _save(prune_figure(result), path)
+
+
+def prune_figure(result: dict):
     """Perplexity vs fraction of query heads removed, one line per order."""
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     for curve in result["curves"]:
@@ -48,7 +47,7 @@ def prune_plot(result: dict, path: str | Path) -> str:
     ax.set_title(f"{result['model']}: pruning query heads (least important first vs random)", fontsize=10)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)
-    return _save(fig, path)
+    return fig
 
 
 def merge_lm_plot(result: dict, path: str | Path) -> str:

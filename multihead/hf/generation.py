@@ -1,0 +1,136 @@
+"""Greedy generation for a Hugging Face Llama-family model on multihead's KVCache and decode path.
+
+The prompt (prefill) runs ``multihead.attention(..., is_causal=True)`` with backend "auto"; every
+new token (decode step, Tq = 1) runs backend "fast_decode" (K/V streamed once: split-K over the
+cached keys, merged by log-sum-exp, flash-decoding). The cache and the step-by-step forward pass
+are ``multihead.hf.cache.CachedLM``; this module is the loop around it.
+
+    ids = greedy_generate(model, prompt_ids, max_new_tokens=64)     # LongTensor [B, T + n]
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+from multihead.hf.cache import CachedLM, max_positions
+
+
+@dataclass
+class GenerationStats:
+    prompt_tokens: int = 0
+    new_tokens: int = 0
+    prefill_seconds: float = 0.0
+    decode_seconds: float = 0.0
+    kv_cache_bytes: int = 0
+    step_backends: dict = field(default_factory=dict)
+
+    @property
+    def decode_tokens_per_second(self) -> float:
+        steps = max(self.new_tokens - 1, 0)       # the first new token comes from the prefill
+        return steps / self.decode_seconds if self.decode_seconds > 0 else float("nan")
+
+
+def check_new_tokens(config, prompt_tokens: int, max_new_tokens) -> None:
+    """The prompt and every new token must fit the model's positions (max_position_embeddings):
+    the cache is preallocated for all of them, and RoPE past them was never trained."""
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+        raise ValueError(f"--max-new-tokens: expected an integer >= 1, got {max_new_tokens!r}")
+    limit = max_positions(config)
+    if prompt_tokens + max_new_tokens > limit:
+        raise ValueError(f"--max-new-tokens: the prompt's {prompt_tokens} tokens + {max_new_tokens} new ones exceed "
+                         f"the model's {limit} positions (max_position_embeddings); at most "
+                         f"{max(limit - prompt_tokens, 0)} new tokens fit")
+
+
+def greedy_generate(model, input_ids: torch.Tensor, max_new_tokens: int, eos_token_id: int | list[int] | None = None,
+                    decode_backend: str = "fast_decode", stats: GenerationStats | None = None) -> torch.Tensor:
+    """Greedy decoding: input_ids [B, T] -> [B, T + n], n <= max_new_tokens.
+
+    Stops early when every row has produced an ``eos_token_id`` (after it, a finished row is
+    padded with its EOS, as transformers does with pad = eos). ``stats`` (optional) is filled
+    with token counts, prefill/decode seconds and the cache size.
+    The model's attention implementation is switched to "multihead" for the call and restored.
+    """
+    from multihead.hf.attention import NAME, register
+
+    if input_ids.dim() != 2 or input_ids.shape[1] < 1:
+        raise ValueError(f"input_ids: expected a LongTensor [B, T] with T >= 1, got shape {tuple(input_ids.shape)}")
+    check_new_tokens(model.config, input_ids.shape[1], max_new_tokens)
+    cfg = model.config
+    eos = set([eos_token_id] if isinstance(eos_token_id, int) else (eos_token_id or []))
+    B, T = input_ids.shape
+    lm = CachedLM(model, batch=B, max_tokens=T + max_new_tokens, device=input_ids.device)
+    stats = stats if stats is not None else GenerationStats()
+    stats.prompt_tokens, stats.kv_cache_bytes = T, lm.kv.nbytes
+    stats.step_backends = {"prefill": "auto", "decode": decode_backend}
+
+    register()
+    previous = cfg._attn_implementation
+    model.set_attn_implementation(NAME)
+    try:
+        t0 = time.perf_counter()
+        logits = lm.forward(input_ids, backend="auto")          # prefill, (B, V)
+        stats.prefill_seconds = time.perf_counter() - t0
+        out = [input_ids]
+        done = torch.zeros(B, dtype=torch.bool, device=input_ids.device)
+        t0 = time.perf_counter()
+        for step in range(max_new_tokens):
+            nxt = logits.argmax(dim=-1)                                            # (B,)
+            if eos:
+                fill = next(iter(eos))
+                nxt = torch.where(done, torch.full_like(nxt, fill), nxt)
+                done |= torch.isin(nxt, torch.tensor(sorted(eos), device=nxt.device))
+            out.append(nxt[:, None])
+            stats.new_tokens = step + 1
+            if (eos and bool(done.all())) or step == max_new_tokens - 1:
+                break
+            logits = lm.forward(nxt[:, None], backend=decode_backend)   # decode, (B, V)
+        stats.decode_seconds = time.perf_counter() - t0
+    finally:
+        model.set_attn_implementation(previous)
+    return torch.cat(out, dim=1)
+
+
+def prompt_ids(tokenizer, prompt: str, chat: bool = True) -> torch.Tensor:
+    """Prompt text -> LongTensor [1, T]: wrapped in the tokenizer's chat template (with the
+    assistant turn opened) when it has one and ``chat`` is true, else the raw text."""
+    if chat and getattr(tokenizer, "chat_template", None):
+        enc = tokenizer.apply_chat_template([{"role": "user", "content": prompt}], add_generation_prompt=True,
+                                            return_tensors="pt", return_dict=True)
+        return enc["input_ids"]
+    return tokenizer(prompt, return_tensors="pt")["input_ids"]
+
+
+def smollm2_generate(prompt: str, max_new_tokens: int = 64, attention: str = "multihead", chat: bool = True) -> dict:
+    """Greedy continuation of ``prompt`` by SmolLM2-135M-Instruct.
+
+    attention "multihead": ``greedy_generate`` (multihead.KVCache + decode backend);
+    "sdpa"/"eager": transformers' own ``model.generate(do_sample=False)``.
+    Returns text, token_ids (new tokens only), prompt_tokens, chat_template, attention, seconds,
+    tokens_per_second.
+    """
+    from multihead.hf.loading import load_smollm2
+    if not prompt:
+        raise ValueError("--prompt: expected a non-empty string")
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+        raise ValueError(f"--max-new-tokens: expected an integer >= 1, got {max_new_tokens!r}")
+    if attention not in ("multihead", "sdpa", "eager"):
+        raise ValueError(f"attention: expected multihead, sdpa or eager, got {attention!r}")
+    model, tok = load_smollm2(attn_implementation="sdpa" if attention == "multihead" else attention)
+    ids = prompt_ids(tok, prompt, chat)                                        # (1, T)
+    check_new_tokens(model.config, ids.shape[1], max_new_tokens)              # before any cache is allocated
+    t0 = time.perf_counter()
+    if attention == "multihead":
+        out = greedy_generate(model, ids, max_new_tokens, eos_token_id=tok.eos_token_id)
+    else:
+        with torch.no_grad():
+            out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new_tokens,
+                                 do_sample=False, eos_token_id=tok.eos_token_id, pad_token_id=tok.eos_token_id)
+    seconds = time.perf_counter() - t0
+    new = out[0, ids.shape[1]:].tolist()
+    return {"model": "SmolLM2-135M-Instruct", "attention": attention, "prompt": prompt,
+            "chat_template": bool(chat and getattr(tok, "chat_template", None)), "prompt_tokens": int(ids.shape[1]),
+            "text": tok.decode(new, skip_special_tokens=True), "token_ids": new, "new_tokens": len(new),
+            "seconds": seconds, "tokens_per_second": len(new) / seconds if seconds > 0 else None}
