@@ -2,7 +2,6 @@
 the catalogue (tests/broken_impls.py) caught and named, bad targets rejected cleanly, the CLI."""
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import os
@@ -488,13 +487,11 @@ def test_cli_a_hanging_target_is_stopped_and_named(capsys, monkeypatch):
 @pytest.mark.parametrize("argv,words", [
     (["--device", "meta"], "device: 'meta' tensors have shapes but no values"),
     (["--device", "cuda:0"], "torch.cuda.is_available() is False"),
-    (["--timeout", "0"], "--timeout: expected a positive number of seconds"),
-    (["--heads", "0"], "--heads: expected a positive integer"),
+    (["--timeout", "0"], "--timeout: expected a finite number in (0, 3600]"),
+    (["--heads", "0"], "--heads: expected an integer in [1, 256]"),
 ])
 def test_cli_bad_options_blame_the_option_not_the_target(capsys, argv, words):
-    with pytest.raises(SystemExit) if argv[0] == "--timeout" else contextlib.nullcontext():
-        code = main(["check", "torch.nn.functional:scaled_dot_product_attention", *argv])
-        assert code == 2
+    assert main(["check", "torch.nn.functional:scaled_dot_product_attention", *argv]) == 2
     err = capsys.readouterr().err
     assert words in err and "Traceback" not in err
 

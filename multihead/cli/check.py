@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from multihead.cli._args import float_range, int_range
+
 EXAMPLES = """examples:
   multihead check torch.nn.functional:scaled_dot_product_attention
   multihead check multihead:attention --expect-alignment bottom-right
@@ -35,25 +37,16 @@ def register(subparsers) -> None:
     p.add_argument("--device", default="cpu", help="device the target runs on (default cpu)")
     p.add_argument("--expect-alignment", choices=["bottom-right", "top-left"],
                    help="causal alignment the target claims for Tq != Tk (default: report it; only a mixed one fails)")
-    p.add_argument("--d-model", type=int, default=64, help="width used to build a module class (default 64)")
-    p.add_argument("--heads", type=int, default=4, help="n_heads used to build a module class (default 4)")
-    p.add_argument("--kv-heads", type=int, default=2, help="n_kv_heads used to build a module class (default 2)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the probes' random inputs (default 0)")
-    p.add_argument("--timeout", type=_seconds, default=60.0,
+    p.add_argument("--d-model", type=int_range(1, 8192), default=64,
+                   help="width used to build a module class (default 64)")
+    p.add_argument("--heads", type=int_range(1, 256), default=4, help="n_heads used to build a module class (default 4)")
+    p.add_argument("--kv-heads", type=int_range(1, 256), default=2,
+                   help="n_kv_heads used to build a module class (default 2)")
+    p.add_argument("--seed", type=int_range(0, 2**31 - 1), default=0, help="seed of the probes' random inputs (default 0)")
+    p.add_argument("--timeout", type=float_range(0, 3600, lo_open=True), default=60.0,
                    help="seconds one probe may take before the target is stopped and reported (default 60)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
-
-
-def _seconds(text: str) -> float:
-    import math
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
-    return value
 
 
 def run(args) -> int:
@@ -61,9 +54,6 @@ def run(args) -> int:
     from multihead.checker.isolate import run_isolated
 
     check_device(args.device)           # a bad device is the caller's mistake, not the target's: exit 2
-    for name in ("d_model", "heads", "kv_heads"):
-        if getattr(args, name) <= 0:
-            raise ValueError(f"--{name.replace('_', '-')}: expected a positive integer, got {getattr(args, name)}")
     options = {"signature": args.signature, "dtype": args.dtype, "device": args.device,
                "expect_alignment": args.expect_alignment, "seed": args.seed,
                "module_sizes": [args.d_model, args.heads, args.kv_heads]}
