@@ -135,3 +135,55 @@ def config_dtype(cfg: dict) -> str:
     """The checkpoint's dtype as config.json states it (torch_dtype / dtype; text_config's as fallback)."""
     t = text_config(cfg)
     return str(_get(cfg, "torch_dtype", "dtype", default=None) or _get(t, "torch_dtype", "dtype", default="bfloat16"))
+
+
+def vision_tower_params(cfg: dict) -> int:
+    """Parameters of the vision tower and projector a multimodal checkpoint loads (0 without one).
+
+    A ViT of ``num_hidden_layers`` blocks of width h and MLP width i: per block attention
+    4 h^2 + 4 h (biased q, k, v, o; Pixtral: none), the MLP 2 h i + i + h (gated, SiLU: 3 h i),
+    two norms 4 h; the patch embedding 3 p^2 h + h; a learned position table (image/patch)^2 h
+    when the family has one; the projector a two-layer MLP from the merged vision features to the
+    text width. Checked against the vLLM logs' weights (reports/serving/)."""
+    v = cfg.get("vision_config")
+    if not isinstance(v, dict):
+        return 0
+    h, i = int(v.get("hidden_size", 0)), int(v.get("intermediate_size", 0))
+    n, p = int(v.get("num_hidden_layers", 0)), int(v.get("patch_size", 14))
+    kind = str(v.get("model_type", ""))
+    gated = kind == "pixtral"
+    attn = 4 * h * h + (0 if gated else 4 * h)
+    mlp = 3 * h * i if gated else 2 * h * i + i + h
+    block = attn + mlp + (2 if gated else 4) * h
+    side = int(v.get("image_size", 0)) // p
+    positions = {"siglip_vision_model": side * side, "llama4_vision_model": side * side + 1,
+                 "moonvit": int(v.get("init_pos_emb_height", 0)) * int(v.get("init_pos_emb_width", 0))}.get(kind, 0)
+    tower = n * block + 3 * p * p * h + h + positions * h + 2 * h
+    text_h = text_config(cfg).get("hidden_size", 0)
+    return tower + _projector_params(cfg, v, h, text_h)
+
+
+def _projector_params(cfg: dict, v: dict, h: int, text_h: int) -> int:
+    """Vision features -> text width. Gemma-3: one h x D matrix; LLaVA-Next: features of several
+    layers concatenated, then D x D; Mistral-3 / Kimi-VL: a 2x2 patch merge (4 h) then an MLP;
+    Llama-4: the pixel-shuffle adapter's MLP, then one matrix."""
+    mt = str(cfg.get("model_type", ""))
+    if mt == "gemma3":
+        return h * text_h + h
+    if mt == "llava_next":
+        layers = cfg.get("vision_feature_layer")
+        k = len(layers) if isinstance(layers, list) else 1
+        return k * h * text_h + text_h + text_h * text_h + text_h + text_h
+    if mt == "mistral3":
+        merge = int(cfg.get("spatial_merge_size", 2)) ** 2
+        return merge * h * h + h + h * text_h + text_h * text_h
+    if mt == "kimi_vl":
+        merged = h * 4
+        return 2 * h + merged * merged + merged + merged * text_h + text_h
+    if mt == "llama4":
+        shuffled = int(h / float(v.get("pixel_shuffle_ratio", 0.5)) ** 2)
+        mid = int(v.get("projector_input_dim", text_h))
+        out = int(v.get("projector_output_dim", text_h))
+        return shuffled * mid + mid * out + int(v.get("vision_output_dim", out)) * text_h
+    merged = h
+    return merged * text_h + text_h * text_h
