@@ -60,6 +60,7 @@ class ServingShape:
     lm_head_bytes: float = 0.0
     layer_bytes: float = 0.0         # all decoder layers together
     vision_bytes: float = 0.0        # vision tower + projector (vLLM loads them too)
+    replicated_bytes: float = 0.0    # buffers every GPU holds whole (the rotary cos/sin cache)
 
     @property
     def num_layers(self) -> int:
@@ -67,7 +68,7 @@ class ServingShape:
 
     @property
     def weight_bytes(self) -> float:
-        return self.embedding_bytes + self.lm_head_bytes + self.layer_bytes + self.vision_bytes
+        return self.embedding_bytes + self.lm_head_bytes + self.layer_bytes + self.vision_bytes + self.replicated_bytes
 
 
 @dataclass(frozen=True)
@@ -202,14 +203,15 @@ def non_torch_bytes(args: EngineArgs, fit: Fit) -> float:
 
 def stage_weight_bytes(shape: ServingShape, args: EngineArgs, layers: range, stage: int) -> float:
     """This GPU's weights in one stage: its layers, the embedding (+ vision tower) on the first
-    stage, the LM head on the last, all split N ways by tensor parallelism."""
+    stage, the LM head on the last, all split N ways by tensor parallelism; plus the buffers
+    every GPU keeps whole (the rotary cache)."""
     pp = args.pipeline_parallel_size
     w = shape.layer_bytes * len(layers) / shape.num_layers
     if stage == 0:
         w += shape.embedding_bytes + shape.vision_bytes
     if stage == pp - 1:
         w += shape.lm_head_bytes
-    return w / args.tensor_parallel_size
+    return w / args.tensor_parallel_size + shape.replicated_bytes
 
 
 # -- the account -----------------------------------------------------------------------------------

@@ -4,8 +4,9 @@ The layers, KV layout and parameter counts come from the cost model (``hf_config
 ``params.param_counts``, ``memory.weight_bytes``): one source for every count. The serving
 account adds only what vLLM allocates at load time that a parameter count does not hold:
 - the vision tower and projector of a multimodal checkpoint (``serving_model.vision_tower_params``);
-- the rotary cos/sin cache, a [max_position_embeddings, head_dim] buffer in the model dtype
-  (Llama-4 Scout: 10,485,760 positions -> 2.5 GiB, seen in its log's "Model loading took");
+- the rotary cos/sin cache, a [positions, rotary dim] buffer in the model dtype on every GPU
+  (Llama-4 Scout: 10,485,760 positions -> 2.5 GiB, seen in its log's "Model loading took";
+  Gemma-3's linear x8 scaling -> 1,048,576 positions, 0.5 GiB);
 - mxfp4 MoE experts padded to multiples of 256 in both dimensions on Hopper (gpt-oss-20b TP2
   loads 7.01 GiB, 6.40 GiB unpadded; the padding accounts for 0.65 GiB).
 """
@@ -44,12 +45,24 @@ def layer_kinds(spec) -> tuple[tuple[str, int | None], ...]:
     return tuple(out)
 
 
-def _rotary_cache_bytes(spec, act_bytes: float) -> float:
-    """vLLM's cos/sin cache: max_position_embeddings x rotary dim, in the model dtype (one per model)."""
+def rotary_cache_bytes(spec, cfg: dict, act_bytes: float) -> float:
+    """vLLM's cos/sin cache, one per distinct rotary embedding, positions x rotary dim in the model
+    dtype, on every GPU. Positions: max_position_embeddings, times the factor for linear / dynamic
+    scaling; YaRN: original_max_position_embeddings x factor. Gemma-3's sliding layers keep a
+    second, unscaled cache (rope_local_base_freq). Llama-4 Scout: 10,485,760 x 128 x 2 B = 2.5 GiB."""
     if not spec.max_position_embeddings or spec.positions.value != "rope":
         return 0.0
-    dim = spec.mla.qk_rope_head_dim if spec.mla else spec.head_dim
-    return spec.max_position_embeddings * dim * act_bytes
+    text = serving_model.text_config(cfg)
+    dim = spec.mla.qk_rope_head_dim if spec.mla else int(spec.head_dim * float(text.get("partial_rotary_factor", 1.0)))
+    positions = spec.max_position_embeddings
+    rs = spec.rope_scaling
+    if rs is not None and rs.factor:
+        if rs.rope_type in ("linear", "dynamic"):
+            positions = int(positions * rs.factor)
+        elif rs.rope_type in ("yarn", "deepseek_yarn") and rs.original_max_position_embeddings:
+            positions = int(rs.original_max_position_embeddings * rs.factor)
+    caches = positions + (spec.max_position_embeddings if text.get("rope_local_base_freq") else 0)
+    return caches * dim * act_bytes
 
 
 def _mxfp4_padding_bytes(spec, counts, q, tp: int) -> float:
@@ -77,7 +90,7 @@ def shape_for(cfg: dict, name: str, dtype: str, tp: int = 1, quantization=None) 
     act = dtype_bytes(dtype)
     total = weight_bytes(spec, dtype, q).total
     embedding, lm_head = counts.embedding * act, counts.lm_head * act
-    extra = _rotary_cache_bytes(spec, act) + _mxfp4_padding_bytes(spec, counts, q, tp) * tp
+    padding = _mxfp4_padding_bytes(spec, counts, q, tp)
     base = serving_model.from_config(cfg, name)      # activation sizes (MoE width, multimodal)
     return ServingShape(
         name=name, layer_kinds=layer_kinds(spec), num_kv_heads=1 if spec.mla else spec.num_kv_heads,
@@ -87,5 +100,6 @@ def shape_for(cfg: dict, name: str, dtype: str, tp: int = 1, quantization=None) 
         experts_per_token=spec.moe.experts_per_token if spec.moe else 0,
         moe_intermediate_size=spec.moe.expert_intermediate_size if spec.moe else 0,
         multimodal=base.multimodal, embedding_bytes=embedding, lm_head_bytes=lm_head,
-        layer_bytes=total - embedding - lm_head + extra,
-        vision_bytes=serving_model.vision_tower_params(cfg) * act)
+        layer_bytes=total - embedding - lm_head + padding,
+        vision_bytes=serving_model.vision_tower_params(cfg) * act,
+        replicated_bytes=rotary_cache_bytes(spec, cfg, act))
