@@ -77,6 +77,9 @@ def run(args) -> int:
         print(json.dumps({"serving": out}, indent=1))
     else:
         print(render(out))
+    if not out["fits"]:
+        # the engine would refuse to start: say why on one line, as vLLM does, and exit 2
+        raise ValueError(f"gpu: one request does not fit. {out['reason']}")
     return 0
 
 
@@ -127,7 +130,8 @@ def render(out: dict) -> str:
     lines.append(f"  KV cache size     {out['kv_cache_tokens']:>9,} tokens ({out['num_gpu_blocks']:,} blocks of "
                  f"{out['page_bytes']:,} B x {out['layers_per_group']} layers, {out['kv_cache_groups']} group(s))")
     lines.append(f"  max concurrency   {out['max_concurrency']:>9.2f}x for {out['max_model_len']:,} tokens per request")
-    lines.append(f"  longest request   {out['max_model_len_fit']:>9,} tokens at concurrency 1")
+    lines.append(f"  longest request   {out['max_model_len_fit']:>9,} tokens at concurrency 1 (searched up to the "
+                 f"model's positions or --max-model-len)")
     lines.append(f"  prefill           {out['prefill']}")
     lines.append(f"Verdict: {out['verdict']}")
     for f in out.get("fallbacks", []):

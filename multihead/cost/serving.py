@@ -61,6 +61,7 @@ class ServingShape:
     layer_bytes: float = 0.0         # all decoder layers together
     vision_bytes: float = 0.0        # vision tower + projector (vLLM loads them too)
     replicated_bytes: float = 0.0    # buffers every GPU holds whole (the rotary cos/sin cache)
+    max_position: int | None = None  # the model's longest position (vLLM's derived max_model_len)
 
     @property
     def num_layers(self) -> int:
@@ -264,7 +265,9 @@ def max_len_fit(kinds: list[tuple[str, int | None]], available: float, page: int
 
 def account(shape: ServingShape, args: EngineArgs, fit: Fit, total_bytes: float,
             max_len_cap: int | None = None) -> ServingAccount:
-    """The serving account of ``shape`` on GPUs of ``total_bytes`` physical memory (see module doc)."""
+    """The serving account of ``shape`` on GPUs of ``total_bytes`` physical memory (see module doc).
+    ``max_model_len_fit`` searches up to ``max_len_cap`` (default: the model's longest position or
+    max_model_len, whichever is larger)."""
     check_args(shape, args)
     per_token_layer = kv_bytes_per_token_layer(shape, args.tensor_parallel_size, args.kv_cache_dtype_bytes)
     size, groups = kv_groups(list(shape.layer_kinds))
@@ -277,8 +280,8 @@ def account(shape: ServingShape, args: EngineArgs, fit: Fit, total_bytes: float,
               for k, w, n in groups)
     tokens = worst.num_blocks // n_groups * args.block_size
     kinds = [shape.layer_kinds[i] for i in worst.layers]
-    fit_len = max_len_fit(kinds, worst.available, worst.page_bytes, args,
-                          max(max_len_cap or 0, args.max_model_len))
+    cap = max_len_cap or max(shape.max_position or 0, args.max_model_len)
+    fit_len = max_len_fit(kinds, worst.available, worst.page_bytes, args, cap)
     reason = _reason(shape, args, worst, total_bytes, fit_len)
     return ServingAccount(
         kv_cache_tokens=tokens if reason is None else 0,

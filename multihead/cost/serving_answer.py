@@ -80,7 +80,7 @@ def serving_account(cfg: dict, req: Request, gpu_bytes: int | None = None) -> tu
                       req.max_model_len, req.max_num_batched_tokens, req.max_num_seqs,
                       1.0 if req.kv_cache_dtype.startswith("fp8") else act, act, req.block_size)
     total = gpu_bytes if gpu_bytes is not None else gpu_memory_bytes(req.gpu)[1]
-    return account(shape, args, load_fit(), total, max_len_cap=max(req.max_model_len, 1 << 20)), dtype
+    return account(shape, args, load_fit(), total), dtype
 
 
 def launch_plan(req: Request, dtype: str) -> LaunchPlan:

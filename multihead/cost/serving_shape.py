@@ -102,4 +102,4 @@ def shape_for(cfg: dict, name: str, dtype: str, tp: int = 1, quantization=None) 
         multimodal=base.multimodal, embedding_bytes=embedding, lm_head_bytes=lm_head,
         layer_bytes=total - embedding - lm_head + padding,
         vision_bytes=serving_model.vision_tower_params(cfg) * act,
-        replicated_bytes=rotary_cache_bytes(spec, cfg, act))
+        replicated_bytes=rotary_cache_bytes(spec, cfg, act), max_position=spec.max_position_embeddings)
