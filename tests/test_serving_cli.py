@@ -57,7 +57,7 @@ def test_bad_input_exits_2_with_one_line(capsys, extra, needle):
 
 
 def test_a_gpu_without_memory_for_one_request_exits_2_like_vllm(capsys):
-    argv = ["serving", "meta-llama/Llama-3.1-70B-Instruct", "--gpu", "L4", "--tensor-parallel-size", "8",
+    argv = ["serving", "meta-llama/Llama-3.1-70B-Instruct", "--gpu", "L40S", "--tensor-parallel-size", "4",
             "--max-model-len", "131072"]
     assert main(argv) == 2
     captured = capsys.readouterr()
