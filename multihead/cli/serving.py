@@ -134,8 +134,13 @@ def render(out: dict) -> str:
                  f"model's positions or --max-model-len)")
     lines.append(f"  prefill           {out['prefill']}")
     lines.append(f"Verdict: {out['verdict']}")
+    if out.get("fallbacks"):
+        lines.append("Fallbacks that fit, cheapest first (fewest GPUs, then least precision lost; KV per GPU):")
     for f in out.get("fallbacks", []):
-        lines.append(f"  fallback: {' '.join(f['flags'])} ({f['gpus']} GPUs): {f['max_concurrency']:.2f}x, "
+        if f.get("note"):
+            lines.append(f"  {' '.join(f['flags'])}: {f['note']}")
+            continue
+        lines.append(f"  {' '.join(f['flags'])} ({f['gpus']} GPUs): {f['max_concurrency']:.2f}x, "
                      f"{f['kv_cache_tokens']:,} KV tokens, {f['kv_cache_gib_per_gpu']:.2f} GiB KV per GPU")
     if "command" in out:
         lines.append(f"Launch ({out['command']['engine']}):")

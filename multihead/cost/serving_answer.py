@@ -167,4 +167,9 @@ def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None
                           "note": cmd.note}
     if heads and (not a.fits or a.max_concurrency < 1):
         out["fallbacks"] = fallbacks(cfg, req, heads)
+        if a.max_model_len_fit > 0:      # last: it changes the request itself
+            out["fallbacks"].append({"flags": [f"--max-model-len {a.max_model_len_fit}"], "gpus":
+                                     req.tensor_parallel_size * req.pipeline_parallel_size, "max_concurrency": 1.0,
+                                     "kv_cache_tokens": None, "kv_cache_gib_per_gpu": a.kv_cache_gib,
+                                     "note": "shorter requests: a longer document must be cut"})
     return out
