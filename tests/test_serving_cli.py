@@ -6,7 +6,7 @@ import pytest
 
 from multihead.cli import main
 from multihead.cost import serving_validate as V
-from multihead.cost.serving_report import predict, write_report
+from multihead.cost.serving_report import write_report
 
 USER = ["serving", "meta-llama/Llama-3.1-70B-Instruct", "--gpu", "H100", "--tensor-parallel-size", "4",
         "--max-model-len", "131072"]
@@ -69,7 +69,7 @@ def test_a_gpu_without_memory_for_one_request_exits_2_like_vllm(capsys):
 
 def test_predicted_accounts_meet_the_acceptance_on_every_log():
     """From config.json alone (in-sample fit): mean |error| <= 3 %, max <= 10 %, on all 33 logs."""
-    result = V.validate(predict)
+    result = V.validate()
     s = result["summary"]["predicted"]
     assert s["rows"] == 33 and s["meets_acceptance"], s
 

@@ -143,14 +143,24 @@ def residuals(rows, fit: Fit, held: dict[str, Fit]) -> list[dict]:
     return out
 
 
-def log_rows() -> list[tuple[str, ServingShape, EngineArgs, dict]]:
-    """Every log row as (model, shape, engine args, logged row), shapes read from the catalog configs."""
-    from multihead.cost import serving_model
+def catalog_config(model: str) -> dict:
+    """The published config.json of a catalog model (catalog/configs/index.json)."""
     index = json.loads((CATALOG / "configs" / "index.json").read_text())
-    out = []
+    return json.loads((CATALOG / "configs" / index[model]["file"]).read_text())
+
+
+def log_rows() -> list[tuple[str, ServingShape, EngineArgs, dict]]:
+    """Every log row as (model, shape, engine args, logged row): the shape from the catalog config
+    alone, served with the row's flags (dtype, TP, the checkpoint's quantization)."""
+    from multihead.cost.serving_shape import shape_for
+    out, shapes = [], {}
     for run in load_runs():
-        cfg = json.loads((CATALOG / "configs" / index[run["model"]]["file"]).read_text())
-        out.append((run["model"], serving_model.from_config(cfg, run["model"]), engine_args_of(run), run))
+        args = engine_args_of(run)
+        dtype = "bfloat16" if run["dtype"] == "float32" else run["dtype"]
+        key = (run["model"], dtype, args.tensor_parallel_size)
+        if key not in shapes:
+            shapes[key] = shape_for(catalog_config(run["model"]), run["model"], dtype, args.tensor_parallel_size)
+        out.append((run["model"], shapes[key], args, run))
     return out
 
 

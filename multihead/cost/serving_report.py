@@ -4,20 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from multihead.cost.serving_fit import CATALOG, engine_args_of
 from multihead.cost.serving_validate import ACCEPT_MAX, ACCEPT_MEAN, validate
-
-
-def predict(model: str, shape, run: dict):
-    """The user's prediction for one log row: shape and weights from the config alone."""
-    from multihead.cost.quantization import from_flag
-    from multihead.cost.serving_shape import shape_for
-    index = json.loads((CATALOG / "configs" / "index.json").read_text())
-    cfg = json.loads((CATALOG / "configs" / index[model]["file"]).read_text())
-    args = engine_args_of(run)
-    dtype = run["dtype"] if run["dtype"] != "float32" else "bfloat16"
-    q = None if run["quantization"] in (None, "None", "compressed-tensors", "mxfp4") else from_flag(run["quantization"])
-    return shape_for(cfg, model, dtype, args.tensor_parallel_size, q)
 
 
 def _row(r: dict) -> str:
@@ -61,7 +48,7 @@ def markdown(result: dict) -> str:
 
 
 def write_report(out_dir: Path) -> dict:
-    result = validate(predict, held_out=True)
+    result = validate(held_out=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "table.md").write_text(markdown(result))
     (out_dir / "table.json").write_text(json.dumps(result, indent=1) + "\n")

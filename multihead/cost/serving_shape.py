@@ -27,7 +27,7 @@ def read_spec(cfg: dict, name: str):
     from multihead.cost.hf_config import read_config
     text = serving_model.text_config(cfg)
     if text.get("model_type") == "gemma3_text":
-        filled = serving_model._gemma_text_defaults("gemma3_text", text)
+        filled = serving_model.gemma3_text_defaults("gemma3_text", text)
         cfg = {**cfg, "text_config": filled} if "text_config" in cfg else filled
     return read_config(cfg, name)
 
@@ -91,15 +91,14 @@ def shape_for(cfg: dict, name: str, dtype: str, tp: int = 1, quantization=None) 
     total = weight_bytes(spec, dtype, q).total
     embedding, lm_head = counts.embedding * act, counts.lm_head * act
     padding = _mxfp4_padding_bytes(spec, counts, q, tp)
-    base = serving_model.from_config(cfg, name)      # activation sizes (MoE width, multimodal)
     return ServingShape(
         name=name, layer_kinds=layer_kinds(spec), num_kv_heads=1 if spec.mla else spec.num_kv_heads,
         head_dim=spec.head_dim, num_heads=spec.num_heads, hidden_size=spec.hidden_size,
-        intermediate_size=base.intermediate_size, vocab_size=spec.vocab_size,
+        intermediate_size=spec.intermediate_size or 0, vocab_size=spec.vocab_size,
         mla_latent=spec.mla.latent_dim if spec.mla else 0,
         experts_per_token=spec.moe.experts_per_token if spec.moe else 0,
         moe_intermediate_size=spec.moe.expert_intermediate_size if spec.moe else 0,
-        multimodal=base.multimodal, embedding_bytes=embedding, lm_head_bytes=lm_head,
+        multimodal=isinstance(cfg.get("vision_config"), dict), embedding_bytes=embedding, lm_head_bytes=lm_head,
         layer_bytes=total - embedding - lm_head + padding,
         vision_bytes=serving_model.vision_tower_params(cfg) * act,
         replicated_bytes=rotary_cache_bytes(spec, cfg, act), max_position=spec.max_position_embeddings)

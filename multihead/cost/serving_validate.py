@@ -77,15 +77,12 @@ def summary(rows: list[dict], case: str) -> dict:
             and sum(conc) / len(conc) <= ACCEPT_MEAN}
 
 
-def validate(predict=None, held_out: bool = False) -> dict:
-    """Every log row; ``predict(model, shape, run) -> ServingShape`` fills predicted weights (None: skip);
-    ``held_out``: also predict each model with a fit that never saw it (slower: one fit per model)."""
+def validate(held_out: bool = False) -> dict:
+    """Every log row predicted from its config.json and flags; ``held_out``: also with a fit that
+    never saw the row's model (slower: one fit per model)."""
     fit = load_fit()
     logs = log_rows()
     held = held_out_fits(logs) if held_out else {}
-    rows = []
-    for model, shape, _, run in logs:
-        predicted = predict(model, shape, run) if predict else None
-        rows.append(row_report(model, shape, run, fit, predicted, held.get(model)))
+    rows = [row_report(model, shape, run, fit, shape, held.get(model)) for model, shape, _, run in logs]
     cases = ("predicted", "held_out", "logged_weights", "logged_budget")
     return {"fit": dataclasses.asdict(fit), "summary": {c: summary(rows, c) for c in cases}, "rows": rows}
