@@ -18,7 +18,7 @@ def gemma3_text_defaults(mt: str, t: dict) -> dict:
     if mt != "gemma3_text":
         return t
     defaults = {"vocab_size": 262208, "num_attention_heads": 8, "num_key_value_heads": 4,
-                "head_dim": 256, "sliding_window": 4096, "sliding_window_pattern": 6,
+                "head_dim": 256, "sliding_window": 4096, "sliding_window_pattern": 6, "rope_local_base_freq": 10000.0,
                 "max_position_embeddings": 131072}
     return {**defaults, **{k: v for k, v in t.items() if v is not None}}
 
