@@ -153,7 +153,8 @@ def test_paging_reproduces_every_log_from_its_logged_budget():
         args = engine_args_of(run)
         shape = shape_for(_config(model), model, "bfloat16", args.tensor_parallel_size)
         fit = sv.Fit(run["activation_gib"], 0, 0, 0, 0, run["non_torch_gib"], 0, 0)
-        shape = dataclasses.replace(shape, layer_bytes=run["weights_gib"] * GIB * args.tensor_parallel_size)
+        shape = dataclasses.replace(shape, embedding_bytes=0, lm_head_bytes=0, vision_bytes=0, replicated_bytes=0,
+                                    layer_bytes=run["weights_gib"] * GIB * args.tensor_parallel_size)
         a = sv.account(shape, args, fit, 81089 << 20)
         assert a.kv_cache_tokens == pytest.approx(run["kv_tokens"], rel=1e-3), run["log"]
         assert a.max_concurrency == pytest.approx(run["max_concurrency"], rel=1e-3), run["log"]

@@ -30,7 +30,7 @@ def _err(pred: float, logged: float) -> float:
 def _with_weights(shape: ServingShape, gib_per_gpu: float, tp: int) -> ServingShape:
     """The shape with its weights replaced by a logged per-GPU figure (all in the layers)."""
     return dataclasses.replace(shape, embedding_bytes=0.0, lm_head_bytes=0.0, vision_bytes=0.0,
-                               layer_bytes=gib_per_gpu * GIB * tp)
+                               replicated_bytes=0.0, layer_bytes=gib_per_gpu * GIB * tp)
 
 
 def _logged_budget_fit(run: dict) -> Fit:
