@@ -40,6 +40,7 @@ def test_text_output_has_heading_verdict_and_command(capsys):
     out = capsys.readouterr().out
     assert out.startswith("Serving (vLLM v0.19 accounting, per GPU)")
     assert "Verdict: fits on 4x H100-SXM" in out and "python -m sglang.launch_server" in out
+    assert "Launch (sglang, the request):" in out
     assert "chunked prefill" in out
 
 

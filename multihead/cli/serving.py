@@ -143,7 +143,7 @@ def render(out: dict) -> str:
         lines.append(f"  {' '.join(f['flags'])} ({f['gpus']} GPUs): {f['max_concurrency']:.2f}x, "
                      f"{f['kv_cache_tokens']:,} KV tokens, {f['kv_cache_gib_per_gpu']:.2f} GiB KV per GPU")
     if "command" in out:
-        lines.append(f"Launch ({out['command']['engine']}):")
+        lines.append(f"Launch ({out['command']['engine']}, {out['command']['for']}):")
         lines += ["  " + x for x in out["command"]["text"].splitlines()]
         if out["command"]["note"]:
             lines.append(f"  note: {out['command']['note']}")

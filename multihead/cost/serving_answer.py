@@ -132,7 +132,8 @@ def _changes(req: Request, base: Request) -> list[str]:
     return [f"{flag} {getattr(req, k)}" for k, flag in flags.items() if getattr(req, k) != getattr(base, k)]
 
 
-def fallbacks(cfg: dict, req: Request, heads: int, min_concurrency: float = 1.0, limit: int = 5) -> list[dict]:
+def fallbacks(cfg: dict, req: Request, heads: int, min_concurrency: float = 1.0,
+              limit: int = 5) -> list[tuple[Request, ServingAccount]]:
     """Ways to serve ``req`` at ``min_concurrency`` or more, cheapest first (GPUs, then precision
     lost); under TP every KV figure is per GPU. The length cut (max_model_len_fit) is reported
     with the account itself, since it changes the request."""
@@ -147,9 +148,7 @@ def fallbacks(cfg: dict, req: Request, heads: int, min_concurrency: float = 1.0,
         if a.fits and a.max_concurrency >= min_concurrency:
             found.append((_cost(cand, req), -a.max_concurrency, cand, a))
     found.sort(key=lambda f: (f[0], f[1]))
-    return [{"flags": _changes(c, req), "gpus": c.tensor_parallel_size * c.pipeline_parallel_size,
-             "max_concurrency": a.max_concurrency, "kv_cache_tokens": a.kv_cache_tokens,
-             "kv_cache_gib_per_gpu": a.kv_cache_gib} for _, _, c, a in found[:limit]]
+    return [(c, a) for _, _, c, a in found[:limit]]
 
 
 def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None = None) -> dict:
@@ -161,15 +160,20 @@ def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None
            "gpu_memory_utilization": req.gpu_memory_utilization,
            "max_num_batched_tokens": req.max_num_batched_tokens, "verdict": verdict(a, req),
            "prefill": "chunked prefill: full attention, max_num_batched_tokens tokens per step (no document cut)"}
-    if emit:
-        cmd = command(emit, launch_plan(req, dtype))
-        out["command"] = {"engine": emit, "text": cmd.render(), "argv": cmd.argv, "nodes": cmd.nodes,
-                          "note": cmd.note}
+    launch = req
     if heads and (not a.fits or a.max_concurrency < 1):
-        out["fallbacks"] = fallbacks(cfg, req, heads)
+        found = fallbacks(cfg, req, heads)
+        out["fallbacks"] = [{"flags": _changes(c, req), "gpus": c.tensor_parallel_size * c.pipeline_parallel_size,
+                             "max_concurrency": f.max_concurrency, "kv_cache_tokens": f.kv_cache_tokens,
+                             "kv_cache_gib_per_gpu": f.kv_cache_gib} for c, f in found]
+        launch = found[0][0] if found else req
         if a.max_model_len_fit > 0:      # last: it changes the request itself
             out["fallbacks"].append({"flags": [f"--max-model-len {a.max_model_len_fit}"], "gpus":
                                      req.tensor_parallel_size * req.pipeline_parallel_size, "max_concurrency": 1.0,
                                      "kv_cache_tokens": None, "kv_cache_gib_per_gpu": a.kv_cache_gib,
                                      "note": "shorter requests: a longer document must be cut"})
+    if emit:
+        cmd = command(emit, launch_plan(launch, dtype))
+        out["command"] = {"engine": emit, "text": cmd.render(), "argv": cmd.argv, "nodes": cmd.nodes,
+                          "note": cmd.note, "for": "the request" if launch is req else "the first fallback"}
     return out
