@@ -184,3 +184,17 @@ def test_vision_tower_and_rotary_cache_are_weights_the_engine_loads():
     assert scout.replicated_bytes == 10485760 * 128 * 2           # llama3 scaling: max positions, unscaled
     assert sv.stage_weight_bytes(scout, sv.EngineArgs(tensor_parallel_size=4), range(48), 0) / GIB == \
         pytest.approx(53.12, rel=0.01)                            # its log, TP 4
+
+
+def test_pipeline_stages_bind_at_the_fullest_stage():
+    """PP: each stage sizes its own pool and the engine keeps the smallest block count; here the
+    last stage holds the LM head, so it has the least room."""
+    shape = dataclasses.replace(_shape([(sv.FULL, None)] * 12, kv=8, d=128, layer_gib=24.0),
+                                embedding_bytes=1 * GIB, lm_head_bytes=4 * GIB)
+    args = sv.EngineArgs(pipeline_parallel_size=3, gpu_memory_utilization=1.0)
+    a = sv.account(shape, args, ZERO_FIT, 40 * GIB)
+    assert a.weights_gib == pytest.approx(8 + 4)                     # 4 layers + the LM head
+    page = 16 * 2 * 8 * 128 * 2
+    assert a.num_gpu_blocks == int((40 - 12) * GIB // (page * 4))
+    one = sv.account(dataclasses.replace(shape, lm_head_bytes=0), args, ZERO_FIT, 40 * GIB)
+    assert one.num_gpu_blocks > a.num_gpu_blocks
