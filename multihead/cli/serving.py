@@ -89,9 +89,11 @@ def request_from(args, name: str, cfg: dict):
     length = args.max_model_len or _max_position(cfg)
     if length is None:
         raise ValueError("max-model-len: the config states no max_position_embeddings; give --max-model-len")
-    return S.Request(name, gpu, args.tensor_parallel_size, args.pipeline_parallel_size,
-                     args.gpu_memory_utilization, length, args.max_num_batched_tokens, args.max_num_seqs,
-                     args.kv_cache_dtype, args.dtype, args.quantization, args.block_size)
+    return S.Request(tensor_parallel_size=args.tensor_parallel_size, pipeline_parallel_size=args.pipeline_parallel_size,
+                     gpu_memory_utilization=args.gpu_memory_utilization, max_model_len=length,
+                     max_num_batched_tokens=args.max_num_batched_tokens, max_num_seqs=args.max_num_seqs,
+                     block_size=args.block_size, model=name, gpu=gpu, kv_cache_dtype=args.kv_cache_dtype,
+                     dtype=args.dtype, quantization=args.quantization)
 
 
 def _max_position(cfg: dict) -> int | None:

@@ -50,20 +50,15 @@ def resolve_dtype(flag: str, config_dtype: str | None) -> str:
 
 
 @dataclasses.dataclass(frozen=True)
-class Request:
-    """A serving question in vLLM's terms (one replica of TP x PP GPUs)."""
-    model: str
+class Request(EngineArgs):
+    """A serving question in vLLM's terms: the engine's numeric flags (EngineArgs) plus the model,
+    the GPU and the flags named by strings. The KV and activation bytes are resolved from
+    ``kv_cache_dtype`` / ``dtype`` by ``serving_account``."""
+    model: str = ""
     gpu: str = "H100-SXM"
-    tensor_parallel_size: int = 1
-    pipeline_parallel_size: int = 1
-    gpu_memory_utilization: float = 0.9
-    max_model_len: int = 8192
-    max_num_batched_tokens: int = 8192
-    max_num_seqs: int = 1024
     kv_cache_dtype: str = "auto"
     dtype: str = "auto"
     quantization: str | None = None
-    block_size: int = 16
 
 
 def serving_account(cfg: dict, req: Request, gpu_bytes: int | None = None) -> tuple[ServingAccount, str]:
@@ -76,9 +71,8 @@ def serving_account(cfg: dict, req: Request, gpu_bytes: int | None = None) -> tu
     q = from_flag(req.quantization) if req.quantization else None
     shape = shape_for(cfg, req.model, dtype, req.tensor_parallel_size, q)
     act = _DTYPE_BYTES[dtype]
-    args = EngineArgs(req.tensor_parallel_size, req.pipeline_parallel_size, req.gpu_memory_utilization,
-                      req.max_model_len, req.max_num_batched_tokens, req.max_num_seqs,
-                      1.0 if req.kv_cache_dtype.startswith("fp8") else act, act, req.block_size)
+    args = dataclasses.replace(req, kv_cache_dtype_bytes=1.0 if req.kv_cache_dtype.startswith("fp8") else act,
+                               activation_dtype_bytes=act)
     total = gpu_bytes if gpu_bytes is not None else gpu_memory_bytes(req.gpu)[1]
     return account(shape, args, load_fit(), total), dtype
 
