@@ -33,7 +33,8 @@ def gpu_memory_bytes(name: str) -> tuple[str, int]:
     'H100' means the SXM part."""
     cat = gpu_catalog()
     keys = {k.lower(): k for k in cat}
-    key = keys.get(name.lower()) or keys.get(f"{name.lower()}-sxm")
+    low = name.lower()
+    key = keys.get(low) or keys.get(f"{low}-sxm") or keys.get(low.removesuffix("-sxm"))
     if key is None:
         raise ValueError(f"gpu: unknown GPU {name!r} (known: {', '.join(cat)})")
     return key, cat[key]["bytes"]
