@@ -118,10 +118,15 @@ def load_model(model: str) -> tuple[dict, str]:
             raise ValueError(f"model: cannot read {file} as a config.json ({err})") from None
     index = json.loads((CATALOG / "configs" / "index.json").read_text())
     key = {k.lower(): k for k in index}.get(model.lower())
-    if key is None:
+    if key is not None:
+        return json.loads((CATALOG / "configs" / index[key]["file"]).read_text()), key
+    from multihead.cost.lookup import model_catalog      # the planner's catalog (short names)
+    planner = model_catalog()
+    key = {k.lower(): k for k in planner}.get(model.lower())
+    if key is None or "config" not in planner[key]:
         raise ValueError(f"model: {model!r} is neither a config.json path nor a catalog config "
-                         f"(known: {', '.join(index)})")
-    return json.loads((CATALOG / "configs" / index[key]["file"]).read_text()), key
+                         f"(known: {', '.join(list(index) + list(planner))})")
+    return dict(planner[key]["config"]), key
 
 
 def render(out: dict) -> str:
