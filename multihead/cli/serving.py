@@ -112,8 +112,8 @@ def load_model(model: str) -> tuple[dict, str]:
     path = Path(model)
     if path.exists():
         file = path / "config.json" if path.is_dir() else path
-        try:
-            return json.loads(file.read_text()), model
+        try:       # vllm serve takes the model folder
+            return json.loads(file.read_text()), str(path if path.is_dir() else path.parent)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
             raise ValueError(f"model: cannot read {file} as a config.json ({err})") from None
     index = json.loads((CATALOG / "configs" / "index.json").read_text())
@@ -126,7 +126,15 @@ def load_model(model: str) -> tuple[dict, str]:
     if key is None or "config" not in planner[key]:
         raise ValueError(f"model: {model!r} is neither a config.json path nor a catalog config "
                          f"(known: {', '.join(list(index) + list(planner))})")
-    return dict(planner[key]["config"]), key
+    return dict(planner[key]["config"]), hf_id(planner[key].get("source", ""), key)
+
+
+def hf_id(source: str, fallback: str) -> str:
+    """The HF repo id a catalog source names ('https://huggingface.co/ORG/NAME/...' or 'ORG/NAME
+    config.json ...'), which is what `vllm serve` takes; else the catalog name."""
+    text = source.removeprefix("https://huggingface.co/").split()[0] if source else ""
+    parts = text.split("/")
+    return f"{parts[0]}/{parts[1]}" if len(parts) >= 2 and parts[0] and parts[1] else fallback
 
 
 def render(out: dict) -> str:
