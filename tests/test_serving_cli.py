@@ -82,3 +82,22 @@ def test_validate_writes_the_table(tmp_path, monkeypatch):
     table = (tmp_path / "serving" / "table.md").read_text()
     assert summary["predicted"]["rows"] == 33
     assert table.count("\n| ") >= 33 + 4 and "codellama-codellama-7b-h--h100-80gb--tp1pp1dp1--8192.log" in table
+
+
+def test_model_from_a_config_folder_and_the_planner_catalog(tmp_path, capsys):
+    from multihead.cli.serving import hf_id
+    from multihead.cost.serving_fit import catalog_config
+    folder = tmp_path / "qwen3-8b"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(catalog_config("Qwen/Qwen3-8B")))
+    out = _json(capsys, ["serving", str(folder), "--max-model-len", "32768"])
+    assert shlex.split(out["command"]["text"])[2] == str(folder)         # vllm serve takes the folder
+    assert hf_id("https://huggingface.co/Qwen/Qwen2.5-72B/blob/main/config.json", "x") == "Qwen/Qwen2.5-72B"
+    assert hf_id("meta-llama/Llama-3.1-8B config.json (figures.md)", "x") == "meta-llama/Llama-3.1-8B"
+    assert hf_id("the reference text's running example", "example") == "example"
+
+
+def test_list_names_configs_and_gpus(capsys):
+    assert main(["serving", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert "meta-llama/Llama-3.1-70B-Instruct" in out and "H100-SXM" in out and "79.19 GiB" in out
