@@ -223,7 +223,7 @@ def test_correct_paths_pass(name):
     ("packed_gqa_causal_folded", "gqa_masks", "built over the G*Tq rows of packed GQA"),
     ("online_no_rescale", "long_keys", "not rescaled by exp(m_old - m_new)"),
     ("tail_block_dropped", "long_keys", "last partial block of"),
-    ("query_tail_dropped", "long_keys", "rows 576..599"),
+    ("query_tail_dropped", "long_keys", "only query rows 576..599 are wrong: the last partial tile of query rows"),
     ("padding_first_sequence", "padding", "sequence 1 is computed with the padding of sequence 0"),
     ("mask_flattened_head_major", "padding", "computed with the padding of sequence"),
     ("split_k_merge_unweighted", "decode", "right on short caches (Tk <= 45), wrong on every long one"),
@@ -235,7 +235,7 @@ def test_correct_paths_pass(name):
     ("bias_scaled", "additive_mask", "multiplied by the softmax scale"),
     ("bf16_accumulates_in_bf16", "dtypes", "bfloat16 Tq=4, Tk=4000"),
     ("gqa_shift_groups", "gqa_grouping", "H=6, H_kv=2 (G=3)"),
-    ("online_nan_masked_block", "padding", "inf/NaN"),
+    ("online_nan_masked_block", "padding", "inf/NaN only in the left-padded sequence(s) [1] at Tk=900"),
 ])
 def test_path_evidence_names_the_mistake(name, check, words):
     fn, signature, _, kwargs = PATH_BUGS[name]

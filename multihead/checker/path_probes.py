@@ -75,6 +75,16 @@ def _tail_dropped(res) -> str:
     return ""
 
 
+def _query_tail(res) -> str:
+    """Only the trailing query rows r0..Tq-1 wrong, r0 a multiple of 16: a skipped last query tile."""
+    bad = (res.extra["row_err"] > res.tol).nonzero().flatten().tolist()
+    Tq = res.case.Tq
+    if bad and bad == list(range(bad[0], Tq)) and bad[0] % 16 == 0 and bad[0] > 0:
+        return (f"only query rows {bad[0]}..{Tq - 1} are wrong: the last partial tile of query rows (Tq={Tq} is not "
+                f"a multiple of the tile) is skipped or mishandled")
+    return ""
+
+
 def _prefix(Tk: int, n: int) -> torch.Tensor:
     keep = torch.zeros(Tk, dtype=torch.bool)
     keep[:n] = True
@@ -103,7 +113,7 @@ def probe_long_keys(ctx: Ctx) -> Finding:
     out = run_all(ctx, cases, 22, _alignment(ctx))
     diagnosis = ""
     for r in out.failed:
-        diagnosis = _tail_dropped(r) or _rescale(ctx, r, 2299)
+        diagnosis = _query_tail(r) or _tail_dropped(r) or _rescale(ctx, r, 2299)
         if diagnosis:
             break
     if not diagnosis and out.failed and all(r.case.Tk % 64 for r in out.failed):
@@ -171,6 +181,17 @@ def _which_padding(res) -> str:
     return "; ".join(texts[:4]) + (f" (and {len(texts) - 4} more)" if len(texts) > 4 else "")
 
 
+def _left_padding_nan(res) -> str:
+    """inf/NaN only in left-padded sequences (odd b, see cases.padding_keep): their leading key
+    blocks are entirely masked."""
+    bad = [b for b in range(res.out.shape[0]) if not torch.isfinite(res.out[b]).all()]
+    if bad and all(b % 2 for b in bad):
+        return (f"inf/NaN only in the left-padded sequence(s) {bad} at Tk={res.case.Tk} (their first keys are all "
+                f"masked): a running max of -inf over whole masked key blocks gives exp(-inf - (-inf)) = NaN; keep "
+                f"the running max finite (or skip fully masked blocks)")
+    return ""
+
+
 def _err(out, q, k, v, mask, is_causal) -> float:
     return max_err(out, reference_attention(q, k, v, mask=mask, is_causal=is_causal))
 
@@ -182,7 +203,7 @@ def probe_padding(ctx: Ctx) -> Finding:
              Case("B=3, H=4, H_kv=2, chunked Tq=6, Tk=40", 3, 4, 2, 6, 40, mask=pad),
              Case("B=2, Tq=8, Tk=900", 2, 2, 2, 8, 900, mask=pad, pattern="max grows late", v_mean=1.0)]
     out = run_all(ctx, cases, 24, _alignment(ctx))
-    diagnosis = _which_padding(out.failed[0]) if out.failed else ""
+    diagnosis = (_left_padding_nan(out.failed[0]) or _which_padding(out.failed[0])) if out.failed else ""
     return conclude("padding", out, f"padding of lengths {C.padding_lengths(4, 24)} (B=4, Tk=24) and the like, "
                     f"left and right, one length per sequence", diagnosis)
 

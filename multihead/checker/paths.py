@@ -121,6 +121,7 @@ def run_case(ctx: Ctx, case: C.Case, salt: int, alignment: str | None = None) ->
     else:
         res.tol = TOLERANCE[dt] * size
     res.where = _where(diff, res.tol)
+    res.extra["row_err"] = diff.amax(dim=(0, 1))                                      # (Tq,)
     return res
 
 
