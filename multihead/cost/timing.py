@@ -109,7 +109,7 @@ class Constants:
     request_overhead_s: float = 1e-3    # once per request, before its first token (admission, setup)
     allreduce_latency_s: dict = field(default_factory=lambda: {"default": 10e-6})
     allreduce_step_s: float = 5e-6      # per log2(n) step of the all-reduce
-    link_efficiency: float = 0.8
+    link_efficiency: float = field(default_factory=lambda: interconnect_catalog()["link_efficiency"]["value"])
     dequant: dict = field(default_factory=lambda: {"int8": 0.5, "int4": 0.3})   # weights per fp32 FLOP
     source: str = "defaults (no fit file)"
 
@@ -118,11 +118,13 @@ class Constants:
             raise ValueError(f"engine: expected one of {sorted(self.layer_overhead_s)}, got {engine!r}")
         return self.layer_overhead_s[engine]
 
-    def allreduce_latency(self, link: str) -> float:
-        """The link's fitted latency, or the mean of the fitted ones for a link without measurements."""
+    def allreduce_latency(self, link: str, engine: str = "") -> float:
+        """The fitted latency of this engine's all-reduce over this link ("engine/link"), else of the
+        link, else the mean of the fitted ones (a link without measurements)."""
         table = self.allreduce_latency_s
-        if link in table:
-            return table[link]
+        for key in (f"{engine}/{link}", link):
+            if key in table:
+                return table[key]
         known = [v for k, v in table.items() if k != "default"] or [table.get("default", 10e-6)]
         return sum(known) / len(known)
 
@@ -192,7 +194,8 @@ def link_bandwidth(setup: Setup) -> float:
     return setup.gpu.link_bandwidth
 
 
-def allreduce_seconds(nbytes: float, n: int, bandwidth: float, c: Constants, link: str = "default") -> float:
+def allreduce_seconds(nbytes: float, n: int, bandwidth: float, c: Constants, link: str = "default",
+                      engine: str = "") -> float:
     """One all-reduce of ``nbytes`` over n GPUs: latency(n) + 2(n-1)/n * bytes / (link * efficiency).
 
     The latency grows with the log2(n) steps of the tree / recursive-doubling algorithms NCCL uses
@@ -200,7 +203,7 @@ def allreduce_seconds(nbytes: float, n: int, bandwidth: float, c: Constants, lin
     """
     if n <= 1:
         return 0.0
-    latency = c.allreduce_latency(link) + c.allreduce_step_s * math.log2(n)
+    latency = c.allreduce_latency(link, engine) + c.allreduce_step_s * math.log2(n)
     return latency + 2.0 * (n - 1) / n * nbytes / (bandwidth * c.link_efficiency)
 
 
@@ -218,7 +221,7 @@ def tp_comm_seconds(setup: Setup, tokens: float) -> float:
     """2 all-reduces per layer of ``tokens`` activation rows of D, over the tensor-parallel group."""
     nbytes = tokens * setup.shape.hidden * setup.act_bytes
     return 2 * setup.shape.layers * allreduce_seconds(nbytes, setup.tp, link_bandwidth(setup), setup.constants,
-                                                      setup.gpu.link)
+                                                      setup.gpu.link, setup.engine)
 
 
 # -- attention counts --------------------------------------------------------------------------------
