@@ -20,7 +20,7 @@ import statistics
 from dataclasses import asdict, fields
 from pathlib import Path
 
-from multihead import configs, devices
+from multihead import cost
 from multihead.cost import timing
 
 MEASUREMENTS = Path(__file__).resolve().parents[2] / "reports" / "gpu-time" / "measurements.json"
@@ -45,18 +45,15 @@ def load_table(path: Path | None = None) -> dict:
     return json.loads(path.read_text())
 
 
-def _shape(name: str, table: dict) -> timing.Shape:
+def _spec(name: str, table: dict) -> cost.ModelSpec:
     if name in table["models"]:
         entry = table["models"][name]
-        spec = configs.spec_from_hf_config(entry["config"], name=name, source=entry["source"])
-        cfg = entry["config"]
-        return timing.shape_from_spec(spec, experts=cfg.get("num_local_experts", 0),
-                                      experts_per_token=cfg.get("num_experts_per_tok", 0))
-    return timing.shape_from_spec(configs.catalog_model(name))
+        return cost.read_config(entry["config"], name=name, source=entry["source"])
+    return cost.catalog_model(name)
 
 
 def _gpu(name: str, table: dict) -> timing.Gpu:
-    catalog = devices.gpu_catalog()
+    catalog = cost.gpu_catalog()
     override = table.get("devices", {}).get(name)
     if override:
         return timing.make_gpu(name, catalog[override["base"]], override)
@@ -64,13 +61,14 @@ def _gpu(name: str, table: dict) -> timing.Gpu:
 
 
 def setups(table: dict, constants: timing.Constants) -> list[tuple[dict, timing.Setup]]:
-    shapes, gpus, out = {}, {}, []
+    specs, gpus, out = {}, {}, []
     for row in table["rows"]:
-        shape = shapes.setdefault(row["model"], _shape(row["model"], table))
+        spec = specs.setdefault(row["model"], _spec(row["model"], table))
         gpu = gpus.setdefault(row["gpu"], _gpu(row["gpu"], table))
         engine = table["sources"][row["source"]]["engine_family"]
-        out.append((row, timing.Setup(shape, gpu, constants, tp=row["tp"], weights=row["weights"], kv=row["kv"],
-                                      engine=engine)))
+        weights, quantization = timing.table_precision(row["weights"])
+        out.append((row, timing.Setup(spec, gpu, constants, tp=row["tp"], weights=weights,
+                                      quantization=quantization, kv=row["kv"], engine=engine)))
     return out
 
 
