@@ -20,7 +20,7 @@ def test_demo_json(capsys):
 
 def test_demo_bad_tokens(capsys):
     assert main(["demo", "--tokens", "0"]) == 2
-    assert "--tokens: expected an integer >= 1" in capsys.readouterr().err
+    assert "argument --tokens: expected an integer in [1, 65536], got '0'" in capsys.readouterr().err
 
 
 def test_demo_tables(capsys):

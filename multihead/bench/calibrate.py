@@ -513,9 +513,9 @@ def predict_seconds(device: DeviceSpec, s: AttnShape) -> float:
 
 
 def default_profile_path() -> Path:
-    """$MULTIHEAD_CACHE/profile.json, else ~/.cache/multihead/profile.json."""
-    root = os.environ.get("MULTIHEAD_CACHE")
-    return (Path(root) if root else Path.home() / ".cache" / "multihead") / "profile.json"
+    """profile.json in multihead's cache folder (multihead.paths.cache_dir)."""
+    from multihead.paths import cache_dir
+    return cache_dir("profile.json")
 
 
 def set_threads(threads: int | None, clock: str = "wall") -> None:

@@ -1,8 +1,16 @@
 """The command line. Thin: each subcommand parses, calls one library function, and prints.
 
 Every subcommand lives in its own module here and exposes ``register(subparsers)``, which adds
-its parser and sets ``func`` (args -> exit code). Bad input raises ``ValueError`` with a message
-naming the argument; it is printed without a traceback and the exit code is 2.
+its parser and sets ``func`` (args -> exit code). Bad input fails with ONE line on stderr,
+``multihead CMD: error: <message naming the argument>``, exit code 2, no traceback:
+
+- at parse time, through the validated types of multihead.cli._args (numbers with bounds, paths
+  checked before any work) and argparse's own checks (the usage block is not printed; --help has it);
+- at run time, when the command raises ValueError (its message names the argument), OSError (a
+  file that could not be read or written: the file and the reason are printed) or MemoryError
+  (a size this machine cannot hold).
+
+Anything else is a bug and keeps its traceback.
 """
 from __future__ import annotations
 
@@ -15,13 +23,20 @@ import sys
 COMMANDS = ["plan", "check", "bench", "calibrate", "validate", "perplexity", "generate", "heads", "demo"]
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error: ``multihead CMD: error: ...`` (no usage block), exit 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="multihead",
         description="Softmax and multi-head attention for long-context inference: compute it, size it, check it.")
     from multihead import __version__
     parser.add_argument("--version", action="version", version=f"multihead {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:
         try:
             module = importlib.import_module(f"multihead.cli.{name}")
@@ -34,16 +49,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; returns the exit code (2 for bad input, parse-time or run-time alike)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:          # --help / --version (0) or a parse error (2), already printed
+        return exit_.code if isinstance(exit_.code, int) else 2
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     try:
         return int(args.func(args) or 0)
-    except ValueError as err:
-        print(f"multihead {args.command}: error: {err}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
@@ -51,6 +67,26 @@ def main(argv: list[str] | None = None) -> int:
         # interpreter's final flush does not print a second traceback.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except ValueError as err:
+        return _fail(args.command, str(err))
+    except OSError as err:
+        where = f"{err.filename}: " if err.filename else ""
+        return _fail(args.command, f"{where}{err.strerror or err}")
+    except MemoryError as err:
+        return _fail(args.command, f"out of memory{': ' + str(err) if str(err) else ''} "
+                                   f"(the sizes asked for do not fit this machine)")
+    except RuntimeError as err:
+        if "can't allocate memory" not in str(err):      # torch's CPU allocator failing
+            raise
+        return _fail(args.command, "out of memory (the sizes asked for do not fit this machine): "
+                                   + str(err).split("can't allocate memory", 1)[1].strip(": "))
+
+
+def _fail(command: str, message: str) -> int:
+    """Print ``multihead CMD: error: message`` as one line on stderr; exit code 2."""
+    line = " ".join(message.split())        # one line, whatever the message held
+    print(f"multihead {command}: error: {line}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

@@ -3,6 +3,12 @@ from __future__ import annotations
 
 import json
 
+from multihead.cli import _args as A
+
+# The memory measurement runs causal tiled attention at T tokens: T^2 d FLOPs, ~10 s at this bound
+# on a 2-core CPU; beyond it the demo would run for minutes (the memory story is already told).
+MAX_DEMO_TOKENS = 65_536
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -11,9 +17,9 @@ def register(subparsers) -> None:
                     "overflows), the error of every attention backend against torch SDPA and a float64 "
                     "reference on a causal GQA case, and the tiled backend's measured peak extra memory "
                     "at --tokens tokens next to the T x T score matrix it avoids.")
-    p.add_argument("--tokens", type=int, default=8192, metavar="T",
-                   help="sequence length for the memory measurement (default 8192)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--tokens", type=A.int_range(1, MAX_DEMO_TOKENS), default=8192, metavar="T",
+                   help=f"sequence length for the memory measurement, 1 to {MAX_DEMO_TOKENS:,} (default 8192)")
+    p.add_argument("--seed", type=A.SEED, default=0, help="random seed, 0 to 2^32-1 (default 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     p.set_defaults(func=run)
 

@@ -2,12 +2,15 @@
 
 One query row cannot keep a machine busy by itself, so the key sequence is cut into chunks of
 CHUNK keys, every chunk is attended independently (one batched matmul over all chunks), and the
-partial results are merged by their log-sum-exp. For chunk c with lse_c and normalized output o_c:
+partial results are merged. Chunk c keeps its max m_c, its sum l_c = sum exp(s - m_c) and its
+normalized output o_c; with m = max_c m_c:
 
-    lse = log sum_c exp(lse_c)          out = sum_c exp(lse_c - lse) * o_c
+    w_c = exp(m_c - m) * l_c        out = sum_c w_c o_c / sum_c w_c        lse = m + log sum_c w_c
 
-since exp(lse_c) is exactly chunk c's share of the softmax denominator. A chunk with no visible
-key has lse_c = -inf and weight 0. GQA: the G = H / H_kv query heads of a KV head are stacked
+since w_c is chunk c's share of the softmax denominator (times exp(-m)). A chunk with no visible
+key has l_c = 0 and weight 0. The max and the sum are kept apart on purpose: merging by
+lse_c = m_c + log l_c alone loses l_c when |m_c| is huge (a row masked by finfo.min everywhere:
+finfo.min + log 512 rounds to finfo.min, so a 512-key chunk and a 1-key chunk weighed the same). GQA: the G = H / H_kv query heads of a KV head are stacked
 along the query axis ([B, H_kv, G*Tq, d]), so each KV head is read once for its G query heads
 and K/V are never repeated. Scores take O(B * H * Tq * Tk): meant for small Tq (decode steps).
 """
@@ -25,7 +28,7 @@ def _chunks(q: Tensor, k: Tensor, v: Tensor, mask5: Tensor | None, keep: Tensor 
             k0: int, k1: int, n: int, G: int, Tq: int) -> tuple[Tensor, Tensor]:
     """Attend q [B, H_kv, 1, G*Tq, d] to keys k0..k1 split into n equal chunks.
 
-    Returns normalized outputs (B, H_kv, n, G*Tq, d_v) and their lse (B, H_kv, n, G*Tq, 1).
+    Returns normalized outputs (B, H_kv, n, G*Tq, d_v), their maxes and sums (B, H_kv, n, G*Tq, 1).
     """
     B, H_kv = k.shape[:2]
     c = (k1 - k0) // n
@@ -41,7 +44,7 @@ def _chunks(q: Tensor, k: Tensor, v: Tensor, mask5: Tensor | None, keep: Tensor 
     p = torch.exp(s - m)
     l = p.sum(dim=-1, keepdim=True)
     o = torch.matmul(p, vc) / torch.where(l > 0, l, torch.ones_like(l))   # (B, H_kv, n, G*Tq, d_v)
-    return o, m + torch.log(l)
+    return o, m, l
 
 
 def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal: bool, scale: float,
@@ -61,10 +64,12 @@ def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal
     if n_full * C < Tk:                                             # the ragged tail: one more chunk
         parts.append(_chunks(qg, k, v, mask5, keep, n_full * C, Tk, 1, G, Tq))
     o = torch.cat([p[0] for p in parts], dim=2)                     # (B, H_kv, N, G*Tq, d_v)
-    lse_c = torch.cat([p[1] for p in parts], dim=2)                 # (B, H_kv, N, G*Tq, 1)
+    m_c = torch.cat([p[1] for p in parts], dim=2)                   # (B, H_kv, N, G*Tq, 1)
+    l_c = torch.cat([p[2] for p in parts], dim=2)                   # (B, H_kv, N, G*Tq, 1)
 
-    m = safe_max(lse_c, dim=2)                                      # (B, H_kv, 1, G*Tq, 1)
-    w = torch.exp(lse_c - m)                                        # chunk weights, unnormalized
+    m_c = m_c.masked_fill(l_c == 0, float("-inf"))                  # an empty chunk must not set m
+    m = safe_max(m_c, dim=2)                                        # (B, H_kv, 1, G*Tq, 1), finite
+    w = torch.exp(m_c - m) * l_c                                    # chunk weights, unnormalized
     total = w.sum(dim=2, keepdim=True)
     out = (w * o).sum(dim=2) / torch.where(total > 0, total, torch.ones_like(total)).squeeze(2)
     lse = (m + torch.log(total)).reshape(B, H, Tq)

@@ -22,6 +22,8 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
+from multihead.paths import cache_dir
+
 SOURCES = [Path(__file__).with_name(name) for name in ("fast_decode.c", "softmax_block.c")]
 HEADER = Path(__file__).with_name("simd_math.h")      # included by both; part of the build's hash
 FLAGS = ["-O3", "-mavx2", "-mfma", "-mf16c", "-fopenmp", "-shared", "-fPIC", "-std=c99"]
@@ -46,8 +48,7 @@ def _cpu_supported() -> bool:
 
 
 def _cache_dir() -> Path:
-    root = os.environ.get("MULTIHEAD_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "multihead")
-    return Path(root) / "native"
+    return cache_dir("native")
 
 
 def _build() -> ctypes.CDLL:

@@ -35,6 +35,10 @@ def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal
     mask5 = grouped_mask(mask, B, H, H_kv, Tq, Tk)     # (B, H_kv, G, Tq, Tk) view, or None
     out = torch.empty(B, H, Tq, d_v, dtype=ct, device=q.device)
     lse = torch.empty(B, H, Tq, dtype=ct, device=q.device)
+    # K/V upcast once, not per query block: under autograd each per-block cast would round its
+    # share of dK/dV to the input dtype and the blocks would then be summed in fp16/bf16. One
+    # cast keeps the sum over query blocks in fp32, rounded once (and converts each key once).
+    k, v = k.to(ct), v.to(ct)
 
     for q0 in range(0, Tq, bq):
         q1 = min(q0 + bq, Tq)
@@ -47,7 +51,7 @@ def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal
         k_end = min(Tk, q1 + offset) if is_causal else Tk
         for k0 in range(0, k_end, bk):
             k1 = min(k0 + bk, k_end)
-            s = torch.matmul(qb, k[:, :, k0:k1].to(ct).transpose(-2, -1))     # (B, H_kv, G*n, kb)
+            s = torch.matmul(qb, k[:, :, k0:k1].transpose(-2, -1))     # (B, H_kv, G*n, kb)
             s5 = s.view(B, H_kv, G, n, k1 - k0)                               # (B, H_kv, G, n, kb)
             if mask5 is not None:
                 apply_mask(s5, mask5[:, :, :, q0:q1, k0:k1])
@@ -58,7 +62,7 @@ def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal
             alpha = torch.exp(m - m_safe)                                     # 0 while m = -inf
             p = torch.exp(s - m_safe)                                         # (B, H_kv, G*n, kb)
             l = l * alpha + p.sum(dim=-1, keepdim=True)
-            acc = acc * alpha + torch.matmul(p, v[:, :, k0:k1].to(ct))        # (B, H_kv, G*n, d_v)
+            acc = acc * alpha + torch.matmul(p, v[:, :, k0:k1])        # (B, H_kv, G*n, d_v)
             m = m_new
         m = torch.where(torch.isneginf(m), torch.zeros_like(m), m)
         ob = acc / torch.where(l > 0, l, torch.ones_like(l))                  # empty rows stay 0

@@ -60,11 +60,9 @@ def minilm_package_dir() -> Path:
 
 
 def cache_dir() -> Path:
-    """Root of multihead's local cache: $MULTIHEAD_CACHE, else $XDG_CACHE_HOME/multihead, else ~/.cache/multihead."""
-    if os.environ.get("MULTIHEAD_CACHE"):
-        return Path(os.environ["MULTIHEAD_CACHE"]).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base).expanduser() / "multihead"
+    """Root of multihead's local cache (multihead.paths.cache_dir, the one resolver)."""
+    from multihead.paths import cache_dir as root
+    return root()
 
 
 def smollm2_cache_path() -> Path:
