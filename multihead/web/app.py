@@ -10,7 +10,7 @@ import logging
 from importlib import resources
 from pathlib import Path
 
-from fastapi import FastAPI, Request
+from fastapi import Body, FastAPI
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -33,16 +33,6 @@ def _field(message: str) -> str | None:
 
 def _bad(message: str, field: str | None = None) -> JSONResponse:
     return JSONResponse({"error": message, "field": field if field is not None else _field(message)}, 400)
-
-
-async def _body(request: Request) -> dict:
-    try:
-        body = await request.json()
-    except ValueError:
-        raise ValueError("body: expected a JSON object") from None
-    if not isinstance(body, dict):
-        raise ValueError("body: expected a JSON object")
-    return body
 
 
 def _plan_request(body: dict) -> tuple[dict, str | None]:
@@ -68,48 +58,51 @@ def _routes(app: FastAPI) -> None:
         return FileResponse(plotly_js(), media_type="text/javascript",
                             headers={"Cache-Control": "public, max-age=86400"})
 
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon():
+        return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
+
     @app.get("/api/catalog")
     def catalog():
         return plan_api.catalog()
 
     @app.post("/api/plan")
-    async def plan(request: Request):
+    def plan(body: dict = Body(default_factory=dict)):
         """Exactly `multihead plan <options> --json`: the same bytes, the same errors."""
-        options, config = _plan_request(await _body(request))
+        options, config = _plan_request(body)
         return Response(plan_api.plan_text(options, config), media_type="application/json")
 
     @app.post("/api/plan/curve")
-    async def curve(request: Request):
-        return plan_api.memory_curve(*_plan_request(await _body(request)))
+    def curve(body: dict = Body(default_factory=dict)):
+        return plan_api.memory_curve(*_plan_request(body))
 
     @app.post("/api/softmax")
-    async def softmax(request: Request):
-        return lesson.softmax_demo(**_kwargs(await _body(request), lesson.softmax_demo))
+    def softmax(body: dict = Body(default_factory=dict)):
+        return lesson.softmax_demo(**_kwargs(body, lesson.softmax_demo))
 
     @app.post("/api/causal")
-    async def causal(request: Request):
-        return lesson.causal_demo(**_kwargs(await _body(request), lesson.causal_demo))
+    def causal(body: dict = Body(default_factory=dict)):
+        return lesson.causal_demo(**_kwargs(body, lesson.causal_demo))
 
     @app.post("/api/two-heads")
-    async def two_heads(request: Request):
-        return lesson.two_heads(**_kwargs(await _body(request), lesson.two_heads))
+    def two_heads(body: dict = Body(default_factory=dict)):
+        return lesson.two_heads(**_kwargs(body, lesson.two_heads))
 
     @app.post("/api/kv-fraction")
-    async def kv_fraction(request: Request):
-        return lesson.kv_fraction(**_kwargs(await _body(request), lesson.kv_fraction))
+    def kv_fraction(body: dict = Body(default_factory=dict)):
+        return lesson.kv_fraction(**_kwargs(body, lesson.kv_fraction))
 
     @app.post("/api/heads")
-    async def heads(request: Request):
+    def heads(body: dict = Body(default_factory=dict)):
         from multihead.web import heads_view
-        return heads_view.head_patterns(**_kwargs(await _body(request), heads_view.head_patterns))
+        return heads_view.head_patterns(**_kwargs(body, heads_view.head_patterns))
 
     @app.get("/api/questions")
     def questions():
         return [q.public() for q in quiz.QUESTIONS]
 
     @app.post("/api/check")
-    async def check(request: Request):
-        body = await _body(request)
+    def check(body: dict = Body(default_factory=dict)):
         return quiz.check(body.get("id"), body.get("answer"))
 
 

@@ -11,10 +11,12 @@ are at the bottom; everything else only knows the CLI.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import io
 import json
 import math
 import re
+import sys
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -24,8 +26,8 @@ from pathlib import Path
 # --plot, --html, --list, --explain) are the server's business, not the page's.
 _OUTPUT_FLAGS = {"json", "plot", "html", "list", "explain"}
 _UPLOAD_DIR = "uploaded"   # a dropped config.json is the model "uploaded/config.json"
-# main() swaps sys.stdout/sys.stderr while it runs: one call at a time.
-_LOCK = threading.Lock()
+_capture: contextvars.ContextVar[tuple[io.StringIO, io.StringIO] | None] = contextvars.ContextVar("capture", default=None)
+_INSTALL = threading.Lock()
 
 
 @dataclass
@@ -64,16 +66,47 @@ def options_to_argv(options: dict) -> list[str]:
     return argv
 
 
+class _Routed(io.TextIOBase):
+    """Stands in for sys.stdout / sys.stderr: writes go to this context's capture buffer while
+    run_cli runs in it, else to the real stream. Unlike contextlib.redirect_stdout (which swaps
+    the stream for every thread), concurrent requests and the server's own output stay apart."""
+
+    def __init__(self, real, index: int):
+        self.real, self.index = real, index
+
+    def write(self, text: str) -> int:
+        cap = _capture.get()
+        return (cap[self.index] if cap is not None else self.real).write(text)
+
+    def flush(self) -> None:
+        if _capture.get() is None:
+            self.real.flush()
+
+    def __getattr__(self, name):             # encoding, isatty, fileno, ...: the real stream's
+        return getattr(self.real, name)
+
+
+def _install() -> None:
+    with _INSTALL:
+        if not isinstance(sys.stdout, _Routed):
+            sys.stdout = _Routed(sys.stdout, 0)
+        if not isinstance(sys.stderr, _Routed):
+            sys.stderr = _Routed(sys.stderr, 1)
+
+
 def run_cli(argv: list[str]) -> tuple[int, str, str]:
     """``multihead <argv>`` in this process: (exit code, stdout, stderr)."""
     from multihead.cli import main
 
+    _install()
     out, err = io.StringIO(), io.StringIO()
-    with _LOCK, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            rc = main(argv)
-        except SystemExit as exc:            # argparse's own errors (bad int, bad choice)
-            rc = exc.code if isinstance(exc.code, int) else 2
+    token = _capture.set((out, err))
+    try:
+        rc = main(argv)
+    except SystemExit as exc:                # should main() ever let argparse exit
+        rc = exc.code if isinstance(exc.code, int) else 2
+    finally:
+        _capture.reset(token)
     return rc, out.getvalue(), err.getvalue()
 
 

@@ -159,6 +159,8 @@ function fmtSeconds(x) {
 function fmtNum(x, digits) {
   if (typeof x === "string") return x;          // "inf", "nan" from the server
   if (x === null || x === undefined) return "–";
+  if (Math.abs(x) >= 1e9 && !Number.isInteger(x / 1e6)) return x.toExponential(3);
+  if (Math.abs(x) >= 1e15) return x.toExponential(3);
   return x.toLocaleString("en-US", {maximumFractionDigits: digits === undefined ? 4 : digits});
 }
 function gb(x) { return x / 1e9; }

@@ -50,8 +50,8 @@ function renderBreakdown(div, plan) {
                  vline(gb(plan.gpu_memory_bytes), `${fmtNum(gb(plan.gpu_memory_bytes), 0)} GB`, "solid")];
   lines[0].ann.xanchor = "right"; lines[1].ann.xanchor = "left";
   return Plotly.react(div, traces, {barmode: "stack", height: 110 + 45 * rows.length, font: FONT,
-    margin: {l: 80, r: 20, t: 28, b: 40}, xaxis: {title: {text: "GB"}, range: [0, xmax]},
-    legend: {orientation: "h", y: -0.45}, shapes: lines.map(l => l.shape), annotations: lines.map(l => l.ann)},
+    margin: {l: 80, r: 20, t: 28, b: 30}, xaxis: {ticksuffix: " GB", range: [0, xmax]},
+    legend: {orientation: "h", y: -0.35, traceorder: "normal"}, shapes: lines.map(l => l.shape), annotations: lines.map(l => l.ann)},
     PLOT_CONFIG);
 }
 

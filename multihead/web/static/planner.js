@@ -4,11 +4,15 @@
 const DTYPES = ["fp32", "fp16", "bf16", "fp8", "int8", "int4"];
 const FIELDS = ["model", "gpu", "gpus", "weights_dtype", "kv_dtype", "tokens", "batch", "passes"];
 const state = {config: null, configName: null, seq: 0, plan: null, curve: null};
+// plotly.js (4.8 MB) is the last deferred script: ask the server for the catalog and the first
+// plan while it loads, and draw once the DOM and plotly are ready.
+const domReady = new Promise(r => document.addEventListener("DOMContentLoaded", r));
 
 function options() {
   const o = {};
   for (const f of FIELDS) {
-    const v = document.getElementById(f).value;
+    const node = document.getElementById(f);
+    const v = node.value || node.dataset.default || "";
     if (v !== "" && !(f === "model" && state.config !== null)) o[f] = v;
   }
   return o;
@@ -39,6 +43,7 @@ async function update() {
     showError(null);
     document.getElementById("results").classList.remove("stale");
     state.plan = plan;
+    await domReady;
     await renderPlanView(plan, null);
     const curve = await api("/api/plan/curve", body);
     if (seq !== state.seq) return;
@@ -48,6 +53,7 @@ async function update() {
   } catch (err) {
     if (seq !== state.seq) return;
     if (!(err instanceof ApiError)) throw err;
+    await domReady;
     showError(err);
     document.getElementById("results").classList.add("stale");
     document.body.dataset.ready = String(seq);
@@ -88,12 +94,12 @@ function wireDrop() {
   });
 }
 
-async function start() {
+async function start(catalogP) {
   wireLanguageButton();
   applyLanguage();
-  const cat = await api("/api/catalog");
-  fill(document.getElementById("model"), cat.models, cat.models.includes("example-13b-gqa8") ? "example-13b-gqa8" : cat.models[0]);
-  fill(document.getElementById("gpu"), cat.gpus, cat.gpus.includes("A100-80GB") ? "A100-80GB" : cat.gpus[0]);
+  const cat = await catalogP, model = document.getElementById("model"), gpu = document.getElementById("gpu");
+  fill(model, cat.models, model.dataset.default);
+  fill(gpu, cat.gpus, gpu.dataset.default);
   fill(document.getElementById("weights_dtype"), DTYPES, "", true);
   fill(document.getElementById("kv_dtype"), DTYPES, "", true);
   for (const f of FIELDS) {
@@ -102,7 +108,8 @@ async function start() {
   }
   wireDrop();
   LANG_LISTENERS.push(() => { if (state.plan) renderPlanView(state.plan, state.curve); });
-  await update();
 }
 
-document.addEventListener("DOMContentLoaded", start);
+const catalogP = api("/api/catalog");
+update();
+domReady.then(() => start(catalogP));
