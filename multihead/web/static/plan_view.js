@@ -69,6 +69,7 @@ function renderCurve(div, curve) {
   };
   const vline = (x, label, color, yfrac) => {
     shapes.push({type: "line", yref: "paper", x0: x, x1: x, y0: 0, y1: 1, line: {color, width: 1.5, dash: "dot"}});
+    // plotly places annotations on a log axis at log10(x): a coordinate, not a model quantity
     anns.push({x: Math.log10(x), yref: "paper", y: yfrac, text: `${label}<br>${fmtNum(x, 0)}`, showarrow: false,
                xanchor: "left", xshift: 3, font: {size: 11, color}, bgcolor: "rgba(255,255,255,0.8)"});
   };
