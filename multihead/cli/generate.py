@@ -4,6 +4,9 @@ from __future__ import annotations
 import argparse
 import json
 
+from multihead.cli import _args as A
+from multihead.hf.loading import SMOLLM2
+
 EXAMPLES = """examples:
   multihead generate --prompt "What is attention in a transformer?" --max-new-tokens 64
   multihead generate --prompt "The Roman Empire" --raw --attention sdpa --json
@@ -20,7 +23,11 @@ def register(subparsers) -> None:
                     "turn opened) unless --raw is given. Stops at max-new-tokens or the end-of-turn token.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--prompt", required=True, help="prompt text")
-    p.add_argument("--max-new-tokens", type=int, default=64, help="tokens to generate at most (default 64)")
+    # The prompt and the new tokens share the model's positions; the exact bound (positions minus
+    # the prompt's tokens) is checked once the prompt is tokenized, before the cache is allocated.
+    p.add_argument("--max-new-tokens", type=A.int_range(1, SMOLLM2.positions - 1), default=64, metavar="N",
+                   help=f"tokens to generate at most, 1 to {SMOLLM2.positions - 1:,}: prompt + new tokens fit the "
+                        f"model's {SMOLLM2.positions:,} positions (default 64)")
     p.add_argument("--attention", choices=["multihead", "sdpa", "eager"], default="multihead",
                    help="multihead (KVCache + decode backend, default) or transformers' sdpa / eager")
     p.add_argument("--raw", action="store_true", help="do not apply the chat template; continue the raw text")
@@ -29,7 +36,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from multihead.generation import smollm2_generate
+    from multihead.hf.generation import smollm2_generate
 
     r = smollm2_generate(args.prompt, max_new_tokens=args.max_new_tokens, attention=args.attention,
                          chat=not args.raw)

@@ -4,37 +4,47 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from pathlib import Path
+
+from multihead.cli import _args as A
+from multihead.hf.loading import MINILM, SMOLLM2
+
+PLOT = A.output_file(suffixes=(".png", ".svg", ".pdf"))
+FRACTIONS = A.list_of(A.float_range(0.0, 1.0))
 
 
 def _text_args(p) -> None:
     g = p.add_argument_group("text (SmolLM2 windows from the gensim Wikipedia sample)")
-    g.add_argument("--windows", type=int, default=8, metavar="N", help="evaluation windows (default 8)")
-    g.add_argument("--window-tokens", type=int, default=128, metavar="T", help="tokens per window (default 128)")
-    g.add_argument("--calib-windows", type=int, default=4, metavar="M",
+    g.add_argument("--windows", type=A.POSITIVE_INT, default=8, metavar="N", help="evaluation windows (default 8)")
+    g.add_argument("--window-tokens", type=A.int_range(2, SMOLLM2.positions), default=128, metavar="T",
+                   help=f"tokens per window, 2 to the model's {SMOLLM2.positions:,} positions (default 128)")
+    g.add_argument("--calib-windows", type=A.POSITIVE_INT, default=4, metavar="M",
                    help="calibration windows, disjoint from the evaluation ones (default 4)")
-    g.add_argument("--importance-windows", type=int, default=2, metavar="K",
-                   help="calibration windows used for head importance (default 2: 270 ablations x 2 windows)")
-    g.add_argument("--seed", type=int, default=0, help="window selection seed (default 0)")
-    g.add_argument("--batch-rows", type=int, default=8, metavar="B", help="rows per forward pass (default 8)")
-    p.add_argument("--threads", type=int, default=None, metavar="N",
+    g.add_argument("--importance-windows", type=A.POSITIVE_INT, default=2, metavar="K",
+                   help="calibration windows used for head importance, at most M (default 2: 270 ablations x 2 windows)")
+    g.add_argument("--seed", type=A.SEED, default=0, help="window selection seed, 0 to 2^32-1 (default 0)")
+    g.add_argument("--batch-rows", type=A.POSITIVE_INT, default=8, metavar="B", help="rows per forward pass (default 8)")
+    p.add_argument("--threads", type=A.int_range(1, A.MAX_THREADS), default=None, metavar="N",
                    help="torch threads (default: torch's choice; 1 is faster when other jobs share the cores)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
 
 def _merge_args(p) -> None:
     g = p.add_argument_group("merging")
-    g.add_argument("--fit-iters", type=int, default=12, metavar="K",
+    g.add_argument("--fit-iters", type=A.int_range(1, 10_000), default=12, metavar="K",
                    help="L-BFGS iterations per layer for the fitted merge (default 12)")
-    g.add_argument("--uptrain-steps", type=int, default=30, metavar="S",
+    g.add_argument("--uptrain-steps", type=A.int_range(0, 100_000), default=30, metavar="S",
                    help="uptraining steps after each SmolLM2 merge; 0 skips (default 30)")
-    g.add_argument("--uptrain-lr", type=float, default=3e-4, help="AdamW learning rate (default 3e-4)")
-    g.add_argument("--uptrain-windows", type=int, default=100, metavar="U",
+    g.add_argument("--uptrain-lr", type=A.float_range(0.0, 1.0, lo_open=True), default=3e-4,
+                   help="AdamW learning rate, in (0, 1] (default 3e-4)")
+    g.add_argument("--uptrain-windows", type=A.int_range(0, A.MAX_COUNT), default=100, metavar="U",
                    help="fresh windows (disjoint from evaluation and calibration) to uptrain on, one per step; "
                         "0 reuses the calibration windows (default 100)")
     g.add_argument("--uptrain-params", choices=("kv", "all"), default="kv",
                    help="train only the shared K/V projections (default) or all parameters")
-    g.add_argument("--sentences", type=int, default=256, help="MiniLM held-out sentences (default 256)")
-    g.add_argument("--calib-sentences", type=int, default=128, help="MiniLM calibration sentences (default 128)")
+    g.add_argument("--sentences", type=A.POSITIVE_INT, default=256, help="MiniLM held-out sentences (default 256)")
+    g.add_argument("--calib-sentences", type=A.POSITIVE_INT, default=128,
+                   help="MiniLM calibration sentences (default 128)")
 
 
 def register(subparsers) -> None:
@@ -49,22 +59,23 @@ def register(subparsers) -> None:
                                    "(ablation), and compute E|dL/dxi_h| for a head mask xi (Michel et al. 2019). "
                                    "Writes a layers x heads heatmap.")
     _text_args(q)
-    q.add_argument("--plot", metavar="PNG", default=None, help="write the heatmap here")
-    q.add_argument("--save", metavar="JSON", default=None, help="write the full result here")
+    q.add_argument("--plot", metavar="PNG", type=PLOT, default=None, help="write the heatmap here (.png/.svg/.pdf)")
+    q.add_argument("--save", metavar="JSON", type=A.output_file(), default=None, help="write the full result here")
     q.set_defaults(func=run_importance)
 
     r = sub.add_parser("prune", help="perplexity as query heads are removed: importance vs random order",
                        description="Remove a growing fraction of query heads, least important first, and "
                                    "compare with a seeded random order, on the evaluation windows.")
     _text_args(r)
-    r.add_argument("--importance", metavar="JSON", default=None,
+    r.add_argument("--importance", metavar="JSON", type=A.input_file(), default=None,
                    help="a result saved by `heads importance --save` (both its orders are used); "
                         "default: measure the gradient importance on the calibration windows")
-    r.add_argument("--fractions", default="0,0.02,0.05,0.1,0.2,0.3,0.5", metavar="LIST",
-                   help="fractions of heads to remove, comma-separated (default 0,0.02,0.05,0.1,0.2,0.3,0.5)")
-    r.add_argument("--random-seeds", default="0", metavar="LIST", help="seeds of the random orders (default 0)")
-    r.add_argument("--plot", metavar="PNG", default=None, help="write the curve here")
-    r.add_argument("--save", metavar="JSON", default=None, help="write the full result here")
+    r.add_argument("--fractions", type=FRACTIONS, default="0,0.02,0.05,0.1,0.2,0.3,0.5", metavar="LIST",
+                   help="fractions of heads to remove, each in [0, 1], comma-separated (default 0,0.02,0.05,0.1,0.2,0.3,0.5)")
+    r.add_argument("--random-seeds", type=A.list_of(A.SEED), default="0", metavar="LIST",
+                   help="seeds of the random orders, each 0 to 2^32-1 (default 0)")
+    r.add_argument("--plot", metavar="PNG", type=PLOT, default=None, help="write the curve here (.png/.svg/.pdf)")
+    r.add_argument("--save", metavar="JSON", type=A.output_file(), default=None, help="write the full result here")
     r.set_defaults(func=run_prune)
 
     m = sub.add_parser("merge-kv", help="merge KV heads (mean-pooling vs fitted) and measure the quality cost",
@@ -72,12 +83,13 @@ def register(subparsers) -> None:
                                    "MiniLM: 12 -> 6, 4, 3, 2, 1 KV heads, sentence-embedding cosine and "
                                    "nearest-neighbour agreement with the original model.")
     m.add_argument("--model", choices=("smollm2", "minilm"), default="smollm2")
-    m.add_argument("--kv-heads", default=None, metavar="LIST",
-                   help="target KV-head counts, comma-separated (default: every proper divisor)")
+    m.add_argument("--kv-heads", type=A.list_of(A.POSITIVE_INT), default=None, metavar="LIST",
+                   help=f"target KV-head counts, comma-separated; each must divide the model's KV heads "
+                        f"({SMOLLM2.kv_heads} for smollm2, {MINILM.kv_heads} for minilm) (default: every proper divisor)")
     _text_args(m)
     _merge_args(m)
-    m.add_argument("--plot", metavar="PNG", default=None, help="write the figure here")
-    m.add_argument("--save", metavar="JSON", default=None, help="write the full result here")
+    m.add_argument("--plot", metavar="PNG", type=PLOT, default=None, help="write the figure here (.png/.svg/.pdf)")
+    m.add_argument("--save", metavar="JSON", type=A.output_file(), default=None, help="write the full result here")
     m.set_defaults(func=run_merge)
 
     rp = sub.add_parser("report", help="run everything and write REPORT.md, figures and summary.json",
@@ -85,33 +97,29 @@ def register(subparsers) -> None:
                                     "under --out-dir, with the command that made it at the top.")
     _text_args(rp)
     _merge_args(rp)
-    rp.add_argument("--out-dir", default="reports/heads", help="output folder (default reports/heads)")
+    rp.add_argument("--out-dir", type=_out_dir, default="reports/heads", help="output folder (default reports/heads)")
     rp.add_argument("--reuse", action="store_true",
                     help="reuse stage JSON files already in --out-dir instead of re-running them")
     rp.set_defaults(func=run_report)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
 
-def _floats(text: str, name: str) -> list[float]:
-    try:
-        return [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise ValueError(f"{name}: expected comma-separated numbers, got {text!r}") from None
-
-
-def _ints(text: str | None, name: str) -> list[int] | None:
-    if text is None:
-        return None
-    vals = _floats(text, name)
-    if any(v != int(v) or v < 1 for v in vals):
-        raise ValueError(f"{name}: expected positive integers, got {text!r}")
-    return [int(v) for v in vals]
+def _out_dir(text: str) -> Path:
+    """A folder to write into: an existing writable one, or one that can be made (checked now,
+    nothing created until the report runs)."""
+    import argparse
+    import os
+    p = Path(text).expanduser()
+    if not text.strip() or (p.exists() and not p.is_dir()):
+        raise argparse.ArgumentTypeError(f"expected a folder, got {text!r}")
+    existing = next(a for a in (p, *p.absolute().parents) if a.exists())
+    if not existing.is_dir() or not os.access(existing, os.W_OK):
+        raise argparse.ArgumentTypeError(f"{text!r}: cannot write in {str(existing)!r}")
+    return p
 
 
 def _threads(args) -> None:
     if args.threads is not None:
-        if args.threads < 1:
-            raise ValueError(f"--threads: expected a positive integer, got {args.threads}")
         import torch
         torch.set_num_threads(args.threads)
 
@@ -144,24 +152,41 @@ def run_importance(args) -> int:
     return _finish(args, run(_text(args), progress=not args.json), plots.importance_heatmap, _print_importance)
 
 
+def _read_importance(path: Path) -> dict:
+    """A result of `heads importance --save`, read before any model is loaded."""
+    want = "a JSON file written by `heads importance --save`"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"--importance: {str(path)!r} is not {want} ({err})") from None
+    maps = [data.get(k) if isinstance(data, dict) else None for k in ("ablation", "gradient")]
+    if not all(isinstance(m, list) and m and all(isinstance(r, list) for r in m) for m in maps):
+        raise ValueError(f"--importance: {str(path)!r} is not {want} (no 'ablation' and 'gradient' maps)")
+    return data
+
+
+def _check_kv_heads(args) -> list[int] | None:
+    """Each target must divide the model's KV heads (so it divides the query heads too)."""
+    shipped = SMOLLM2 if args.model == "smollm2" else MINILM
+    bad = [g for g in args.kv_heads or [] if g not in shipped.kv_divisors()]
+    if bad:
+        raise ValueError(f"--kv-heads: each must divide {shipped.name}'s {shipped.kv_heads} KV heads "
+                         f"(its {shipped.heads} query heads share them): one of {shipped.kv_divisors()}, got {bad}")
+    return args.kv_heads
+
+
 def run_prune(args) -> int:
     from multihead.heads import plots
     from multihead.heads.experiments import run_prune as run
-    importance = None
-    if args.importance:
-        with open(args.importance) as fh:
-            importance = json.load(fh)
-        if "ablation" not in importance or "gradient" not in importance:
-            raise ValueError(f"--importance: expected a file from `heads importance --save`, got {args.importance}")
-    result = run(_text(args), importance, _floats(args.fractions, "--fractions"),
-                 tuple(_ints(args.random_seeds, "--random-seeds") or (0,)), progress=not args.json)
+    importance = _read_importance(args.importance) if args.importance else None
+    result = run(_text(args), importance, args.fractions, tuple(args.random_seeds), progress=not args.json)
     return _finish(args, result, plots.prune_plot, _print_prune)
 
 
 def run_merge(args) -> int:
     from multihead.heads import plots
     from multihead.heads.experiments import EncoderConfig, MergeConfig, run_merge_encoder, run_merge_lm
-    kv = _ints(args.kv_heads, "--kv-heads")
+    kv = _check_kv_heads(args)
     if args.model == "smollm2":
         merge = MergeConfig(fit_iters=args.fit_iters, uptrain_steps=args.uptrain_steps, uptrain_lr=args.uptrain_lr,
                             uptrain_params=args.uptrain_params, uptrain_windows=args.uptrain_windows)

@@ -4,6 +4,9 @@ from __future__ import annotations
 import argparse
 import json
 
+from multihead.cli import _args as A
+from multihead.hf.loading import SMOLLM2
+
 ATTENTIONS = ["multihead", "sdpa", "eager", "multihead_reference", "multihead_tiled", "multihead_decode"]
 
 EXAMPLES = """examples:
@@ -23,16 +26,20 @@ def register(subparsers) -> None:
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--attention", choices=ATTENTIONS, default="multihead",
                    help="attention implementation (default multihead; multihead_<backend> pins a kernel)")
-    p.add_argument("--windows", type=int, default=8, help="number of token windows (default 8)")
-    p.add_argument("--window-tokens", type=int, default=512, help="tokens per window (default 512)")
-    p.add_argument("--seed", type=int, default=0, help="seed that picks the windows (default 0)")
-    p.add_argument("--batch-size", type=int, default=4, help="windows per forward pass (default 4)")
+    # The corpus holds ~549k SmolLM2 tokens: eval_windows refuses more windows than it holds.
+    p.add_argument("--windows", type=A.POSITIVE_INT, default=8, metavar="N",
+                   help="number of token windows (default 8; at most what the corpus holds)")
+    p.add_argument("--window-tokens", type=A.int_range(2, SMOLLM2.positions), default=512, metavar="T",
+                   help=f"tokens per window, 2 to the model's {SMOLLM2.positions:,} positions (default 512)")
+    p.add_argument("--seed", type=A.SEED, default=0, help="seed that picks the windows, 0 to 2^32-1 (default 0)")
+    p.add_argument("--batch-size", type=A.POSITIVE_INT, default=4, metavar="B",
+                   help="windows per forward pass (default 4)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from multihead.models.perplexity import smollm2_perplexity
+    from multihead.hf.perplexity import smollm2_perplexity
 
     r = smollm2_perplexity(args.attention, windows=args.windows, window_tokens=args.window_tokens,
                            seed=args.seed, batch_size=args.batch_size, progress=not args.json)

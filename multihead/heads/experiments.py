@@ -60,8 +60,8 @@ def _bar(total: int, desc: str, show: bool) -> tqdm:
 
 def load_lm(text: TextConfig):
     """(SmolLM2 model, evaluation windows [N, T], calibration windows [M, T], tokenizer)."""
-    from multihead.models.loading import load_smollm2
-    from multihead.models.text import eval_windows
+    from multihead.hf.loading import load_smollm2
+    from multihead.hf.text import eval_windows
     text.validate()
     model, tokenizer = load_smollm2(attn_implementation="sdpa", dtype=torch.float32)
     ids = eval_windows(tokenizer, text.windows + text.calib_windows, text.window_tokens, seed=text.seed)
@@ -177,7 +177,7 @@ def run_merge_lm(text: TextConfig, merge: MergeConfig, kv_heads: list[int] | Non
     if merge.uptrain_steps > 0 and merge.uptrain_windows > 0:
         # Fresh windows: the seeded draw's next U windows after the N evaluation + M calibration ones
         # (same permutation, so disjoint from both). Uptraining on the few calibration windows overfits.
-        from multihead.models.text import eval_windows
+        from multihead.hf.text import eval_windows
         n_before = text.windows + text.calib_windows
         train = eval_windows(tokenizer, n_before + merge.uptrain_windows, text.window_tokens, seed=text.seed)[n_before:]
     n_kv = sites[0].n_kv_heads
@@ -234,8 +234,8 @@ class EncoderConfig:
 def run_merge_encoder(cfg: EncoderConfig, kv_heads: list[int] | None = None, progress: bool = True) -> dict:
     """all-MiniLM-L6-v2 12 -> 6, 4, 3, 2, 1 KV heads: mean (contiguous), grouped (mean over similar
     heads), fit (similar heads + least-squares fit); agreement of sentence embeddings with the original."""
-    from multihead.models.loading import load_minilm
-    from multihead.models.text import sentences
+    from multihead.hf.loading import load_minilm
+    from multihead.hf.text import sentences
     model, tokenizer = load_minilm(dtype=torch.float32)
     sents = sentences(cfg.sentences + cfg.calib_sentences, seed=cfg.seed)
     evals = encode_batches(tokenizer, sents[:cfg.sentences], cfg.batch_size)

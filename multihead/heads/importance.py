@@ -12,16 +12,16 @@ Both return [L, H] float64 tensors; larger = more important.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Callable, Iterator
 
 import torch
 from torch import nn
 
-from multihead.heads.lm import logits_nll, mean_nll, window_nll
+from multihead.heads.lm import mean_nll, window_nll
 from multihead.heads.mask import head_mask
 from multihead.heads.replay import capture_layer_inputs, logits_from_layer, supports_replay
 from multihead.heads.sites import attention_sites
+from multihead.hf.perplexity import logits_nll
 
 Progress = Callable[[int], None]   # called with the number of work items just finished
 
@@ -61,7 +61,7 @@ def masked_nll(model: nn.Module, windows: torch.Tensor, masks: torch.Tensor, bat
     for start in range(0, a * n, batch_rows):
         rows = slice(start, start + batch_rows)
         nll = window_nll(model, windows[window_of_row[rows]], masks[mask_of_row[rows]])   # (rows,)
-        sums.index_add_(0, mask_of_row[rows], nll.double())
+        sums.index_add_(0, mask_of_row[rows], nll)
         if progress:
             progress(nll.shape[0])
     return sums / (n * (t - 1))
@@ -94,7 +94,7 @@ def ablation_importance(model: nn.Module, windows: torch.Tensor, batch_rows: int
                 heads, wins = head_of_row[rows], window_of_row[rows]
                 with head_mask(model, masks[layer * n_heads + heads]):    # (R, L, H), zero only in `layer`
                     logits = logits_from_layer(model, inputs, layer, wins)
-                sums[layer].index_add_(0, heads, logits_nll(logits, windows[wins]).double())
+                sums[layer].index_add_(0, heads, logits_nll(logits, windows[wins]))
                 if progress:
                     progress(len(heads))
     return sums / (n * (t - 1)) - base, base
@@ -120,20 +120,6 @@ def gradient_importance(model: nn.Module, windows: torch.Tensor,
     return total / windows.shape[0]
 
 
-@dataclass
-class HeadImportance:
-    """Both importance maps of one model on one set of windows."""
-    ablation: torch.Tensor          # [L, H] loss increase in nats/token
-    gradient: torch.Tensor          # [L, H] E|dL/dxi|
-    baseline_nll: float             # mean NLL with every head, nats/token
-    windows: int
-    window_tokens: int
-
-    def spearman(self) -> float:
-        """Rank correlation of the two maps (do the cheap gradient and the exact ablation agree?)."""
-        return rank_correlation(self.ablation.flatten(), self.gradient.flatten())
-
-
 def agreement(ablation: torch.Tensor, gradient: torch.Tensor, top_fraction: float = 0.1) -> dict:
     """How well the gradient map predicts the ablation map.
 
@@ -154,14 +140,6 @@ def rank_correlation(x: torch.Tensor, y: torch.Tensor) -> float:
     ry = y.argsort().argsort().double()
     rx, ry = rx - rx.mean(), ry - ry.mean()
     return float((rx * ry).sum() / (rx.norm() * ry.norm()))
-
-
-def head_importance(model: nn.Module, windows: torch.Tensor, batch_rows: int = 8,
-                    progress: Progress | None = None) -> HeadImportance:
-    """Ablation and gradient importance on ``windows`` [N, T]; progress total = N * (L*H + 1)."""
-    grad = gradient_importance(model, windows, progress)
-    abl, base = ablation_importance(model, windows, batch_rows, progress)
-    return HeadImportance(abl, grad, base, windows.shape[0], windows.shape[1])
 
 
 def ranked_heads(importance: torch.Tensor) -> list[tuple[int, int]]:

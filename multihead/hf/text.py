@@ -14,7 +14,7 @@ Cleaning (``clean_wikitext``) is deliberately small; it keeps running prose and 
 5. keep only paragraph lines (not headings, lists, tables, indents) with at least 8 words.
 
 The cleaned articles are cached as one text file under multihead's cache directory
-(see ``multihead.models.loading.cache_dir``) because cleaning takes a few seconds.
+(``multihead.paths.cache_dir``) because cleaning takes a few seconds.
 
     ids = eval_windows(tokenizer, n_windows=8, window_tokens=256)   # LongTensor [8, 256]
     sents = sentences(200, seed=0)                                   # list[str]
@@ -26,7 +26,6 @@ import functools
 import hashlib
 import html
 import importlib.util
-import os
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -34,7 +33,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from multihead.models import INSTALL_HINT, MissingModelError
+from multihead.hf.errors import INSTALL_HINT, MissingModelError
+from multihead.paths import atomic_build, cache_dir
 
 WIKI_FILE = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 CLEANER_VERSION = 1          # bump when clean_wikitext changes, so the cache is rebuilt
@@ -136,8 +136,7 @@ def _read_articles(path: Path) -> list[tuple[str, str]]:
 
 
 def _cache_file() -> Path:
-    from multihead.models.loading import cache_dir
-    return cache_dir() / f"enwiki-sample-clean-v{CLEANER_VERSION}.txt"
+    return cache_dir(f"enwiki-sample-clean-v{CLEANER_VERSION}.txt")
 
 
 @functools.lru_cache(maxsize=1)
@@ -151,10 +150,8 @@ def articles() -> tuple[tuple[str, str], ...]:
         records = cache.read_text(encoding="utf-8").split("\f")
         return tuple(tuple(r.split("\n", 1)) for r in records if r)  # type: ignore[misc]
     arts = _read_articles(wiki_path())
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    tmp = cache.with_name(f".{cache.name}.tmp-{os.getpid()}")
-    tmp.write_text("\f".join(f"{t}\n{b}" for t, b in arts), encoding="utf-8")
-    os.replace(tmp, cache)                                 # atomic: parallel readers never see half a file
+    with atomic_build(cache) as tmp:                       # parallel readers never see half a file
+        tmp.write_text("\f".join(f"{t}\n{b}" for t, b in arts), encoding="utf-8")
     return tuple(arts)
 
 
@@ -190,9 +187,9 @@ def corpus_tokens(tokenizer) -> torch.Tensor:
             joined.extend(sep if i else [])
             joined.extend(p)
         ids = np.asarray(joined, dtype=np.int32)
-        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}.npy")
-        np.save(tmp, ids)
-        os.replace(tmp, path)
+        with atomic_build(path) as tmp:
+            with open(tmp, "wb") as fh:                    # np.save(path) would append ".npy" to a name
+                np.save(fh, ids)
     _TOKEN_CACHE[key] = torch.from_numpy(ids.astype(np.int64))
     return _TOKEN_CACHE[key]
 

@@ -1,0 +1,31 @@
+"""``multihead gpu-time``: the GPU-time model against published measurements (fit on part, test on the rest)."""
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "gpu-time", help="validate the GPU-time model (TTFT, TPOT, throughput) against published measurements",
+        description="Predict every row of reports/gpu-time/measurements.json (published TTFT, decode tokens/s, "
+                    "ITL and throughput on A100/H100/H200/L40S/MI300X) with the committed constants and print the "
+                    "error on training and held-out rows. --fit refits the constants on the training rows only "
+                    "(fixed hash split) and rewrites multihead/cost/catalog/gpu_time_fit.json and reports/gpu-time/.")
+    p.add_argument("--fit", action="store_true", help="refit the constants and rewrite the fit file and the reports")
+    p.add_argument("--measurements", help="table of measurements (default reports/gpu-time/measurements.json)")
+    p.add_argument("--out", help="report folder for --fit (default reports/gpu-time/)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from multihead.cost import timing_validation as tv
+    result = tv.run(refit=args.fit, measurements=args.measurements, out_dir=args.out)
+    if args.json:
+        print(json.dumps(result, indent=1))
+        return 0
+    print(f"constants: {result['source'] if not args.fit else 'refitted on the training rows'}")
+    print(f"split: {tv.SPLIT_RULE}")
+    print("\n".join(tv._summary_lines(result["summary"])))
+    return 0

@@ -1,0 +1,260 @@
+"""Fit the GPU-time constants on part of a table of published measurements; report error on the rest.
+
+The table (reports/gpu-time/measurements.json) holds figures measured by others on real GPUs
+(engine docs, vendor pages, READMEs), one row per figure with its source. The split is fixed
+before any fit and never depends on the errors:
+
+    a row is HELD OUT when int(sha256(row id)[:8], 16) % 3 == 0, else it is a TRAINING row.
+
+The constants of timing.Constants are fitted by least squares on log(predicted / measured) of the
+training rows only (scipy.optimize.least_squares); held-out rows are predicted with them and their
+errors reported. TP speedups are ratios of rows of one source, model and weights over the group's
+smallest TP; a speedup counts as held out when its larger-TP row is.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import statistics
+from dataclasses import asdict, fields
+from pathlib import Path
+
+from multihead import configs, devices
+from multihead.cost import timing
+
+MEASUREMENTS = Path(__file__).resolve().parents[2] / "reports" / "gpu-time" / "measurements.json"
+SPLIT_RULE = "held out when int(sha256(row id)[:8], 16) % 3 == 0"
+SCALARS = {"flops_efficiency": (0.05, 1.0), "bandwidth_efficiency": (0.05, 1.0),
+           "request_overhead_s": (1e-6, 5e-2), "allreduce_step_s": (1e-8, 1e-4), "link_efficiency": (0.05, 1.0)}
+TABLES = {"layer_overhead_s": (1e-8, 5e-4), "allreduce_latency_s": (1e-8, 5e-4), "dequant": (0.01, 100.0)}
+# Metric families the acceptance targets name, and the rest.
+FAMILY = {"decode_tokens_per_s": "batch-1 decode", "ttft_ms": "TTFT", "itl_ms": "ITL / TPOT",
+          "output_tokens_per_s": "throughput", "output_tokens_per_s_per_gpu": "throughput",
+          "request_latency_s": "request latency"}
+
+
+def held_out(row_id: str) -> bool:
+    return int(hashlib.sha256(row_id.encode()).hexdigest()[:8], 16) % 3 == 0
+
+
+def load_table(path: Path | None = None) -> dict:
+    path = Path(path) if path else MEASUREMENTS
+    if not path.is_file():
+        raise ValueError(f"measurements: {path} does not exist")
+    return json.loads(path.read_text())
+
+
+def _shape(name: str, table: dict) -> timing.Shape:
+    if name in table["models"]:
+        entry = table["models"][name]
+        spec = configs.spec_from_hf_config(entry["config"], name=name, source=entry["source"])
+        cfg = entry["config"]
+        return timing.shape_from_spec(spec, experts=cfg.get("num_local_experts", 0),
+                                      experts_per_token=cfg.get("num_experts_per_tok", 0))
+    return timing.shape_from_spec(configs.catalog_model(name))
+
+
+def _gpu(name: str, table: dict) -> timing.Gpu:
+    catalog = devices.gpu_catalog()
+    override = table.get("devices", {}).get(name)
+    if override:
+        return timing.make_gpu(name, catalog[override["base"]], override)
+    return timing.make_gpu(name, catalog[name])
+
+
+def setups(table: dict, constants: timing.Constants) -> list[tuple[dict, timing.Setup]]:
+    shapes, gpus, out = {}, {}, []
+    for row in table["rows"]:
+        shape = shapes.setdefault(row["model"], _shape(row["model"], table))
+        gpu = gpus.setdefault(row["gpu"], _gpu(row["gpu"], table))
+        engine = table["sources"][row["source"]]["engine_family"]
+        out.append((row, timing.Setup(shape, gpu, constants, tp=row["tp"], weights=row["weights"], kv=row["kv"],
+                                      engine=engine)))
+    return out
+
+
+def predict(row: dict, setup: timing.Setup) -> float:
+    """The model's value of the row's metric, in the row's unit."""
+    metric, b, inp, out = row["metric"], row["batch"], row["input_len"], row["output_len"]
+    if metric == "decode_tokens_per_s":
+        return 1.0 / timing.decode_step(setup, b, inp + out // 2).total_s
+    point = timing.serving_point(setup, b, inp, out, mode=row["mode"])
+    if metric == "ttft_ms":
+        return point.ttft_s * 1e3
+    if metric == "itl_ms":
+        return point.tpot_s * 1e3
+    if metric == "output_tokens_per_s":
+        return point.output_tokens_per_s
+    if metric == "output_tokens_per_s_per_gpu":
+        return point.output_tokens_per_s / (setup.tp * setup.pp)
+    if metric == "request_latency_s":
+        return point.request_latency_s
+    raise ValueError(f"measurements: row {row['id']}: unknown metric {metric!r}")
+
+
+def free_parameters(table: dict) -> list[tuple[str, str | None]]:
+    """(field, key) of every constant the training rows can inform: the scalars, the fixed cost of
+    each engine family, the all-reduce latency of each link used at TP > 1, each dequantized format."""
+    rows = setups(table, timing.Constants())
+    params = [(k, None) for k in SCALARS]
+    params += [("layer_overhead_s", e) for e in sorted({s.engine for _, s in rows})]
+    params += [("allreduce_latency_s", link) for link in sorted({s.gpu.link for _, s in rows if s.tp > 1})]
+    params += [("dequant", k) for k in sorted({timing.dequant_kind(s) for _, s in rows} - {None})]
+    return params
+
+
+def with_values(base: timing.Constants, params: list, values: list[float]) -> timing.Constants:
+    changed = {f.name: (dict(getattr(base, f.name)) if isinstance(getattr(base, f.name), dict) else getattr(base, f.name))
+               for f in fields(base)}
+    for (name, key), value in zip(params, values):
+        if key is None:
+            changed[name] = value
+        else:
+            changed[name][key] = value
+    return timing.Constants(**changed)
+
+
+def _bounds(name: str) -> tuple[float, float]:
+    return SCALARS.get(name) or TABLES[name]
+
+
+def fit(table: dict, start: timing.Constants | None = None) -> timing.Constants:
+    """Least squares on log(pred / measured) over the TRAINING rows only (log-scaled parameters,
+    soft-L1 loss with scale 0.1 so one badly modelled row cannot pull every constant)."""
+    from scipy.optimize import least_squares    # the fit is an offline step; the planner never imports it
+    start = start or timing.Constants()
+    sub = {**table, "rows": [r for r in table["rows"] if not held_out(r["id"])]}
+    params = free_parameters(sub)
+    lo = [math.log(_bounds(n)[0]) for n, _ in params]
+    hi = [math.log(_bounds(n)[1]) for n, _ in params]
+    x0 = [(a + b) / 2 for a, b in zip(lo, hi)]
+
+    def residuals(x):
+        c = with_values(start, params, [math.exp(v) for v in x])
+        return [math.log(predict(r, s) / r["value"]) for r, s in setups(sub, c)]
+
+    result = least_squares(residuals, x0, bounds=(lo, hi), loss="soft_l1", f_scale=0.1)
+    return with_values(start, params, [math.exp(v) for v in result.x])
+
+
+def evaluate(table: dict, constants: timing.Constants) -> list[dict]:
+    """Every row with its prediction, relative error (pred / measured - 1) and split."""
+    out = []
+    for row, setup in setups(table, constants):
+        pred = predict(row, setup)
+        out.append({**row, "predicted": pred, "error": pred / row["value"] - 1.0,
+                    "split": "held-out" if held_out(row["id"]) else "train", "family": FAMILY[row["metric"]]})
+    return out
+
+
+def tp_speedups(results: list[dict]) -> list[dict]:
+    """Measured and predicted speedup of each row over its group's smallest-TP row (same source,
+    model, weights, metric decode tokens/s)."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in results:
+        if r["metric"] == "decode_tokens_per_s":
+            groups.setdefault((r["source"], r["model"], r["weights"]), []).append(r)
+    out = []
+    for rows in groups.values():
+        base = min(rows, key=lambda r: r["tp"])
+        for r in rows:
+            if r is base:
+                continue
+            measured, predicted = r["value"] / base["value"], r["predicted"] / base["predicted"]
+            out.append({"id": f"{r['id']} / {base['id']}", "tp": f"{r['tp']}/{base['tp']}", "measured": measured,
+                        "predicted": predicted, "error": predicted / measured - 1.0, "split": r["split"]})
+    return out
+
+
+def summary(errors: list[float]) -> dict:
+    if not errors:
+        return {"n": 0}
+    a = [abs(e) for e in errors]
+    return {"n": len(a), "median_abs": statistics.median(a), "max_abs": max(a),
+            "mean_signed": statistics.fmean(errors)}
+
+
+def summarize(results: list[dict], speedups: list[dict]) -> dict:
+    out = {}
+    for split in ("train", "held-out"):
+        fam = {}
+        for f in sorted({r["family"] for r in results}):
+            fam[f] = summary([r["error"] for r in results if r["split"] == split and r["family"] == f])
+        fam["TP speedup"] = summary([s["error"] for s in speedups if s["split"] == split])
+        fam["all rows"] = summary([r["error"] for r in results if r["split"] == split])
+        out[split] = fam
+    return out
+
+
+def constants_dict(c: timing.Constants) -> dict:
+    d = asdict(c)
+    d.pop("source")
+    return d
+
+
+# -- reports -----------------------------------------------------------------------------------------
+def _pct(x: float) -> str:
+    return f"{x * 100:+.1f}%"
+
+
+def _summary_lines(summ: dict) -> list[str]:
+    lines = ["| family | train n | train median abs | train max abs | held-out n | held-out median abs | held-out max abs |",
+             "|---|---|---|---|---|---|---|"]
+    for fam in summ["held-out"]:
+        tr, te = summ["train"].get(fam, {"n": 0}), summ["held-out"][fam]
+        cells = [fam]
+        for s in (tr, te):
+            cells += [str(s["n"])] + ([f"{s['median_abs'] * 100:.1f}%", f"{s['max_abs'] * 100:.1f}%"] if s["n"] else ["-", "-"])
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def render_markdown(table: dict, constants: timing.Constants, results: list[dict], speedups: list[dict],
+                    summ: dict, command: str) -> str:
+    out = [f"# GPU time: fitted constants and their error on published measurements",
+           "", f"Made by `{command}`; do not edit by hand. Split rule, fixed before fitting: a row is "
+           f"**{SPLIT_RULE}**; the constants are fitted on the other rows only.",
+           "", f"{len(results)} rows from {len(table['sources'])} sources "
+           f"({len([r for r in results if r['split'] == 'train'])} train, "
+           f"{len([r for r in results if r['split'] == 'held-out'])} held out). Error = predicted / measured - 1.",
+           "", "## Summary (|error|)", "", *_summary_lines(summ),
+           "", "## Fitted constants", "", "```json", json.dumps(constants_dict(constants), indent=1), "```",
+           "", "## Every row", "",
+           "| split | id | GPU x TP | engine | model | weights/KV | batch | in/out | metric | measured | predicted | error |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        out.append(f"| {r['split']} | {r['id']} | {r['gpu']} x{r['tp']} | {table['sources'][r['source']]['engine_family']} "
+                   f"| {r['model']} | {r['weights']}/{r['kv']} | {r['batch']} | {r['input_len']}/{r['output_len']} "
+                   f"| {r['metric']} | {r['value']:g} | {r['predicted']:.4g} | {_pct(r['error'])} |")
+    out += ["", "## TP speedups (decode tokens/s over the group's smallest TP)", "",
+            "| split | rows | TP | measured | predicted | error |", "|---|---|---|---|---|---|"]
+    for s in speedups:
+        out.append(f"| {s['split']} | {s['id']} | {s['tp']} | {s['measured']:.2f} | {s['predicted']:.2f} | {_pct(s['error'])} |")
+    out += ["", "## Sources", ""]
+    for key, src in table["sources"].items():
+        out.append(f"- **{key}**: {src['what']}. {src['setup']} Engine: {src['engine']}. <{src['url']}>")
+    return "\n".join(out) + "\n"
+
+
+def run(*, refit: bool, measurements: Path | None = None, out_dir: Path | None = None,
+        fit_file: Path | None = None, command: str = "multihead gpu-time --fit") -> dict:
+    """Fit (or load) the constants, evaluate every row, and with ``refit`` write the fit file and the
+    reports. Returns the summary object."""
+    table = load_table(measurements)
+    constants = fit(table) if refit else timing.load_constants(fit_file)
+    results = evaluate(table, constants)
+    speedups = tp_speedups(results)
+    summ = summarize(results, speedups)
+    if refit:
+        fit_path = Path(fit_file) if fit_file else timing.FIT_FILE
+        fit_path.write_text(json.dumps({"command": command, "split": SPLIT_RULE,
+                                        "measurements": "reports/gpu-time/measurements.json",
+                                        "constants": constants_dict(constants)}, indent=1) + "\n")
+        out_dir = Path(out_dir) if out_dir else MEASUREMENTS.parent
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "validation.json").write_text(json.dumps(
+            {"command": command, "split": SPLIT_RULE, "constants": constants_dict(constants), "summary": summ,
+             "rows": results, "tp_speedups": speedups}, indent=1) + "\n")
+        (out_dir / "validation.md").write_text(render_markdown(table, constants, results, speedups, summ, command))
+    return {"constants": constants_dict(constants), "summary": summ, "source": constants.source}
