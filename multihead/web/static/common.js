@@ -12,7 +12,7 @@ const I18N = {
     "plan.gpu": "GPU", "plan.gpus": "GPUs (tensor parallel)", "plan.wdtype": "Weights dtype",
     "plan.kvdtype": "KV cache dtype", "plan.tokens": "Context length T (tokens)",
     "plan.batch": "Concurrency (sequences at once)", "plan.passes": "Passes over the input",
-    "plan.default": "(model default)", "plan.loading": "Planning…",
+    "plan.default": "(default)", "plan.loading": "Planning…",
     // planner results
     "res.decision": "Decision", "res.breakdown": "Memory per GPU",
     "res.curve": "Memory per GPU vs context length (one pass)",
@@ -59,7 +59,7 @@ const I18N = {
     "l.kvtoken": "KV bytes per token", "l.fraction": "of MHA",
     "l.s7": "7. Exercises", "l.s8": "8. Quiz (3 questions)",
     "q.check": "Check", "q.show": "Show our answer", "q.right": "Right", "q.wrong": "Not quite",
-    "q.expected": "expected", "q.tol": "accepted within ±", "q.score": "score",
+    "q.expected": "expected", "q.tol": "accepted within ±", "q.exact": "exact answer expected", "q.score": "score",
     "x.query": "query token i", "x.key": "key token j",
   },
   zh: {
@@ -70,7 +70,7 @@ const I18N = {
     "plan.gpu": "GPU", "plan.gpus": "GPU 数（张量并行）", "plan.wdtype": "权重精度",
     "plan.kvdtype": "KV Cache 精度", "plan.tokens": "上下文长度 T（token）",
     "plan.batch": "并发（同时处理的序列数）", "plan.passes": "对同一输入的遍数",
-    "plan.default": "（模型默认）", "plan.loading": "计算中……",
+    "plan.default": "（默认）", "plan.loading": "计算中……",
     "res.decision": "决策", "res.breakdown": "每张 GPU 的显存",
     "res.curve": "每张 GPU 的显存随上下文长度变化（一次全量）",
     "res.keys": "关键数字", "res.serving": "服务能力", "res.command": "推理引擎启动命令",
@@ -115,7 +115,7 @@ const I18N = {
     "l.kvtoken": "每 token 的 KV 字节", "l.fraction": "相对 MHA",
     "l.s7": "7. 练习", "l.s8": "8. 随堂测（3 题）",
     "q.check": "检查", "q.show": "看参考答案", "q.right": "正确", "q.wrong": "不对",
-    "q.expected": "答案", "q.tol": "允许误差 ±", "q.score": "得分",
+    "q.expected": "答案", "q.tol": "允许误差 ±", "q.exact": "需要精确答案", "q.score": "得分",
     "x.query": "query token i", "x.key": "key token j",
   },
 };

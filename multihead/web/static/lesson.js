@@ -140,7 +140,7 @@ function drawTwoHeads() {
   const r = last.twoheads;
   if (!r) return;
   const blocks = r.heads.map((h, i) => el("div", {},
-    el("h3", {text: `${t("l.head")} ${i + 1}: ${JSON.stringify(h.inputs)}`}), matrix(h.weights, "a_ij")));
+    el("h3", {text: `${t("l.head")} ${i + 1}: ` + h.inputs.map((v, j) => `x${j + 1} → (${v.map(x => fmtNum(x, 3)).join(", ")})`).join(", ")}), matrix(h.weights, "a_ij")));
   const concat = el("table", {class: "nums", id: "twoheads-concat"},
     ...r.concat.map((row, i) => el("tr", {}, el("th", {text: `x${i + 1}`}), ...row.map(v => numCell(v, 3)))));
   $("twoheads-out").replaceChildren(el("div", {class: "grid2"}, ...blocks), el("h3", {text: t("l.concat")}), concat);
@@ -194,6 +194,8 @@ function drawKv() {
 // -- 7/8. exercises and quiz --------------------------------------------------------------------------
 const answered = {};
 
+function tolText(tol) { return tol === 0 ? t("q.exact") : `${t("q.tol")}${tol}`; }
+
 function questionNode(q) {
   const out = el("div", {class: "result"});
   const node = el("div", {class: "question", id: "q-" + q.id}, el("div", {class: "qtext", text: q.text[LANG]}));
@@ -203,7 +205,7 @@ function questionNode(q) {
     const go = () => checkAnswer(q, input.value, out);
     btn.addEventListener("click", go);
     input.addEventListener("keydown", e => { if (e.key === "Enter") go(); });
-    node.append(el("div", {class: "controls"}, input, btn, el("span", {class: "muted", text: `${t("q.tol")}${q.tolerance}`})));
+    node.append(el("div", {class: "controls"}, input, btn, el("span", {class: "muted", text: tolText(q.tolerance)})));
   } else {
     const btn = el("button", {type: "button", id: "check-" + q.id, text: t("q.show")});
     btn.addEventListener("click", () => checkAnswer(q, "", out));
@@ -227,7 +229,7 @@ function showVerdict(q, r, out) {
   const parts = [];
   if (r.correct !== null) {
     parts.push(el("span", {class: "verdict " + (r.correct ? "right" : "wrong"), text: r.correct ? t("q.right") : t("q.wrong")}),
-               ` · ${t("q.expected")} ${fmtNum(r.expected, 6)} (${t("q.tol")}${r.tolerance})`);
+               ` · ${t("q.expected")} ${fmtNum(r.expected, 6)} (${tolText(r.tolerance)})`);
   }
   parts.push(el("div", {class: "explain", text: r.explain[LANG]}));
   out.replaceChildren(...parts);
