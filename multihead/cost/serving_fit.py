@@ -1,0 +1,166 @@
+"""Fit the serving account's two measured terms on real vLLM start-up logs (torch-free, numpy only).
+
+What is fitted, and only that (everything else in ``serving.py`` is the engine's arithmetic):
+- the activation peak of the profile run, as a function of the architecture (not a constant per
+  model): ``base + max(c_f * forward, c_s * sampler) + c_m * moe_workspace + c_mm * [vision tower]``
+  with forward, sampler and moe_workspace the byte counts in ``serving.activation_bytes``;
+- non-torch memory: one GPU alone, and the extra once it has peers (``a + b * GPUs``).
+
+Rows are the logs in ``catalog/vllm_runs.json``; rows repeating a (model, TP, PP, batched tokens)
+setting are fitted once (Qwen2.5-7B appears nine times and would otherwise dominate). The
+residuals are reported in-sample and leave-one-model-out (each model predicted by a fit that never
+saw it), the honest estimate for models outside the logs.
+
+    python -m multihead.cost.serving_fit        # writes catalog/serving_fit.json, prints residuals
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from multihead.cost.serving import GIB, EngineArgs, Fit, ServingShape, activation_bytes
+
+CATALOG = resources.files("multihead.cost") / "catalog"
+# Grids for the two coefficients inside max(): bytes-per-byte multipliers of forward and sampler.
+_GRID_F = np.round(np.arange(0.0, 3.01, 0.05), 2)
+_GRID_S = np.round(np.arange(0.0, 6.01, 0.05), 2)
+_UNIT = Fit(0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0)
+
+
+def load_runs() -> list[dict]:
+    return json.loads((CATALOG / "vllm_runs.json").read_text())["runs"]
+
+
+def features(shape: ServingShape, args: EngineArgs) -> tuple[float, float, float, float]:
+    """(forward, sampler, moe workspace, vision flag) in GiB at unit coefficients."""
+    f = activation_bytes(shape, args, Fit(0, 1, 0, 0, 0, 0, 0, 0)) / GIB
+    s = activation_bytes(shape, args, Fit(0, 0, 1, 0, 0, 0, 0, 0)) / GIB
+    m = activation_bytes(shape, args, Fit(0, 0, 0, 1, 0, 0, 0, 0)) / GIB
+    return f, s, m, float(shape.multimodal)
+
+
+def _linear(y: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, float]:
+    """Non-negative least squares for a few columns: drop the most negative one until none is."""
+    keep = list(range(cols.shape[1]))
+    while True:
+        coef = np.zeros(cols.shape[1])
+        sol = np.linalg.lstsq(cols[:, keep], y, rcond=None)[0]
+        coef[keep] = sol
+        if (sol >= 0).all():
+            r = y - cols @ coef
+            return coef, float(r @ r)
+        keep.pop(int(np.argmin(sol)))
+
+
+def fit_activation(x: np.ndarray, y: np.ndarray) -> dict:
+    """Best (c_f, c_s) on the grid, with (base, c_m, c_mm) solved for each; x columns: f, s, m, mm."""
+    best = None
+    ones = np.ones(len(y))
+    for cf in _GRID_F:
+        for cs in _GRID_S:
+            peak = np.maximum(cf * x[:, 0], cs * x[:, 1])
+            coef, sse = _linear(y - peak, np.column_stack([ones, x[:, 2], x[:, 3]]))
+            if best is None or sse < best[0]:
+                best = (sse, float(cf), float(cs), coef)
+    _, cf, cs, (base, cm, cmm) = best
+    return {"act_base_gib": float(base), "act_forward": cf, "act_sampler": cs, "act_moe": float(cm),
+            "act_multimodal_gib": float(cmm)}
+
+
+def predict_activation(c: dict, x: np.ndarray) -> np.ndarray:
+    return (c["act_base_gib"] + np.maximum(c["act_forward"] * x[:, 0], c["act_sampler"] * x[:, 1])
+            + c["act_moe"] * x[:, 2] + c["act_multimodal_gib"] * x[:, 3])
+
+
+def fit_non_torch(gpus: np.ndarray, y: np.ndarray) -> dict:
+    """Alone: the mean of one-GPU rows. With peers: y - alone = a + b * GPUs (least squares)."""
+    alone = float(np.mean(y[gpus == 1]))
+    many = gpus > 1
+    if many.sum() >= 2 and len(set(gpus[many])) >= 2:
+        b, a = np.polyfit(gpus[many], y[many] - alone, 1)
+    else:
+        a, b = float(np.mean(y[many]) - alone) if many.any() else 0.0, 0.0
+    return {"non_torch_gib": alone, "nccl_gib": float(a), "nccl_per_gpu_gib": float(b)}
+
+
+def fit_rows(rows: list[tuple[str, ServingShape, EngineArgs, dict]]) -> tuple[Fit, list[dict]]:
+    """Fit on (model, shape, args, logged row) tuples; residuals in-sample and leave-one-model-out."""
+    seen, uniq = set(), []
+    for model, shape, args, run in rows:
+        key = (model, args.tensor_parallel_size, args.pipeline_parallel_size, args.max_num_batched_tokens)
+        if key not in seen:
+            seen.add(key)
+            uniq.append((model, shape, args, run))
+    x = np.array([features(s, a) for _, s, a, _ in uniq])
+    y = np.array([r["activation_gib"] for *_, r in uniq])
+    gpus = np.array([a.tensor_parallel_size * a.pipeline_parallel_size for _, _, a, _ in uniq])
+    nt = np.array([r["non_torch_gib"] for *_, r in uniq])
+    coef = {**fit_activation(x, y), **fit_non_torch(gpus, nt)}
+    inside = predict_activation(coef, x)
+    models = [m for m, *_ in uniq]
+    residuals = []
+    for i, (model, shape, args, run) in enumerate(uniq):
+        out = np.array([m != model for m in models])
+        held = fit_activation(x[out], y[out]) if out.any() else coef
+        residuals.append({"model": model, "tp": args.tensor_parallel_size, "logged_gib": float(y[i]),
+                          "fitted_gib": round(float(inside[i]), 3),
+                          "held_out_gib": round(float(predict_activation(held, x[i:i + 1])[0]), 3),
+                          "non_torch_logged_gib": float(nt[i])})
+    fit = Fit(**{k: round(v, 4) for k, v in coef.items()},
+              source=f"fitted by multihead.cost.serving_fit on {len(uniq)} distinct settings of "
+                     f"{len(set(models))} models (vLLM v0.19.0, H100-80GB logs)")
+    return fit, residuals
+
+
+def log_rows() -> list[tuple[str, ServingShape, EngineArgs, dict]]:
+    """Every log row as (model, shape, engine args, logged row), shapes read from the catalog configs."""
+    from multihead.cost import serving_model
+    index = json.loads((CATALOG / "configs" / "index.json").read_text())
+    out = []
+    for run in load_runs():
+        cfg = json.loads((CATALOG / "configs" / index[run["model"]]["file"]).read_text())
+        out.append((run["model"], serving_model.from_config(cfg, run["model"]), engine_args_of(run), run))
+    return out
+
+
+def engine_args_of(run: dict) -> EngineArgs:
+    """The flags one log row ran with (vLLM's defaults for what it did not set)."""
+    kv = 1.0 if str(run["kv_cache_dtype"]).startswith("fp8") else (4.0 if run["dtype"] == "float32" else 2.0)
+    act = 4.0 if run["dtype"] == "float32" else 2.0
+    return EngineArgs(tensor_parallel_size=run["tp"], pipeline_parallel_size=run["pp"],
+                      gpu_memory_utilization=run["util"], max_model_len=run["max_seq_len"],
+                      max_num_batched_tokens=run.get("max_num_batched_tokens", 8192),
+                      kv_cache_dtype_bytes=kv, activation_dtype_bytes=act)
+
+
+def load_fit() -> Fit:
+    """The committed fit (catalog/serving_fit.json)."""
+    data = json.loads((CATALOG / "serving_fit.json").read_text())
+    return Fit(**data["fit"])
+
+
+def main(out: str | None = None) -> int:
+    fit, residuals = fit_rows(log_rows())
+    path = Path(out) if out else Path(str(CATALOG / "serving_fit.json"))
+    held = [abs(r["held_out_gib"] - r["logged_gib"]) for r in residuals]
+    inside = [abs(r["fitted_gib"] - r["logged_gib"]) for r in residuals]
+    doc = {"fit": asdict(fit), "residuals": residuals,
+           "summary": {"rows": len(residuals), "in_sample_mean_abs_gib": round(float(np.mean(inside)), 3),
+                       "in_sample_max_abs_gib": round(float(np.max(inside)), 3),
+                       "held_out_mean_abs_gib": round(float(np.mean(held)), 3),
+                       "held_out_max_abs_gib": round(float(np.max(held)), 3)}}
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+    print(json.dumps(doc["fit"], indent=1))
+    for r in residuals:
+        print(f"{r['model'][:44]:44s} tp{r['tp']}  logged {r['logged_gib']:5.2f}  fit {r['fitted_gib']:5.2f}"
+              f"  held-out {r['held_out_gib']:5.2f}")
+    print(json.dumps(doc["summary"]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

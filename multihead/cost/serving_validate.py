@@ -1,0 +1,83 @@
+"""Check the serving account against every real vLLM start-up log (catalog/vllm_runs.json).
+
+Three predictions per log row, so each error has a known source:
+- ``predicted``: everything from the config.json and the flags (weights from the cost model's
+  parameter counts, activation and non-torch from the committed fit): what a user gets;
+- ``logged_weights``: the logged weights, fitted activation and non-torch: isolates the fit;
+- ``logged_budget``: the logged available KV memory, isolates the paging arithmetic (pages,
+  groups, blocks per request), which should match to the GiB rounding of the log.
+Errors are (predicted - logged) / logged of kv_cache_tokens and max_concurrency.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from multihead.cost.serving import GIB, Fit, ServingShape, account
+from multihead.cost.serving_fit import engine_args_of, load_fit, log_rows
+
+H100_BYTES = 81089 << 20      # 79.19 GiB, as the logs' memory snapshot reports (catalog/gpu_memory.json)
+ACCEPT_MEAN, ACCEPT_MAX = 3.0, 10.0      # issue 13: mean |error| <= 3 %, max <= 10 %
+
+
+def _err(pred: float, logged: float) -> float:
+    return 100.0 * (pred - logged) / logged
+
+
+def _with_weights(shape: ServingShape, gib_per_gpu: float, tp: int) -> ServingShape:
+    """The shape with its weights replaced by a logged per-GPU figure (all in the layers)."""
+    return dataclasses.replace(shape, embedding_bytes=0.0, lm_head_bytes=0.0, vision_bytes=0.0,
+                               layer_bytes=gib_per_gpu * GIB * tp)
+
+
+def _logged_budget_fit(run: dict) -> Fit:
+    """A 'fit' that reproduces the logged activation and non-torch exactly (for the paging check)."""
+    return Fit(act_base_gib=run["activation_gib"], act_forward=0, act_sampler=0, act_moe=0,
+               act_multimodal_gib=0, non_torch_gib=run["non_torch_gib"], nccl_gib=0, nccl_per_gpu_gib=0)
+
+
+def row_report(model: str, shape: ServingShape, run: dict, fit: Fit, predicted: ServingShape | None) -> dict:
+    args = engine_args_of(run)
+    tp = args.tensor_parallel_size
+    out = {"log": run["log"], "model": model, "tp": tp, "pp": args.pipeline_parallel_size,
+           "max_model_len": args.max_model_len, "kv_cache_dtype": run["kv_cache_dtype"],
+           "quantization": run["quantization"], "logged_kv_cache_tokens": run["kv_tokens"],
+           "logged_max_concurrency": run["max_concurrency"], "logged_kv_cache_gib": run["available_kv_gib"],
+           "logged_weights_gib": run["weights_gib"]}
+    cases = {"logged_budget": (_with_weights(shape, run["weights_gib"], tp), _logged_budget_fit(run)),
+             "logged_weights": (_with_weights(shape, run["weights_gib"], tp), fit)}
+    if predicted is not None:
+        cases["predicted"] = (predicted, fit)
+    for name, (sh, f) in cases.items():
+        a = account(sh, args, f, H100_BYTES)
+        out[name] = {"kv_cache_tokens": a.kv_cache_tokens, "max_concurrency": a.max_concurrency,
+                     "kv_cache_gib": a.kv_cache_gib, "weights_gib": a.weights_gib,
+                     "activation_gib": a.activation_gib, "non_torch_gib": a.non_torch_gib,
+                     "tokens_error_pct": round(_err(a.kv_cache_tokens, run["kv_tokens"]), 3),
+                     "concurrency_error_pct": round(_err(a.max_concurrency, run["max_concurrency"]), 3)}
+    return out
+
+
+def summary(rows: list[dict], case: str) -> dict:
+    errs = [abs(r[case][k]) for r in rows if case in r for k in ("tokens_error_pct", "concurrency_error_pct")]
+    tok = [abs(r[case]["tokens_error_pct"]) for r in rows if case in r]
+    conc = [abs(r[case]["concurrency_error_pct"]) for r in rows if case in r]
+    if not tok:
+        return {"rows": 0}
+    return {"rows": len(tok), "tokens_mean_abs_pct": round(sum(tok) / len(tok), 3),
+            "tokens_max_abs_pct": round(max(tok), 3), "concurrency_mean_abs_pct": round(sum(conc) / len(conc), 3),
+            "concurrency_max_abs_pct": round(max(conc), 3),
+            "meets_acceptance": max(errs) <= ACCEPT_MAX and sum(tok) / len(tok) <= ACCEPT_MEAN
+            and sum(conc) / len(conc) <= ACCEPT_MEAN}
+
+
+def validate(predict=None) -> dict:
+    """Every log row; ``predict(model, shape, run) -> ServingShape`` fills predicted weights (None: skip)."""
+    fit = load_fit()
+    rows = []
+    for model, shape, _, run in log_rows():
+        predicted = predict(model, shape, run) if predict else None
+        rows.append(row_report(model, shape, run, fit, predicted))
+    cases = ("predicted", "logged_weights", "logged_budget")
+    return {"fit": dataclasses.asdict(fit), "summary": {c: summary(rows, c) for c in cases}, "rows": rows}

@@ -1,0 +1,170 @@
+"""The serving account: each memory term, the paging arithmetic, the engine's checks, the real logs."""
+import dataclasses
+import json
+import math
+
+import pytest
+
+from multihead.cost import serving as sv
+from multihead.cost import serving_model as sm
+from multihead.cost.serving_fit import CATALOG, engine_args_of, load_fit, load_runs
+
+GIB = sv.GIB
+ZERO_FIT = sv.Fit(0, 0, 0, 0, 0, 0, 0, 0)
+
+
+def _shape(kinds, kv=8, d=128, heads=32, layer_gib=0.0, **kw):
+    return sv.ServingShape("t", tuple(kinds), kv, d, heads, 4096, 14336, 128256,
+                           layer_bytes=layer_gib * GIB, **kw)
+
+
+def _config(model):
+    index = json.loads((CATALOG / "configs" / "index.json").read_text())
+    return json.loads((CATALOG / "configs" / index[model]["file"]).read_text())
+
+
+# -- memory terms ----------------------------------------------------------------------------------
+def test_requested_memory_is_physical_times_utilization():
+    shape = _shape([(sv.FULL, None)] * 32)
+    a = sv.account(shape, sv.EngineArgs(gpu_memory_utilization=0.5), ZERO_FIT, 80 * GIB)
+    assert a.requested_gib == 40.0 and a.kv_cache_gib == 40.0
+
+
+def test_weights_split_by_tensor_parallelism_and_pipeline_stages():
+    shape = dataclasses.replace(_shape([(sv.FULL, None)] * 10, layer_gib=10.0),
+                                embedding_bytes=1 * GIB, lm_head_bytes=2 * GIB, vision_bytes=0.5 * GIB)
+    tp2 = sv.EngineArgs(tensor_parallel_size=2)
+    assert sv.stage_weight_bytes(shape, tp2, range(10), 0) == pytest.approx(13.5 * GIB / 2)
+    pp3 = sv.EngineArgs(pipeline_parallel_size=3)
+    stages = sv.stage_layers(10, 3)
+    assert [len(s) for s in stages] == [3, 4, 3]          # vLLM: the remainder goes before the last stage
+    first, middle, last = (sv.stage_weight_bytes(shape, pp3, s, i) / GIB for i, s in enumerate(stages))
+    assert (first, middle, last) == pytest.approx((3 + 1 + 0.5, 4, 3 + 2))
+
+
+def test_activation_terms_scale_with_their_sizes():
+    fit = sv.Fit(0.1, 1.0, 1.0, 1.0, 0.25, 0, 0, 0)
+    dense = _shape([(sv.FULL, None)] * 4)
+    args = sv.EngineArgs(max_num_batched_tokens=8192, max_num_seqs=1024)
+    sampler = 1024 * 128256 * 4
+    forward = 8192 * (2 * 4096 + 3 * 14336) * 2
+    assert sv.activation_bytes(dense, args, fit) == pytest.approx(0.1 * GIB + max(sampler, forward))
+    # only the last pipeline stage samples
+    assert sv.activation_bytes(dense, args, fit, last_stage=False) == pytest.approx(0.1 * GIB + forward)
+    moe = dataclasses.replace(dense, experts_per_token=8, moe_intermediate_size=768, multimodal=True)
+    ws = 8192 * 8 * (max(2 * 768, 4096) + 768) * 2
+    assert sv.activation_bytes(moe, args, fit) == pytest.approx(0.35 * GIB + max(sampler, forward) + ws)
+
+
+def test_non_torch_grows_only_with_peers():
+    fit = sv.Fit(0, 0, 0, 0, 0, 0.25, 1.7, 0.05)
+    assert sv.non_torch_bytes(sv.EngineArgs(), fit) == pytest.approx(0.25 * GIB)
+    assert sv.non_torch_bytes(sv.EngineArgs(tensor_parallel_size=4), fit) == pytest.approx((0.25 + 1.7 + 0.2) * GIB)
+    assert sv.non_torch_bytes(sv.EngineArgs(pipeline_parallel_size=2), fit) == pytest.approx((0.25 + 1.7 + 0.1) * GIB)
+
+
+def test_kv_bytes_per_token_layer_gqa_replication_and_mla():
+    shape = _shape([(sv.FULL, None)], kv=8, d=128)
+    assert sv.kv_bytes_per_token_layer(shape, 1, 2) == 2 * 8 * 128 * 2
+    assert sv.kv_bytes_per_token_layer(shape, 4, 2) == 2 * 2 * 128 * 2
+    assert sv.kv_bytes_per_token_layer(shape, 16, 2) == 2 * 1 * 128 * 2     # one head replicated
+    mla = dataclasses.replace(shape, mla_latent=576)
+    assert sv.kv_bytes_per_token_layer(mla, 8, 2) == 576 * 2                 # latent on every rank
+
+
+# -- paging ----------------------------------------------------------------------------------------
+def test_block_rounding_full_sliding_chunked():
+    assert sv.blocks_for_request(sv.FULL, None, 8192, 8192, 16) == 512
+    assert sv.blocks_for_request(sv.FULL, None, 8193, 8192, 16) == 513       # a partial block is a block
+    assert sv.blocks_for_request(sv.SLIDING, 1024, 131072, 8192, 16) == math.ceil((1023 + 8192) / 16) + 1
+    assert sv.blocks_for_request(sv.SLIDING, 4096, 8192, 8192, 16) == 513     # capped by the length
+    assert sv.blocks_for_request(sv.CHUNKED, 8192, 131072, 8192, 16) == 1024
+
+
+def test_kv_groups_follow_the_engine_rule():
+    assert sv.kv_groups([(sv.FULL, None)] * 32) == (32, [(sv.FULL, None, 1)])
+    size, groups = sv.kv_groups([(sv.SLIDING, 1024)] * 40 + [(sv.FULL, None)] * 8)   # Gemma-3 12B
+    assert size == 8 and sorted(n for *_, n in groups) == [1, 5]
+    size, groups = sv.kv_groups([(sv.SLIDING, 1024)] * 29 + [(sv.FULL, None)] * 5)   # 4B: padded group
+    assert size == 5 and sum(n for *_, n in groups) == 7
+    size, groups = sv.kv_groups([(sv.SLIDING, 128)] * 12 + [(sv.FULL, None)] * 13)   # < 1.5x: largest count
+    assert size == 13 and sum(n for *_, n in groups) == 2
+
+
+def test_tokens_and_concurrency_from_blocks():
+    shape = _shape([(sv.FULL, None)] * 32, kv=32, d=128)           # 0.5 MiB per token
+    args = sv.EngineArgs(gpu_memory_utilization=1.0, max_model_len=8192)
+    page = 16 * 2 * 32 * 128 * 2
+    total = 1000 * page * 32 + page                                  # 1000 blocks and a bit
+    a = sv.account(shape, args, ZERO_FIT, total)
+    assert a.num_gpu_blocks == 1000 and a.kv_cache_tokens == 16000
+    assert a.max_concurrency == pytest.approx(1000 / 512, abs=1e-4)
+
+
+def test_one_request_that_does_not_fit_is_worded_like_vllm():
+    shape = _shape([(sv.FULL, None)] * 32, kv=32, d=128)
+    a = sv.account(shape, sv.EngineArgs(gpu_memory_utilization=1.0, max_model_len=131072), ZERO_FIT, 8 * GIB)
+    assert not a.fits and a.kv_cache_tokens == 0
+    assert "To serve at least one request with the models's max seq len (131072)" in a.reason
+    assert f"estimated maximum model length is {a.max_model_len_fit}" in a.reason
+    assert 0 < a.max_model_len_fit < 131072
+    assert a.max_model_len_fit == 8 * GIB // (2 * 32 * 128 * 2 * 32) // 16 * 16
+
+
+def test_weights_larger_than_the_gpu():
+    shape = _shape([(sv.FULL, None)] * 4, layer_gib=100.0)
+    a = sv.account(shape, sv.EngineArgs(), ZERO_FIT, 80 * GIB)
+    assert not a.fits and "CUDA out of memory while loading" in a.reason
+
+
+@pytest.mark.parametrize("kw, flag", [
+    ({"tensor_parallel_size": 3}, "tensor-parallel-size"),
+    ({"pipeline_parallel_size": 99}, "pipeline-parallel-size"),
+    ({"gpu_memory_utilization": 0.0}, "gpu-memory-utilization"),
+    ({"gpu_memory_utilization": 1.2}, "gpu-memory-utilization"),
+    ({"block_size": 24}, "block-size"),
+])
+def test_bad_engine_args_name_the_flag(kw, flag):
+    with pytest.raises(ValueError, match=flag):
+        sv.account(_shape([(sv.FULL, None)] * 32), sv.EngineArgs(**kw), ZERO_FIT, 80 * GIB)
+
+
+# -- configs and logs ------------------------------------------------------------------------------
+@pytest.mark.parametrize("model, kinds", [
+    ("google/gemma-3-12b-it", {(sv.SLIDING, 1024): 40, (sv.FULL, None): 8}),
+    ("google/gemma-2-2b-it", {(sv.SLIDING, 4096): 13, (sv.FULL, None): 13}),
+    ("meta-llama/Llama-4-Scout-17B-16E-Instruct", {(sv.CHUNKED, 8192): 36, (sv.FULL, None): 12}),
+    ("openai/gpt-oss-20b", {(sv.SLIDING, 128): 12, (sv.FULL, None): 12}),
+    ("Qwen/Qwen2.5-7B-Instruct", {(sv.FULL, None): 28}),          # sliding_window without use_sliding_window
+])
+def test_layer_kinds_from_published_configs(model, kinds):
+    shape = sm.from_config(_config(model), model)
+    counts = {}
+    for k in shape.layer_kinds:
+        counts[k] = counts.get(k, 0) + 1
+    assert counts == kinds
+
+
+def test_paging_reproduces_every_log_from_its_logged_budget():
+    """Given the logged available KV memory, tokens and concurrency match each log to its rounding."""
+    for run in load_runs():
+        model = run["model"]
+        shape = sm.from_config(_config(model), model)
+        args = engine_args_of(run)
+        fit = sv.Fit(run["activation_gib"], 0, 0, 0, 0, run["non_torch_gib"], 0, 0)
+        shape = dataclasses.replace(shape, layer_bytes=run["weights_gib"] * GIB * args.tensor_parallel_size)
+        a = sv.account(shape, args, fit, 81089 << 20)
+        assert a.kv_cache_tokens == pytest.approx(run["kv_tokens"], rel=1e-3), run["log"]
+        assert a.max_concurrency == pytest.approx(run["max_concurrency"], rel=1e-3), run["log"]
+
+
+def test_committed_fit_is_what_the_fit_module_loads():
+    fit = load_fit()
+    assert fit.act_sampler > 0 and fit.non_torch_gib > 0 and "fitted" in fit.source
+
+
+def test_unknown_attention_kind_is_refused():
+    cfg = {"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10,
+           "layer_types": ["full_attention", "linear_attention"]}
+    with pytest.raises(sm.ServingModelError, match="linear_attention"):
+        sm.from_config(cfg)
