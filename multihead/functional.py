@@ -60,7 +60,7 @@ def score_limit(nbytes: int) -> Iterator[None]:
 
 def choose_backend(B: int, H: int, Tq: int, Tk: int, dtype: torch.dtype = torch.float32) -> str:
     """The backend "auto" resolves to for these sizes (see DECODE_MAX_TQ, AUTO_REFERENCE_BYTES)."""
-    if Tq <= DECODE_MAX_TQ and (Tk >= DECODE_MIN_TK or fast_native.library() is not None):
+    if Tq <= DECODE_MAX_TQ and (Tk >= DECODE_MIN_TK or fast_native.available()):
         return "fast_decode"     # docs/performance.md: K/V streamed once; falls back to torch ops
     if score_matrix_bytes(B, H, Tq, Tk, compute_dtype(dtype).itemsize) <= AUTO_REFERENCE_BYTES:
         return "reference"

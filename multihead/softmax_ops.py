@@ -28,19 +28,9 @@ def compute_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.float64 if dtype == torch.float64 else torch.float32
 
 
-def _logits(x: Tensor, temperature: float, mask: Tensor | None) -> Tensor:
-    """x / temperature with the mask applied, in the compute dtype (-inf where dropped)."""
-    if not isinstance(x, Tensor) or not x.is_floating_point():
-        raise ValueError(f"x: expected a floating-point tensor, got "
-                         f"{x.dtype if isinstance(x, Tensor) else type(x).__name__}")
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) \
-            or not math.isfinite(temperature) or temperature <= 0:
-        raise ValueError(f"temperature: expected a finite number > 0, got {temperature!r}")
-    z = x.to(compute_dtype(x.dtype))
-    if temperature != 1.0:
-        z = z / temperature
+def _check_mask(x: Tensor, mask: Tensor | None) -> None:
     if mask is None:
-        return z
+        return
     if not isinstance(mask, Tensor):
         raise ValueError(f"mask: expected a bool or float tensor, got {type(mask).__name__}")
     if mask.device != x.device:
@@ -51,11 +41,47 @@ def _logits(x: Tensor, temperature: float, mask: Tensor | None) -> Tensor:
         shape = None
     if shape != x.shape:
         raise ValueError(f"mask: shape {tuple(mask.shape)} does not broadcast to x's shape {tuple(x.shape)}")
-    if mask.dtype == torch.bool:
-        return z.masked_fill(~mask, float("-inf"))
-    if mask.is_floating_point():
-        return z + mask.to(z.dtype)
-    raise ValueError(f"mask: expected dtype bool (True = keep) or a float dtype (additive), got {mask.dtype}")
+    if mask.dtype != torch.bool and not mask.is_floating_point():
+        raise ValueError(f"mask: expected dtype bool (True = keep) or a float dtype (additive), got {mask.dtype}")
+
+
+def _logits(x: Tensor, temperature: float, mask: Tensor | None, dim: int) -> tuple[Tensor, Tensor | float]:
+    """(z, shift) with x / temperature + mask = z + shift along ``dim``, z in the compute dtype
+    (-inf where dropped). ``shift`` is constant along ``dim``, so softmax(z) is the answer and
+    logsumexp adds it back.
+
+    Why the shift: x / tau overflows for a small temperature (2 / 1e-45 = inf, and inf - inf is
+    NaN), so the row max m of the kept entries is subtracted first: (x - m) / tau <= 0 can only
+    underflow to -inf (probability 0, the right limit), never overflow.
+    """
+    if not isinstance(x, Tensor) or not x.is_floating_point():
+        raise ValueError(f"x: expected a floating-point tensor, got "
+                         f"{x.dtype if isinstance(x, Tensor) else type(x).__name__}")
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) \
+            or not math.isfinite(temperature) or temperature <= 0:
+        raise ValueError(f"temperature: expected a finite number > 0, got {temperature!r}")
+    _check_mask(x, mask)
+    ct = compute_dtype(x.dtype)
+    z = x.to(ct)
+    fmask = None
+    if mask is not None and mask.dtype == torch.bool:
+        z = z.masked_fill(~mask, float("-inf"))
+    elif mask is not None:
+        fmask = mask.to(ct)
+    shift: Tensor | float = 0.0
+    if temperature != 1.0:
+        if fmask is not None:                                  # -inf in the mask drops the entry
+            z = z.masked_fill(torch.isneginf(fmask), float("-inf"))
+        m = _safe_max(z, dim)                                  # (..., 1, ...): kept entries' max
+        d = z - m
+        if temperature < torch.finfo(ct).tiny:                 # tau is not a normal number in ct:
+            z = (d.double() / temperature).to(ct)              # divide in fp64 (0 / tau stays 0)
+        else:
+            z = d / temperature
+        shift = m.double() / temperature if temperature < 1 else m / temperature
+    if fmask is not None:
+        z = z + fmask
+    return z, shift
 
 
 def _safe_max(z: Tensor, dim: int) -> Tensor:
@@ -69,18 +95,21 @@ def logsumexp(x: Tensor, dim: int = -1, *, temperature: float = 1.0, mask: Tenso
     """log sum_j exp(x_j / tau) over ``dim``: m + log sum_j exp(x_j / tau - m).
 
     x: any shape; mask: broadcastable to x. Returns x's shape without ``dim`` (kept as size 1
-    with keepdim), in fp32 (fp64 for fp64 input). A fully masked row gives -inf.
+    with keepdim), in fp32 (fp64 for fp64 input). A fully masked row gives -inf; a temperature so
+    small that the true value exceeds the dtype's range gives +inf (never NaN for finite x).
     """
-    z = _logits(x, temperature, mask)
+    z, shift = _logits(x, temperature, mask, dim)
     m = _safe_max(z, dim)
     s = torch.exp(z - m).sum(dim=dim, keepdim=True)
     out = m + torch.log(s)                      # log(0) = -inf for an all-masked row
+    if isinstance(shift, Tensor):
+        out = (out + shift).to(out.dtype)       # shift may be fp64 (m / tau overflows fp32 first)
     return out if keepdim else out.squeeze(dim)
 
 
 def log_softmax(x: Tensor, dim: int = -1, *, temperature: float = 1.0, mask: Tensor | None = None) -> Tensor:
     """log softmax(x / tau) = x / tau - logsumexp(x / tau); -inf where masked. Same shape and dtype as x."""
-    z = _logits(x, temperature, mask)
+    z, _ = _logits(x, temperature, mask, dim)   # shift-invariant: the shift cancels
     lse = logsumexp(z, dim, keepdim=True)
     # An all-masked row has lse = -inf and z = -inf; (-inf) - (-inf) is NaN, so force -inf there.
     out = torch.where(torch.isneginf(lse), torch.full_like(z, float("-inf")), z - lse)
@@ -91,9 +120,10 @@ def softmax(x: Tensor, dim: int = -1, *, temperature: float = 1.0, mask: Tensor 
     """softmax(x / tau) along ``dim``, max-subtracted; zeros for a row with nothing kept.
 
     x: any shape; mask: bool (True = keep) or additive float, broadcastable to x. Returns x's shape
-    and dtype (computed in fp32 for fp16/bf16).
+    and dtype (computed in fp32 for fp16/bf16). Finite inputs never give NaN, whatever the
+    temperature (a tiny one gives the one-hot argmax, ties shared); NaN in a row gives NaN there.
     """
-    z = _logits(x, temperature, mask)
+    z, _ = _logits(x, temperature, mask, dim)
     e = torch.exp(z - _safe_max(z, dim))        # every exponent <= 0: no overflow
     s = e.sum(dim=dim, keepdim=True)
     # s = 0 only when every entry was masked; then e is all zeros too and 0 / 1 = 0.

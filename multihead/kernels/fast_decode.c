@@ -20,6 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdatomic.h>
+
+#include "mh_pool.h"
 #include "simd_math.h"
 
 #define BK 32          /* keys per block: a block of fp32 V rows (32 x 128 x 4 B = 16 KiB) stays in L1 */
@@ -141,8 +144,11 @@ static inline __attribute__((always_inline)) void item(const float *q, const voi
             __m256 mx = _mm256_loadu_ps(s[r]);
             for (int jj = 8; jj < BK; jj += 8) mx = _mm256_max_ps(mx, _mm256_loadu_ps(s[r] + jj));
             float m_new = fmaxf(M[r], hmax8(mx));
-            float alpha = expf(M[r] - m_new);          /* 0 for the first visible block (M = -inf) */
-            __m256 mm = _mm256_set1_ps(m_new), acc = _mm256_setzero_ps();
+            /* Scores all -inf so far: subtract 0, not -inf (exp(-inf - -inf) would be NaN), so
+             * they give p = 0 while a NaN score still gives p = NaN (exp8 keeps NaN). */
+            float m_use = m_new == -INFINITY ? 0.0f : m_new;
+            float alpha = expf(M[r] - m_use);          /* 0 for the first visible block (M = -inf) */
+            __m256 mm = _mm256_set1_ps(m_use), acc = _mm256_setzero_ps();
             for (int jj = 0; jj < BK; jj += 8) {
                 __m256 p = exp8(_mm256_sub_ps(_mm256_loadu_ps(s[r] + jj), mm));
                 _mm256_storeu_ps(s[r] + jj, p);
@@ -212,27 +218,63 @@ static void merge_row(const float *M, const float *L, const float *O, int64_t ns
                       int64_t dv, float *out, float *lse) {
     float m = -INFINITY;
     for (int64_t sp = 0; sp < nsplit; sp++) m = M[sp * R] > m ? M[sp * R] : m;
-    if (m == -INFINITY) {
-        memset(out, 0, sizeof(float) * dv);
-        *lse = -INFINITY;
-        return;
-    }
+    float ms = m == -INFINITY ? 0.0f : m;         /* no finite score anywhere: weights e^-inf = 0 */
     float l = 0.0f;
     for (int64_t i = 0; i < dv; i++) out[i] = 0.0f;
     for (int64_t sp = 0; sp < nsplit; sp++) {
-        float w = expf(M[sp * R] - m);            /* 0 for an empty split (M = -inf) */
-        if (w == 0.0f) continue;
+        /* Every split is added, even at weight 0: 0 * NaN = NaN keeps a NaN partial visible. */
+        float w = expf(M[sp * R] - ms);           /* 0 for an empty split (M = -inf) */
         l += w * L[sp * R];
         const float *o = O + sp * R * dv;
         for (int64_t i = 0; i < dv; i++) out[i] += w * o[i];
+    }
+    if (l == 0.0f) {                              /* the row saw no key: 0 and lse = -inf */
+        memset(out, 0, sizeof(float) * dv);
+        *lse = -INFINITY;
+        return;
     }
     for (int64_t i = 0; i < dv; i++) out[i] /= l;
     *lse = m + logf(l);
 }
 
+/* The arguments of one mh_decode call, shared by its work items (mh_pool tasks). */
+struct decode_job {
+    const float *q; const void *k, *v; int dtype;
+    int64_t H_kv, R, d, dv, Tk, ksb, ksh, kst, vsb, vsh, vst, nsplit, per;
+    const int32_t *lim;
+    float *M, *L, *O, *out, *lse;
+    _Atomic int64_t *done;      /* per KV head: splits finished; the last one merges the head */
+};
+
+/* Work item w = (KV head n, key split sp): its partials, then, if it is the head's last split
+ * to finish, the merge of that head's rows (no second barrier over all threads). */
+static void decode_item(void *ctx, int64_t w) {
+    const struct decode_job *J = ctx;
+    int64_t R = J->R, dv = J->dv, nsplit = J->nsplit;
+    int64_t n = w / nsplit, sp = w % nsplit;
+    int64_t b = n / J->H_kv, h = n % J->H_kv;
+    int64_t j0 = sp * J->per, j1 = j0 + J->per < J->Tk ? j0 + J->per : J->Tk;
+    int64_t row = n * nsplit + sp;
+    float *M = J->M, *L = J->L, *O = J->O;
+    if (j0 >= j1) {
+        for (int64_t r = 0; r < R; r++) { M[row * R + r] = -INFINITY; L[row * R + r] = 0.0f; }
+        memset(O + row * R * dv, 0, sizeof(float) * R * dv);
+    } else {
+#define ITEM(DT) item(J->q + n * R * J->d, J->k, J->v, DT, R, J->d, dv, j0, j1, J->lim, \
+                      b * J->ksb + h * J->ksh, J->kst, b * J->vsb + h * J->vsh, J->vst, \
+                      M + row * R, L + row * R, O + row * R * dv)
+        if (J->dtype == F32) ITEM(F32); else if (J->dtype == BF16) ITEM(BF16); else ITEM(F16);
+#undef ITEM
+    }
+    if (atomic_fetch_add(&J->done[n], 1) != nsplit - 1) return;
+    for (int64_t r = 0; r < R; r++)
+        merge_row(M + n * nsplit * R + r, L + n * nsplit * R + r, O + (n * nsplit * R + r) * dv,
+                  nsplit, R, dv, J->out + (n * R + r) * dv, J->lse + n * R + r);
+}
+
 /* Decode attention, whole: q is fp32 [NH, R, d], scaled, rows ordered (g, t) with t = r % Tq;
  * row r sees keys j < Tk - Tq + t + 1 if causal, else all Tk. The keys are cut into nsplit
- * ranges; (KV head, range) work items run on nthreads OpenMP threads, then each head's ranges
+ * ranges; (KV head, range) work items run on nthreads threads of mh_pool, and each head's ranges
  * are merged into out [NH, R, dv] and lse [NH, R] (natural log). Returns 0, -1 for unsupported
  * sizes, -2 if the scratch for the splits cannot be allocated. */
 int mh_decode(const float *q, const void *k, const void *v, int dtype,
@@ -246,34 +288,13 @@ int mh_decode(const float *q, const void *k, const void *v, int dtype,
         lim[r] = (int32_t)(n_seen < 0 ? 0 : n_seen > Tk ? Tk : n_seen);
     }
     float *M = malloc(sizeof(float) * NH * nsplit * R * (2 + dv));
-    if (!M) return -2;
-    float *L = M + NH * nsplit * R, *O = L + NH * nsplit * R;
-    int64_t per = (Tk + nsplit - 1) / nsplit;
-    #pragma omp parallel num_threads(nthreads)
-    {
-        #pragma omp for schedule(dynamic, 1)
-        for (int64_t w = 0; w < NH * nsplit; w++) {
-            int64_t n = w / nsplit, sp = w % nsplit;
-            int64_t b = n / H_kv, h = n % H_kv;
-            int64_t j0 = sp * per, j1 = j0 + per < Tk ? j0 + per : Tk;
-            int64_t row = n * nsplit + sp;
-            if (j0 >= j1) {
-                for (int64_t r = 0; r < R; r++) { M[row * R + r] = -INFINITY; L[row * R + r] = 0.0f; }
-                memset(O + row * R * dv, 0, sizeof(float) * R * dv);
-                continue;
-            }
-#define ITEM(DT) item(q + n * R * d, k, v, DT, R, d, dv, j0, j1, lim, b * ksb + h * ksh, kst, \
-                      b * vsb + h * vsh, vst, M + row * R, L + row * R, O + row * R * dv)
-            if (dtype == F32) ITEM(F32); else if (dtype == BF16) ITEM(BF16); else ITEM(F16);
-#undef ITEM
-        }
-        #pragma omp for schedule(static)
-        for (int64_t nr = 0; nr < NH * R; nr++) {
-            int64_t n = nr / R, r = nr % R;
-            merge_row(M + n * nsplit * R + r, L + n * nsplit * R + r, O + (n * nsplit * R + r) * dv,
-                      nsplit, R, dv, out + nr * dv, lse + nr);
-        }
-    }
+    _Atomic int64_t *done = calloc((size_t)NH, sizeof *done);
+    if (!M || !done) { free(M); free(done); return -2; }
+    struct decode_job J = {q, k, v, dtype, H_kv, R, d, dv, Tk, ksb, ksh, kst, vsb, vsh, vst, nsplit,
+                           (Tk + nsplit - 1) / nsplit, lim, M, M + NH * nsplit * R,
+                           M + 2 * NH * nsplit * R, out, lse, done};
+    mh_pool_run(decode_item, &J, NH * nsplit, nthreads);
     free(M);
+    free(done);
     return 0;
 }

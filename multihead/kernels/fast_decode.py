@@ -54,6 +54,14 @@ def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal
     if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (q, k, v, mask)):
         # Inference kernel (out= buffers, in-place updates): autograd takes the plain path.
         return decode.attention(q, k, v, mask, is_causal=is_causal, scale=scale)
+    if torch.compiler.is_compiling():       # one opaque op for torch.compile (see _op below)
+        return torch.ops.multihead.fast_decode(q, k, v, mask, is_causal, scale)
+    return _attention(q, k, v, mask, is_causal=is_causal, scale=scale, chunk=chunk)
+
+
+def _attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal: bool, scale: float,
+               chunk: int | None = None) -> tuple[Tensor, Tensor]:
+    """The kernel itself (no autograd): the C kernel where supported, else the torch-op path."""
     if fast_native.supported(q, k, v, mask):
         return _native(q, k, v, is_causal=is_causal, scale=scale)
     B, H, Tq, d = q.shape
@@ -137,7 +145,25 @@ def _native(q: Tensor, k: Tensor, v: Tensor, *, is_causal: bool, scale: float) -
     # Enough work items to balance the threads (dynamic schedule), none shorter than 1024 keys.
     nsplit = max(1, min(-(-4 * threads // (B * H_kv)), Tk // 1024))
     qs = (q.to(torch.float32) * scale).reshape(B * H_kv, R, d)               # (B*H_kv, R, d), rows (g, t)
-    out = torch.empty(B, H, Tq, d_v)
-    lse = torch.empty(B, H, Tq)
+    # dtype and device named: the C kernel writes fp32 through these pointers, whatever
+    # torch.set_default_dtype / set_default_device say (a bf16 default was a heap overflow).
+    out = torch.empty(B, H, Tq, d_v, dtype=torch.float32, device=q.device)
+    lse = torch.empty(B, H, Tq, dtype=torch.float32, device=q.device)
     fast_native.decode(qs.contiguous(), k, v, Tq, is_causal, nsplit, out, lse)
     return out, lse
+
+
+# torch.compile sees the kernel as one custom op (ctypes calls, data pointers and worker threads
+# cannot be traced): the real implementation runs eagerly inside the compiled graph, and the fake
+# one tells the compiler the output shapes and dtypes. Eager calls skip the op's dispatch cost.
+@torch.library.custom_op("multihead::fast_decode", mutates_args=(), schema=(
+    "(Tensor q, Tensor k, Tensor v, Tensor? mask, bool is_causal, float scale) -> (Tensor, Tensor)"))
+def _op(q, k, v, mask, is_causal, scale):
+    return _attention(q, k, v, mask, is_causal=is_causal, scale=scale)
+
+
+@_op.register_fake
+def _op_fake(q, k, v, mask, is_causal, scale):
+    B, H, Tq, _ = q.shape
+    ct = compute_dtype(q.dtype)
+    return q.new_empty(B, H, Tq, v.shape[-1], dtype=ct), q.new_empty(B, H, Tq, dtype=ct)

@@ -2,13 +2,16 @@
 kernel) and softmax_block.c (fast_prefill's online-softmax step).
 
 The kernel is compiled on first use with the system C compiler (cc -O3 -mavx2 -mfma -mf16c
--fopenmp) into a shared library cached under $MULTIHEAD_CACHE or ~/.cache/multihead, keyed by
-a hash of the source and flags, and called through ctypes (no torch headers, so it builds in
-about a second). Where it cannot be used - no compiler, a CPU without AVX2/FMA/F16C, not Linux
+-pthread) into a shared library cached in multihead.paths.cache_dir("native"), keyed by a hash
+of the source and flags, and called through ctypes (no torch headers, so it builds in about a
+second). The cached file is checked against the sha256 recorded when it was built before it is
+loaded; a truncated or altered file is deleted and rebuilt (never mapped: a truncated ELF file
+can kill the process with SIGBUS). Builds happen in a private folder renamed into place. Where it cannot be used - no compiler, a CPU without AVX2/FMA/F16C, not Linux
 x86-64, or MULTIHEAD_NATIVE=0 - ``library()`` returns None and both kernels use their torch paths.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import os
@@ -22,11 +25,12 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from multihead.paths import cache_dir
+from multihead.paths import atomic_build, cache_dir
 
-SOURCES = [Path(__file__).with_name(name) for name in ("fast_decode.c", "softmax_block.c")]
-HEADER = Path(__file__).with_name("simd_math.h")      # included by both; part of the build's hash
-FLAGS = ["-O3", "-mavx2", "-mfma", "-mf16c", "-fopenmp", "-shared", "-fPIC", "-std=c99"]
+SOURCES = [Path(__file__).with_name(name) for name in ("fast_decode.c", "softmax_block.c", "mh_pool.c")]
+HEADERS = [Path(__file__).with_name(name) for name in ("simd_math.h", "mh_pool.h")]   # part of the hash
+# -pthread, not -fopenmp: the kernels run on mh_pool.c's threads, which survive fork() (libgomp's do not).
+FLAGS = ["-O3", "-mavx2", "-mfma", "-mf16c", "-pthread", "-shared", "-fPIC", "-std=c11"]
 DTYPE_CODES = {torch.float32: 0, torch.bfloat16: 1, torch.float16: 2}
 MAX_ROWS, MAX_DIM = 64, 512         # the C kernel's compile-time limits (MAXR, MAXD)
 
@@ -34,6 +38,21 @@ _lock = threading.Lock()
 _lib: ctypes.CDLL | None = None
 _tried = False
 why_unavailable: str | None = None   # set when library() returns None
+
+
+def _serial_after_fork() -> None:
+    """In a fork()ed child, put torch on one intra-op thread.
+
+    torch's OpenMP runtime (libgomp) cannot run a parallel region in a child forked after the
+    parent ran one: the child waits forever for worker threads that exist only in the parent.
+    With one thread torch never enters a parallel region, so the child runs (single-threaded)
+    instead of hanging; raising the count again in the child brings the hang back. (The C
+    kernels' own pool, mh_pool.c, starts fresh threads in a child and needs nothing.)
+    """
+    torch.set_num_threads(1)
+
+
+os.register_at_fork(after_in_child=_serial_after_fork)
 
 
 def _cpu_supported() -> bool:
@@ -51,26 +70,65 @@ def _cache_dir() -> Path:
     return cache_dir("native")
 
 
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _load_cached(so: Path) -> ctypes.CDLL | None:
+    """The cached library if it is the file we built, else None (and the bad file is removed).
+
+    The sidecar ``<so>.sha256`` holds the digest written at build time. It is checked BEFORE
+    dlopen: mapping a truncated ELF file can kill the process with SIGBUS, and a file of garbage
+    would otherwise fail to load on every run. A file without a sidecar (an older cache), with a
+    wrong digest, or one dlopen refuses is deleted so that it is rebuilt.
+    """
+    sidecar = so.with_name(so.name + ".sha256")
+    try:
+        ok = so.is_file() and sidecar.read_text().strip() == _digest(so)
+    except OSError:
+        ok = False
+    if ok:
+        try:
+            return ctypes.CDLL(str(so))
+        except OSError:
+            pass
+    for path in (so, sidecar):
+        with contextlib.suppress(OSError):
+            path.unlink()
+    return None
+
+
+def _compile(out: Path) -> None:
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        raise OSError("no C compiler (cc or gcc) on PATH")
+    subprocess.run([cc, *FLAGS, *map(str, SOURCES), "-o", str(out), "-lm"], check=True,
+                   capture_output=True, text=True, timeout=120)
+
+
 def _build() -> ctypes.CDLL:
-    src = b"".join(path.read_bytes() for path in SOURCES + [HEADER])
+    src = b"".join(path.read_bytes() for path in SOURCES + HEADERS)
     tag = hashlib.sha256(src + " ".join(FLAGS).encode()).hexdigest()[:16]
     out = _cache_dir() / f"fast_decode_{tag}.so"
-    if not out.exists():
-        cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-        if not cc:
-            raise OSError("no C compiler (cc or gcc) on PATH")
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=out.parent) as tmp:     # build, then rename: atomic
-            tmp_so = Path(tmp) / out.name
-            try:
-                subprocess.run([cc, *FLAGS, *map(str, SOURCES), "-o", str(tmp_so), "-lm"], check=True,
-                               capture_output=True, text=True, timeout=120)
-            except subprocess.CalledProcessError:
-                # A compiler without OpenMP: the pragma is ignored and the kernel runs on one thread.
-                subprocess.run([cc, *[f for f in FLAGS if f != "-fopenmp"], *map(str, SOURCES), "-o", str(tmp_so), "-lm"],
-                               check=True, capture_output=True, text=True, timeout=120)
-            os.replace(tmp_so, out)
-    lib = ctypes.CDLL(str(out))
+    lib = _load_cached(out)
+    if lib is None:
+        try:
+            with atomic_build(out) as tmp_so:           # private folder, renamed into place
+                _compile(tmp_so)
+                # Loaded from the private copy before the rename: the mapping follows the file's
+                # inode, so a concurrent build replacing `out` cannot pull it from under us.
+                lib = ctypes.CDLL(str(tmp_so))
+                tmp_so.with_name(tmp_so.name + ".sha256").write_text(_digest(tmp_so))
+                os.replace(tmp_so.with_name(tmp_so.name + ".sha256"), out.with_name(out.name + ".sha256"))
+        except PermissionError:
+            # A read-only cache: build in a temporary folder for this process only.
+            with tempfile.TemporaryDirectory() as tmp:
+                _compile(Path(tmp) / out.name)
+                lib = ctypes.CDLL(str(Path(tmp) / out.name))
+    return _declare(lib)
+
+
+def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
     f = lib.mh_decode
     i64, ptr = ctypes.c_int64, ctypes.c_void_p
     f.argtypes = [ptr, ptr, ptr, ctypes.c_int, i64, i64, i64, i64, ctypes.c_int, i64, i64, i64,
@@ -102,13 +160,20 @@ def library() -> ctypes.CDLL | None:
         return _lib
 
 
+@torch.compiler.assume_constant_result
+def available() -> bool:
+    """Whether the C kernels can be used (library() builds them on first call). torch.compile
+    reads this once while tracing, as a constant, instead of tracing the build and its lock."""
+    return library() is not None
+
+
 def supported(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> bool:
     """Whether the C kernel handles this call (else fast_decode's torch path does)."""
     B, H, Tq, d = q.shape
     H_kv = k.shape[1]
     return (mask is None and q.device.type == "cpu" and k.dtype in DTYPE_CODES and v.dtype == k.dtype
             and k.stride(-1) == 1 and v.stride(-1) == 1 and d % 8 == 0 and v.shape[-1] % 8 == 0
-            and d <= MAX_DIM and (H // H_kv) * Tq <= MAX_ROWS and library() is not None)
+            and d <= MAX_DIM and (H // H_kv) * Tq <= MAX_ROWS and available())
 
 
 def decode(qs: Tensor, k: Tensor, v: Tensor, Tq: int, causal: bool, nsplit: int,

@@ -34,9 +34,11 @@ Extra memory: the fp32 copy of K/V for 16-bit inputs (2x their bytes), one score
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Iterator
 
 import torch
 from torch import Tensor
@@ -67,50 +69,102 @@ def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal
     if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (q, k, v, mask)):
         # Inference kernel (out= buffers, in-place updates): autograd takes the plain path.
         return tiled.attention(q, k, v, mask, is_causal=is_causal, scale=scale)
+    if torch.compiler.is_compiling():       # one opaque op for torch.compile (see _op below)
+        return torch.ops.multihead.fast_prefill(q, k, v, mask, is_causal, scale)
+    return _attention(q, k, v, mask, is_causal=is_causal, scale=scale, block_q=block_q, block_k=block_k)
+
+
+def _attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal: bool, scale: float,
+               block_q: int | None = None, block_k: int | None = None) -> tuple[Tensor, Tensor]:
+    """The kernel itself (no autograd)."""
     B, H, Tq, d = q.shape
     H_kv, Tk, d_v = k.shape[1], k.shape[2], v.shape[-1]
     ct = compute_dtype(q.dtype)
     bq, bk = block_q or BLOCK_Q, block_k or BLOCK_K
-    native = ct == torch.float32 and q.device.type == "cpu" and fast_native.library() is not None
+    native = ct == torch.float32 and q.device.type == "cpu" and fast_native.available()
     nh = HEADS_PER_TILE if H_kv % HEADS_PER_TILE == 0 else 1
     p = _Problem(q, k if k.dtype == ct else k.to(ct), v if v.dtype == ct else v.to(ct),  # upcast once
-                 grouped_mask(mask, B, H, H_kv, Tq, Tk), is_causal, scale, bq, bk, nh, ct, native)
+                 grouped_mask(_base2_mask(mask, ct), B, H, H_kv, Tq, Tk), is_causal, scale, bq, bk, nh,
+                 ct, native)
     out = torch.empty(B, H, Tq, d_v, dtype=ct, device=q.device)
     lse = torch.empty(B, H, Tq, dtype=ct, device=q.device)
 
-    threads = torch.get_num_threads()
     # Tiles of nh KV heads x one query block.
     tiles = [(b, h0, h0 + nh, q0, min(q0 + bq, Tq))
              for b in range(B) for q0 in range(0, Tq, bq) for h0 in range(0, H_kv, nh)]
-    if threads == 1 or q.device.type != "cpu":
+    if q.device.type != "cpu":
         _run(p, tiles, out, lse)
     else:
         # One worker thread per torch thread, each running its tiles with single-threaded torch
         # ops: a thread-parallel op is a fork/join, and on a shared machine a join waits for a
         # descheduled thread (measured at load 4.5: 0.38x SDPA's speed, against 0.89x this way).
-        # Small calls run in the caller, also single-threaded, for the same reason. torch's
-        # intra-op thread count is 1 while the call runs, and restored after.
-        workers = min(threads, len(tiles)) if B * H * Tq * Tk >= PARALLEL_MIN_PAIRS else 1
-        torch.set_num_threads(1)
-        try:
+        # Small calls run in the caller, also single-threaded, for the same reason.
+        with _torch_serial() as threads:
+            workers = min(threads, len(tiles)) if B * H * Tq * Tk >= PARALLEL_MIN_PAIRS else 1
             if workers == 1:
                 _run(p, tiles, out, lse)
             else:
-                # Tiles are handed out one at a time, costliest first (causal: the last query
-                # blocks see the most keys), so a worker that the machine descheduled for a while
-                # leaves the rest to the others instead of holding up the call at the end.
-                queue = iter(sorted(tiles, key=lambda t: -t[4]))
-                lock = threading.Lock()
-
-                def next_tile():
-                    with lock:
-                        return next(queue, None)
-
-                with ThreadPoolExecutor(workers) as pool:
-                    list(pool.map(lambda _: _run(p, iter(next_tile, None), out, lse), range(workers)))
-        finally:
-            torch.set_num_threads(threads)
+                _run_parallel(p, tiles, out, lse, workers)
     return out, lse.to(torch.float64 if ct == torch.float64 else torch.float32)
+
+
+# torch's intra-op thread count is one process-wide setting (torch.set_num_threads), so calls
+# that overlap in different Python threads share one "serial" section: the first one in saves
+# the count and sets 1, the last one out restores it. (Saving and restoring per call was not
+# thread-safe: an overlapping call saved the 1 and restored it, leaving torch on one thread.)
+_serial_lock = threading.Lock()
+_serial_depth = 0
+_serial_saved = 1
+
+
+@contextlib.contextmanager
+def _torch_serial() -> Iterator[int]:
+    """torch on one intra-op thread inside the block; yields the thread count it had before."""
+    global _serial_depth, _serial_saved
+    with _serial_lock:
+        if _serial_depth == 0:
+            _serial_saved = torch.get_num_threads()
+            if _serial_saved != 1:
+                torch.set_num_threads(1)
+        _serial_depth += 1
+        threads = _serial_saved
+    try:
+        yield threads
+    finally:
+        with _serial_lock:
+            _serial_depth -= 1
+            if _serial_depth == 0 and _serial_saved != 1:
+                torch.set_num_threads(_serial_saved)
+
+
+def _run_parallel(p: "_Problem", tiles: list, out: Tensor, lse: Tensor, workers: int) -> None:
+    """_run on ``workers`` threads. Tiles are handed out one at a time, costliest first (causal:
+    the last query blocks see the most keys), so a worker that the machine descheduled for a
+    while leaves the rest to the others instead of holding up the call at the end."""
+    queue = iter(sorted(tiles, key=lambda t: -t[4]))
+    lock = threading.Lock()
+
+    def next_tile():
+        with lock:
+            return next(queue, None)
+
+    # A pool per call (not kept between calls): nothing of it survives into a fork()ed child.
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(lambda _: _run(p, iter(next_tile, None), out, lse), range(workers)))
+
+
+def _base2_mask(mask: Tensor | None, ct: torch.dtype) -> Tensor | None:
+    """A float mask in the scores' base-2 units (times log2 e), converted once per call.
+
+    finfo.min (Hugging Face's padding value) times log2(e) overflows to -inf, which would drop
+    keys that every other backend and SDPA still average over when a row has nothing else: the
+    product is clamped to the lowest finite value instead. A true -inf stays -inf, NaN stays NaN.
+    """
+    if mask is None or mask.dtype == torch.bool:
+        return mask
+    lowest = torch.finfo(ct).min
+    scaled = (mask * LOG2E).clamp_(min=lowest)          # NaN passes through clamp
+    return scaled.masked_fill_(torch.isneginf(mask), float("-inf"))
 
 
 @dataclass
@@ -119,7 +173,7 @@ class _Problem:
     q: Tensor                 # (B, H, Tq, d) in its own dtype
     k: Tensor                 # (B, H_kv, Tk, d) in the compute dtype
     v: Tensor                 # (B, H_kv, Tk, d_v) in the compute dtype
-    mask5: Tensor | None      # (B, H_kv, G, Tq, Tk) view, or None
+    mask5: Tensor | None      # (B, H_kv, G, Tq, Tk) view, or None; a float mask in base 2
     is_causal: bool
     scale: float
     bq: int
@@ -162,8 +216,9 @@ def _run(p: _Problem, tiles, out: Tensor, lse: Tensor) -> None:
                 if mb is not None:
                     _mask_block(s.view(nh, G, n, c), mb, q0, q1, k0, k1, False, offset)
                 # Row (h, g, t) sees columns j < q0 + t + offset + 1 - k0 of the block.
-                visible = (torch.arange(q0 + offset + 1 - k0, q1 + offset + 1 - k0, dtype=torch.int32)
-                           .repeat(nh * G) if diagonal else None)              # (nh * R,)
+                # On the CPU by name: C reads it (a default device's tensor was read as NULL).
+                visible = (torch.arange(q0 + offset + 1 - k0, q1 + offset + 1 - k0, dtype=torch.int32,
+                                        device="cpu").repeat(nh * G) if diagonal else None)   # (nh * R,)
                 fast_native.softmax_block(s.view(nh * R, c), visible, m, l, alpha)
             else:
                 if mb is not None or diagonal:
@@ -195,7 +250,7 @@ def _mask_block(s4: Tensor, mb: Tensor | None, q0: int, q1: int, k0: int, k1: in
         if mb.dtype == torch.bool:
             s4.masked_fill_(~mb, neg)
         else:
-            s4.add_(mb, alpha=LOG2E)                                       # scores are in base 2
+            s4.add_(mb)                              # already in base 2 (_base2_mask)
     if is_causal and k1 - 1 > q0 + offset:
         # Keys up to q0 + offset are visible to every query of the block: only the columns after
         # that (at most n of them) need the triangle, not the whole block (9% of the time before).
@@ -203,3 +258,19 @@ def _mask_block(s4: Tensor, mb: Tensor | None, q0: int, q1: int, k0: int, k1: in
         qi = torch.arange(q0, q1, device=s4.device).view(-1, 1)            # (n, 1)
         kj = torch.arange(j0, k1, device=s4.device).view(1, -1)            # (1, k1 - j0)
         s4[..., j0 - k0:].masked_fill_(kj > qi + offset, neg)              # broadcast over H_kv, G
+
+
+# torch.compile sees the kernel as one custom op (ctypes calls, data pointers and worker threads
+# cannot be traced): the real implementation runs eagerly inside the compiled graph, and the fake
+# one tells the compiler the output shapes and dtypes. Eager calls skip the op's dispatch cost.
+@torch.library.custom_op("multihead::fast_prefill", mutates_args=(), schema=(
+    "(Tensor q, Tensor k, Tensor v, Tensor? mask, bool is_causal, float scale) -> (Tensor, Tensor)"))
+def _op(q, k, v, mask, is_causal, scale):
+    return _attention(q, k, v, mask, is_causal=is_causal, scale=scale)
+
+
+@_op.register_fake
+def _op_fake(q, k, v, mask, is_causal, scale):
+    B, H, Tq, _ = q.shape
+    ct = compute_dtype(q.dtype)
+    return q.new_empty(B, H, Tq, v.shape[-1], dtype=ct), q.new_empty(B, H, Tq, dtype=ct)

@@ -18,11 +18,13 @@ static inline __m256 mh_exp_scaled(__m256 r, __m256 n) {
 }
 
 /* exp(x): x = n ln2 + r, with ln2 split in two parts so that n ln2 is exact. Lanes below -87
- * (including -inf) return exactly 0, so masked keys contribute nothing. */
+ * (including -inf) return exactly 0, so masked keys contribute nothing; NaN lanes return NaN
+ * (a NaN score must reach the output, never be hidden): keep is "not below lo", true for NaN,
+ * and max(lo, x) returns its second operand, x, when x is NaN. */
 static inline __m256 exp8(__m256 x) {
     const __m256 lo = _mm256_set1_ps(-87.0f);
-    __m256 keep = _mm256_cmp_ps(x, lo, _CMP_GE_OQ);
-    x = _mm256_max_ps(x, lo);
+    __m256 keep = _mm256_cmp_ps(x, lo, _CMP_NLT_UQ);
+    x = _mm256_max_ps(lo, x);
     __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
@@ -30,11 +32,12 @@ static inline __m256 exp8(__m256 x) {
     return _mm256_and_ps(mh_exp_scaled(r, n), keep);
 }
 
-/* 2^x: x = n + f, |f| <= 1/2, 2^f = e^(f ln2). Lanes below -126 (and -inf) return 0. */
+/* 2^x: x = n + f, |f| <= 1/2, 2^f = e^(f ln2). Lanes below -126 (and -inf) return 0, NaN
+ * lanes NaN (as in exp8). */
 static inline __m256 exp2_8(__m256 x) {
     const __m256 lo = _mm256_set1_ps(-126.0f);
-    __m256 keep = _mm256_cmp_ps(x, lo, _CMP_GE_OQ);
-    x = _mm256_max_ps(x, lo);
+    __m256 keep = _mm256_cmp_ps(x, lo, _CMP_NLT_UQ);
+    x = _mm256_max_ps(lo, x);
     __m256 n = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m256 r = _mm256_mul_ps(_mm256_sub_ps(x, n), _mm256_set1_ps(0.693147180559945309f));
     return _mm256_and_ps(mh_exp_scaled(r, n), keep);
