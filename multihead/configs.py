@@ -218,7 +218,10 @@ class ModelSpec:
         return self.hidden_size % self.num_heads == 0 and self.head_dim == self.hidden_size // self.num_heads
 
     def weights_dtype_default(self) -> str:
-        return _DTYPE_NAMES.get(str(self.torch_dtype).removeprefix("torch."), "fp16") if self.torch_dtype else "fp16"
+        """The engines' --dtype auto (multihead.cost.precision): float32 checkpoints served in bf16."""
+        from multihead.cost.precision import serving_dtype
+        from multihead.cost.units import canonical_dtype
+        return serving_dtype(canonical_dtype(self.torch_dtype) if self.torch_dtype else None)[0]
 
 
 def _check_positive(name: str, value) -> None:
