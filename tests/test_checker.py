@@ -139,7 +139,7 @@ def test_sdpa_passes_in_other_dtypes(dtype):
     assert report.dtype == dtype
 
 
-@pytest.mark.parametrize("backend", ["reference", "tiled", "decode", "auto"])
+@pytest.mark.parametrize("backend", ["reference", "tiled", "decode", "auto", "fast_decode", "fast_prefill"])
 def test_multihead_backends_pass(backend):
     pytest.importorskip("multihead.functional")
     fn = functools.partial(multihead.attention, backend=backend)

@@ -13,7 +13,6 @@ Modules (signature "module") are wrapped in ModuleTarget: target(x, mask=None, i
 from __future__ import annotations
 
 import inspect
-import math
 import re
 from dataclasses import dataclass, field
 
@@ -331,6 +330,3 @@ class ModuleTarget:
             y = y[0]
         return y
 
-
-def default_scale(d: int) -> float:
-    return 1.0 / math.sqrt(d)
