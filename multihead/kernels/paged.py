@@ -82,40 +82,45 @@ def attention(kernel, q: Tensor, k_pages: Tensor, v_pages: Tensor, block_table: 
             edges.append((b, starts[b], lead_end, False))
         if tail_start < ends[b]:
             edges.append((b, tail_start, ends[b], is_causal))
-    outs: list[list[tuple[Tensor, Tensor]]] = [[] for _ in range(B)]
+    outs, lses, seqs = [], [], []                     # partial results and their sequence ids
     for lo, hi in _runs(sorted(owner)):
-        who = [owner.get(p, (0, -1))[0] for p in range(lo, hi)]
-        qs = q[torch.tensor(who, device=q.device)]                           # (n, H, Tq, d)
+        who = torch.tensor([owner.get(p, (-1, 0))[0] for p in range(lo, hi)], device=q.device)
+        qs = q[who.clamp(min=0)]                                              # (n, H, Tq, d)
         ks = k_pages[lo:hi].transpose(1, 2)                                  # (n, H_kv, P, d) view
         vs = v_pages[lo:hi].transpose(1, 2)
         o, lse = kernel(qs, ks, vs, None, is_causal=False, scale=scale)      # (n, H, Tq, d_v), (n, H, Tq)
-        for j, p in enumerate(range(lo, hi)):
-            if p in owner:
-                outs[owner[p][0]].append((o[j], lse[j]))
+        outs.append(o)
+        lses.append(lse)
+        seqs.append(who)                                                     # -1: nobody's page, dropped
     for b, t0, t1, causal in edges:
         kb, vb = gather(k_pages, block_table[b], t0, t1), gather(v_pages, block_table[b], t0, t1)
         o, lse = kernel(q[b:b + 1], kb, vb, None, is_causal=causal, scale=scale)
-        outs[b].append((o[0], lse[0]))
-    return _merge(outs, q, v_pages.shape[-1])
+        outs.append(o)
+        lses.append(lse)
+        seqs.append(torch.tensor([b], device=q.device))
+    return _merge(q, v_pages.shape[-1], outs, lses, seqs)
 
 
-def _merge(outs: list[list[tuple[Tensor, Tensor]]], q: Tensor, d_v: int) -> tuple[Tensor, Tensor]:
-    """Per sequence, merge its partial (out [H, Tq, d_v], lse [H, Tq]) by log-sum-exp."""
+def _merge(q: Tensor, d_v: int, outs: list[Tensor], lses: list[Tensor],
+           seqs: list[Tensor]) -> tuple[Tensor, Tensor]:
+    """Merge partials (out [n, H, Tq, d_v], lse [n, H, Tq]) into their sequences (ids [n]; -1 is
+    dropped) by log-sum-exp, all sequences at once (scatter by sequence id, no per-page loop)."""
     B, H, Tq, _ = q.shape
     ct = compute_dtype(q.dtype)
-    out = torch.zeros(B, H, Tq, d_v, dtype=ct, device=q.device)
-    lse = torch.full((B, H, Tq), float("-inf"), dtype=torch.float64 if ct == torch.float64 else torch.float32,
-                     device=q.device)
-    for b, parts in enumerate(outs):
-        if not parts:
-            continue
-        o = torch.stack([p[0] for p in parts])                              # (n, H, Tq, d_v)
-        ls = torch.stack([p[1] for p in parts]).to(lse.dtype)               # (n, H, Tq)
-        m = ls.amax(dim=0)
-        m = torch.where(torch.isneginf(m), torch.zeros_like(m), m)          # (H, Tq)
-        w = torch.exp(ls - m)                                               # 0 for empty parts
-        total = w.sum(dim=0)
-        out[b] = torch.einsum("nht,nhtd->htd", w.to(ct), o.to(ct)) / torch.where(
-            total > 0, total, torch.ones_like(total)).unsqueeze(-1).to(ct)
-        lse[b] = m + torch.log(total)
-    return out, lse
+    lse_dtype = torch.float64 if ct == torch.float64 else torch.float32
+    lse = torch.full((B, H, Tq), float("-inf"), dtype=lse_dtype, device=q.device)
+    if not outs:
+        return torch.zeros(B, H, Tq, d_v, dtype=ct, device=q.device), lse
+    sid = torch.cat(seqs)
+    keep = sid >= 0
+    sid, o, ls = sid[keep], torch.cat(outs)[keep].to(ct), torch.cat(lses)[keep].to(lse_dtype)
+    m = lse.scatter_reduce(0, sid.view(-1, 1, 1).expand_as(ls), ls, "amax")       # (B, H, Tq)
+    m = torch.where(torch.isneginf(m), torch.zeros_like(m), m)
+    w = torch.exp(ls - m[sid])                                                  # 0 for empty partials
+    # Sums per sequence as one matmul with the [B, n] one-hot of the ids (index_add_ with
+    # repeated ids was ~50x slower here: it serializes on the shared rows).
+    onehot = (sid.view(1, -1) == torch.arange(B, device=q.device).view(-1, 1))   # (B, n)
+    total = (onehot.to(w.dtype) @ w.flatten(1)).view(B, H, Tq)                    # (B, H, Tq)
+    out = (onehot.to(ct) @ (o * w.unsqueeze(-1).to(ct)).flatten(1)).view(B, H, Tq, d_v)
+    out /= torch.where(total > 0, total, torch.ones_like(total)).unsqueeze(-1).to(ct)
+    return out, m + torch.log(total)
