@@ -117,9 +117,9 @@ def paged_rows(cfg: FeatureConfig, clock: str = "wall") -> list[dict]:
     k, v = (torch.randn(1, H_kv, T, d, generator=g).to(dt) for _ in range(2))
     n = T // P
     perm = torch.randperm(n, generator=g)                        # pages scattered over the pool
-    k_pages, v_pages = (torch.empty(n, P, H_kv, d, dtype=dt) for _ in range(2))
-    k_pages[perm] = k[0].transpose(0, 1).reshape(n, P, H_kv, d)
-    v_pages[perm] = v[0].transpose(0, 1).reshape(n, P, H_kv, d)
+    k_pages, v_pages = (torch.empty(n, H_kv, P, d, dtype=dt) for _ in range(2))
+    k_pages[perm] = k[0].unflatten(1, (n, P)).transpose(0, 1)              # (n, H_kv, P, d)
+    v_pages[perm] = v[0].unflatten(1, (n, P)).transpose(0, 1)
     table = perm.view(1, n).to(torch.int32)
     with torch.no_grad():
         ours, base = time_calls([
