@@ -49,8 +49,15 @@ def test_gpu_without_flops_figures_is_said_not_guessed():
     cfg, name = load_model("meta-llama/Llama-3.1-70B-Instruct")
     good = answer()
     assert good["ttft_s"] > 0
-    keys = T.time_keys(cfg, S.Request(tensor_parallel_size=4, max_model_len=131072, model=name, gpu="H20"), good)
+    keys = T.time_keys(cfg, S.Request(tensor_parallel_size=4, max_model_len=131072, model=name, gpu="TPU-v5e"), good)
     assert keys["time"] is None and "gpu" in keys["time_note"]
+
+
+def test_every_catalog_gpu_has_a_link():
+    links = timing.interconnect_catalog()
+    for name in timing.gpu_catalog_names():
+        assert name in links["gpus"], name
+        assert links["gpus"][name]["intra_node"] in links["links"]
 
 
 def test_serving_cli_json_and_text(capsys):
