@@ -1,0 +1,174 @@
+"""The serving answer for a user's question: the account, a one-line verdict, the launch command,
+and when the request does not fit, the combinations of fallbacks that make it fit, cheapest first.
+
+Names follow vLLM's flags. "Chunked prefill" here is the engine's: the same full attention over
+the whole request, computed ``max_num_batched_tokens`` tokens per step, so the prefill workspace
+is bounded and nothing of the document is lost; it is not cutting the document into pieces that
+never see each other (the planner's lossy "chunks").
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from importlib import resources
+
+from multihead.cost.serving import GIB, EngineArgs, ServingAccount, account
+from multihead.cost.serving_fit import load_fit
+from multihead.cost.serving_shape import shape_for
+from multihead.engines import LaunchPlan, command
+
+KV_DTYPES = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2")
+DTYPES = ("auto", "bfloat16", "float16", "float32")
+_DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
+GPUS_PER_NODE = 8
+
+
+def gpu_catalog() -> dict[str, dict]:
+    text = (resources.files("multihead.cost") / "catalog" / "gpu_memory.json").read_text()
+    return {k: v for k, v in json.loads(text).items() if not k.startswith("_")}
+
+
+def gpu_memory_bytes(name: str) -> tuple[str, int]:
+    """(catalog name, physical bytes as the device reports them) for a GPU name, case-insensitive;
+    'H100' means the SXM part."""
+    cat = gpu_catalog()
+    keys = {k.lower(): k for k in cat}
+    low = name.lower()
+    key = keys.get(low) or keys.get(f"{low}-sxm") or keys.get(low.removesuffix("-sxm"))
+    if key is None:
+        raise ValueError(f"gpu: unknown GPU {name!r} (known: {', '.join(cat)})")
+    return key, cat[key]["bytes"]
+
+
+def resolve_dtype(flag: str, config_dtype: str | None) -> str:
+    """vLLM's --dtype auto: the checkpoint's dtype, except float32 checkpoints run in bfloat16."""
+    if flag not in DTYPES:
+        raise ValueError(f"dtype: expected one of {', '.join(DTYPES)}, got {flag!r}")
+    if flag != "auto":
+        return flag
+    d = str(config_dtype or "bfloat16").removeprefix("torch.")
+    return {"float32": "bfloat16", "float": "bfloat16", "half": "float16"}.get(d, d if d in _DTYPE_BYTES else "bfloat16")
+
+
+@dataclasses.dataclass(frozen=True)
+class Request(EngineArgs):
+    """A serving question in vLLM's terms: the engine's numeric flags (EngineArgs) plus the model,
+    the GPU and the flags named by strings. The KV and activation bytes are resolved from
+    ``kv_cache_dtype`` / ``dtype`` by ``serving_account``."""
+    model: str = ""
+    gpu: str = "H100-SXM"
+    kv_cache_dtype: str = "auto"
+    dtype: str = "auto"
+    quantization: str | None = None
+
+
+def serving_account(cfg: dict, req: Request, gpu_bytes: int | None = None) -> tuple[ServingAccount, str]:
+    """The account of ``cfg`` under ``req``; returns it with the resolved serving dtype."""
+    from multihead.cost.quantization import from_flag
+    if req.kv_cache_dtype not in KV_DTYPES:
+        raise ValueError(f"kv-cache-dtype: expected one of {', '.join(KV_DTYPES)}, got {req.kv_cache_dtype!r}")
+    from multihead.cost.serving_model import config_dtype
+    dtype = resolve_dtype(req.dtype, config_dtype(cfg))
+    q = from_flag(req.quantization) if req.quantization else None
+    shape = shape_for(cfg, req.model, dtype, req.tensor_parallel_size, q)
+    act = _DTYPE_BYTES[dtype]
+    args = dataclasses.replace(req, kv_cache_dtype_bytes=1.0 if req.kv_cache_dtype.startswith("fp8") else act,
+                               activation_dtype_bytes=act)
+    total = gpu_bytes if gpu_bytes is not None else gpu_memory_bytes(req.gpu)[1]
+    return account(shape, args, load_fit(), total), dtype
+
+
+def launch_plan(req: Request, dtype: str) -> LaunchPlan:
+    return LaunchPlan(req.model, req.tensor_parallel_size, req.pipeline_parallel_size, GPUS_PER_NODE,
+                      req.gpu_memory_utilization, req.max_model_len, req.max_num_batched_tokens,
+                      req.max_num_seqs if req.max_num_seqs != 1024 else None, req.kv_cache_dtype, dtype,
+                      req.quantization, req.block_size if req.block_size != 16 else None)
+
+
+def verdict(a: ServingAccount, req: Request) -> str:
+    gpus = req.tensor_parallel_size * req.pipeline_parallel_size
+    where = f"{gpus}x {req.gpu}" + (f" (TP {req.tensor_parallel_size} x PP {req.pipeline_parallel_size})"
+                                    if req.pipeline_parallel_size > 1 else "")
+    if not a.fits:
+        return f"does not fit on {where}: {a.reason}"
+    return (f"fits on {where}: {a.max_concurrency:.2f} requests of {req.max_model_len:,} tokens at once "
+            f"({a.kv_cache_tokens:,} KV-cache tokens, {a.kv_cache_gib:.2f} GiB KV per GPU); "
+            f"prefill runs as chunked prefill of {req.max_num_batched_tokens:,} tokens per step, "
+            f"full attention over the whole request (nothing is cut)")
+
+
+# -- fallbacks -------------------------------------------------------------------------------------
+# What each lever costs: more GPUs first (money), then precision (quality), then length (the request).
+_LOSS = {"kv_cache_dtype": 1, "quantization": 2}
+
+
+def _candidates(req: Request, heads: int) -> list[Request]:
+    """Combinations of: TP up to one node (dividing the heads), PP across nodes when a node is not
+    enough, fp8 KV cache, fp8 weights."""
+    tps = [t for t in (1, 2, 4, 8) if t >= req.tensor_parallel_size and heads % t == 0]
+    out = []
+    for tp in tps:
+        for pp in ((req.pipeline_parallel_size,) if tp < GPUS_PER_NODE else (req.pipeline_parallel_size, 2, 4)):
+            for kv in dict.fromkeys((req.kv_cache_dtype, "fp8")):
+                for q in dict.fromkeys((req.quantization, "fp8")):
+                    out.append(dataclasses.replace(req, tensor_parallel_size=tp, pipeline_parallel_size=pp,
+                                                   kv_cache_dtype=kv, quantization=q))
+    return out
+
+
+def _cost(req: Request, base: Request) -> tuple:
+    loss = sum(w for k, w in _LOSS.items() if getattr(req, k) != getattr(base, k))
+    return (req.tensor_parallel_size * req.pipeline_parallel_size, loss)
+
+
+def _changes(req: Request, base: Request) -> list[str]:
+    flags = {"tensor_parallel_size": "--tensor-parallel-size", "pipeline_parallel_size": "--pipeline-parallel-size",
+             "kv_cache_dtype": "--kv-cache-dtype", "quantization": "--quantization"}
+    return [f"{flag} {getattr(req, k)}" for k, flag in flags.items() if getattr(req, k) != getattr(base, k)]
+
+
+def fallbacks(cfg: dict, req: Request, heads: int, min_concurrency: float = 1.0,
+              limit: int = 5) -> list[tuple[Request, ServingAccount]]:
+    """Ways to serve ``req`` at ``min_concurrency`` or more, cheapest first (GPUs, then precision
+    lost); under TP every KV figure is per GPU. The length cut (max_model_len_fit) is reported
+    with the account itself, since it changes the request."""
+    found = []
+    for cand in _candidates(req, heads):
+        if cand == req:
+            continue
+        try:
+            a, _ = serving_account(cfg, cand)
+        except ValueError:
+            continue                      # e.g. TP not dividing the KV heads
+        if a.fits and a.max_concurrency >= min_concurrency:
+            found.append((_cost(cand, req), -a.max_concurrency, cand, a))
+    found.sort(key=lambda f: (f[0], f[1]))
+    return [(c, a) for _, _, c, a in found[:limit]]
+
+
+def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None = None) -> dict:
+    """The whole serving answer as one JSON-ready dict (the ``serving`` object)."""
+    a, dtype = serving_account(cfg, req)
+    out = {**a.to_json(), "gpu": req.gpu, "dtype": dtype, "kv_cache_dtype": req.kv_cache_dtype,
+           "tensor_parallel_size": req.tensor_parallel_size,
+           "pipeline_parallel_size": req.pipeline_parallel_size,
+           "gpu_memory_utilization": req.gpu_memory_utilization,
+           "max_num_batched_tokens": req.max_num_batched_tokens, "verdict": verdict(a, req),
+           "prefill": "chunked prefill: full attention, max_num_batched_tokens tokens per step (no document cut)"}
+    launch = req
+    if heads and (not a.fits or a.max_concurrency < 1):
+        found = fallbacks(cfg, req, heads)
+        out["fallbacks"] = [{"flags": _changes(c, req), "gpus": c.tensor_parallel_size * c.pipeline_parallel_size,
+                             "max_concurrency": f.max_concurrency, "kv_cache_tokens": f.kv_cache_tokens,
+                             "kv_cache_gib_per_gpu": f.kv_cache_gib} for c, f in found]
+        launch = found[0][0] if found else req
+        if a.max_model_len_fit > 0:      # last: it changes the request itself
+            out["fallbacks"].append({"flags": [f"--max-model-len {a.max_model_len_fit}"], "gpus":
+                                     req.tensor_parallel_size * req.pipeline_parallel_size, "max_concurrency": 1.0,
+                                     "kv_cache_tokens": None, "kv_cache_gib_per_gpu": a.kv_cache_gib,
+                                     "note": "shorter requests: a longer document must be cut"})
+    if emit:
+        cmd = command(emit, launch_plan(launch, dtype))
+        out["command"] = {"engine": emit, "text": cmd.render(), "argv": cmd.argv, "nodes": cmd.nodes,
+                          "note": cmd.note, "for": "the request" if launch is req else "the first fallback"}
+    return out
