@@ -49,6 +49,8 @@ def register(subparsers) -> None:
     o.add_argument("--json", action="store_true", help="print one JSON object")
     o.add_argument("--plot", metavar="FILE.png", type=A.output_file(suffixes=(".png", ".svg", ".pdf")),
                    help="write memory vs context length (H_kv = H, actual, 1) to FILE (.png, .svg or .pdf)")
+    o.add_argument("--html", metavar="FILE.html", type=_html_path,
+                   help="write the planner page's view of this plan as one self-contained HTML file")
     o.add_argument("--list", action="store_true", help="list the catalog models and GPUs")
     p.set_defaults(func=run)
 
@@ -109,13 +111,23 @@ def run(args) -> int:
         attention=args.attention, causal_skip=args.causal_skip)
     if args.plot:
         planner.plot_memory(p, args.plot)
+    if args.html:
+        from multihead.web.report import write_report
+        write_report(args.html, args)
     if args.json:
         print(to_json(p))
     else:
         planner.render(p, explain=args.explain)
         if args.plot:
             print(f"plot written to {args.plot}")
+        if args.html:
+            print(f"report written to {args.html}")
     return 0
+
+
+def _html_path(text: str):
+    from multihead.cli import _args
+    return _args.output_file(suffixes=(".html", ".htm"))(text)
 
 
 def _list() -> int:
