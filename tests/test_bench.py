@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from conftest import markdown_tables
 from multihead.cli import main as cli_main
 from multihead.kernels import fast_prefill
 from multihead.measure import benchmark as bench
@@ -77,24 +78,10 @@ def test_benchmark_figure_shows_the_measured_rates(tiny_report):
         assert ax.get_ylabel() == ("GB/s" if kind == "decode" else "GFLOP/s") and ax.get_xlabel() == "T (tokens)"
 
 
-def _markdown_tables(md: str) -> list[list[list[str]]]:
-    """Every table of a markdown page, as rows of cells (header row first, separator dropped)."""
-    tables, cur = [], []
-    for line in md.splitlines() + [""]:
-        if line.startswith("|"):
-            cells = [c.strip() for c in line.strip("|").split("|")]
-            if not all(set(c) <= set("-:") for c in cells):
-                cur.append(cells)
-        elif cur:
-            tables.append(cur)
-            cur = []
-    return tables
-
-
 def test_benchmark_markdown_carries_every_row(tiny_report):
     md = reports.bench_markdown(tiny_report)
     assert tiny_report["command"] in md
-    results = next(t for t in _markdown_tables(md) if t[0][:2] == ["case", "implementation"])
+    results = next(t for t in markdown_tables(md) if t[0][:2] == ["case", "implementation"])
     assert len(results) - 1 == len(tiny_report["results"])
     for cells, r in zip(results[1:], tiny_report["results"]):
         assert cells[1] == r["impl"]

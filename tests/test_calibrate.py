@@ -231,3 +231,14 @@ def test_prefill_grid_too_small_to_show_flops_uses_the_measured_matmul_rate():
     fitted, res = fit_prefill(pts, matmul_flops=1e13)
     assert fitted.flops_per_s == 1e13 and res < 0.01
     assert fitted.overhead_s == pytest.approx(150e-6, rel=0.01)
+
+
+def test_decode_fit_keeps_a_read_rate_when_compute_would_take_all_the_time():
+    """Points whose time is all compute (made by hand: overhead + flops / F) would let the
+    compute term take the reads' share; a decode step must read its cache, so the compute term
+    is the one these points cannot identify: it is dropped and the reads keep a positive rate."""
+    shapes = [AttnShape.decode(h, hk, 32, t) for h, hk in ((4, 1), (8, 1)) for t in (1100, 2048, 4096)]
+    pts = [(s, 50e-6 + s.flops / 20e9) for s in shapes]
+    full, res = fit_decode(pts)
+    assert full.flops_per_s is None and full.bytes_per_s > 0 and full.overhead_s >= 0
+    assert res < 0.5                       # reads alone describe compute-bound points only roughly

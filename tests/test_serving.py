@@ -198,3 +198,18 @@ def test_pipeline_stages_bind_at_the_fullest_stage():
     assert a.num_gpu_blocks == int((40 - 12) * GIB // (page * 4))
     one = sv.account(dataclasses.replace(shape, lm_head_bytes=0), args, ZERO_FIT, 40 * GIB)
     assert one.num_gpu_blocks > a.num_gpu_blocks
+
+
+def test_every_catalog_gpu_has_its_reported_physical_memory():
+    """Each GPU of the planner's catalog has a physical-memory entry with its source, below the
+    datasheet figure (the driver reserves some), and the issue's list of GPUs is there."""
+    from multihead.cost.device import gpu_catalog as planner_gpus
+    from multihead.cost.serving_answer import gpu_catalog, gpu_memory_bytes
+    mem = gpu_catalog()
+    for name, entry in planner_gpus().items():
+        key, total = gpu_memory_bytes(name)
+        assert mem[key]["source"] and total < entry["memory_gb"] * 1.075e9, name
+    wanted = {"H100-SXM", "H100-PCIe", "H100-NVL", "H200-SXM", "H20", "B200", "A100-40GB", "A100-80GB", "L40S",
+              "L4", "A10G", "RTX-4090", "RTX-5090", "MI300X", "MI325X"}
+    assert wanted <= set(mem) and wanted <= set(planner_gpus())
+    assert gpu_memory_bytes("H100")[1] == 81089 << 20                 # 79.19 GiB, as the vLLM logs report

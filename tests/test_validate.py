@@ -10,6 +10,7 @@ import matplotlib.image
 import pytest
 import torch
 
+from conftest import markdown_tables
 from multihead.devices import DecodeCosts, DeviceSpec, PrefillCosts, load_device, write_profile
 from multihead.measure.calibrate import CalibrationPlan, calibrate, predict_seconds
 from multihead.measure.fit import fit_points
@@ -119,20 +120,6 @@ def test_missing_profile_is_a_clear_error(tmp_path, capsys):
     assert "multihead calibrate" in capsys.readouterr().err
 
 
-def _markdown_tables(md: str) -> list[list[list[str]]]:
-    """Every table of a markdown page, as rows of cells (header row first, separator dropped)."""
-    tables, cur = [], []
-    for line in md.splitlines() + [""]:
-        if line.startswith("|"):
-            cells = [c.strip() for c in line.strip("|").split("|")]
-            if not all(set(c) <= set("-:") for c in cells):
-                cur.append(cells)
-        elif cur:
-            tables.append(cur)
-            cur = []
-    return tables
-
-
 def _synthetic_result():
     spec = DeviceSpec("d", 1e9, 1e10, {"fp32": 1e11}, 1.0, 1.0, kind="measured")
     rows = [row(1.0, 1.1, band=(0.9, 1.1)), row(0.01, 0.012, "decode", band=(0.009, 0.011))]
@@ -146,7 +133,7 @@ def test_markdown_report_lists_every_row():
     res = _synthetic_result()
     md = validation_markdown(res, "multihead validate --quick")
     assert "multihead validate --quick" in md and "n1" in md
-    groups, rows = [t for t in _markdown_tables(md) if t[0][0] in ("group", "shape")]
+    groups, rows = [t for t in markdown_tables(md) if t[0][0] in ("group", "shape")]
     # errors, computed here from the rows' numbers: (1.0 - 1.1) / 1.1 and (0.01 - 0.012) / 0.012
     want = {"prefill": (1.0 - 1.1) / 1.1, "decode": (0.01 - 0.012) / 0.012}
     assert {g[0]: (int(g[1]), float(g[2].rstrip("%")) / 100) for g in groups[1:]} == \

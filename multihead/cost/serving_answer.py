@@ -19,7 +19,7 @@ from multihead.engines import LaunchPlan, command
 
 KV_DTYPES = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2")
 DTYPES = ("auto", "bfloat16", "float16", "float32")
-_DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
+ENGINE_DTYPE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}     # cost.units name -> vLLM's
 GPUS_PER_NODE = 8
 
 
@@ -40,16 +40,6 @@ def gpu_memory_bytes(name: str) -> tuple[str, int]:
     return key, cat[key]["bytes"]
 
 
-def resolve_dtype(flag: str, config_dtype: str | None) -> str:
-    """vLLM's --dtype auto: the checkpoint's dtype, except float32 checkpoints run in bfloat16."""
-    if flag not in DTYPES:
-        raise ValueError(f"dtype: expected one of {', '.join(DTYPES)}, got {flag!r}")
-    if flag != "auto":
-        return flag
-    d = str(config_dtype or "bfloat16").removeprefix("torch.")
-    return {"float32": "bfloat16", "float": "bfloat16", "half": "float16"}.get(d, d if d in _DTYPE_BYTES else "bfloat16")
-
-
 @dataclasses.dataclass(frozen=True)
 class Request(EngineArgs):
     """A serving question in vLLM's terms: the engine's numeric flags (EngineArgs) plus the model,
@@ -63,19 +53,24 @@ class Request(EngineArgs):
 
 
 def serving_account(cfg: dict, req: Request, gpu_bytes: int | None = None) -> tuple[ServingAccount, str]:
-    """The account of ``cfg`` under ``req``; returns it with the resolved serving dtype."""
-    from multihead.cost.quantization import from_flag
+    """The account of ``cfg`` under ``req``; returns it with the resolved serving dtype (vLLM's name).
+    Precision follows the cost model (cost.precision.resolve: --dtype auto serves float32
+    checkpoints in bf16; --quantization over the checkpoint's quantization_config)."""
+    from multihead.cost.precision import resolve
+    from multihead.cost.serving_shape import read_spec
+    from multihead.cost.units import dtype_bytes
     if req.kv_cache_dtype not in KV_DTYPES:
         raise ValueError(f"kv-cache-dtype: expected one of {', '.join(KV_DTYPES)}, got {req.kv_cache_dtype!r}")
-    from multihead.cost.serving_model import config_dtype
-    dtype = resolve_dtype(req.dtype, config_dtype(cfg))
-    q = from_flag(req.quantization) if req.quantization else None
-    shape = shape_for(cfg, req.model, dtype, req.tensor_parallel_size, q)
-    act = _DTYPE_BYTES[dtype]
-    args = dataclasses.replace(req, kv_cache_dtype_bytes=1.0 if req.kv_cache_dtype.startswith("fp8") else act,
-                               activation_dtype_bytes=act)
+    if req.dtype not in DTYPES:
+        raise ValueError(f"dtype: expected one of {', '.join(DTYPES)}, got {req.dtype!r}")
+    spec = read_spec(cfg, req.model)
+    prec = resolve(spec, None if req.dtype == "auto" else req.dtype,
+                   "fp8" if req.kv_cache_dtype.startswith("fp8") else None, req.quantization)
+    shape = shape_for(cfg, req.model, prec.weights, req.tensor_parallel_size, prec.quantization, spec)
+    args = dataclasses.replace(req, kv_cache_dtype_bytes=dtype_bytes(prec.kv),
+                               activation_dtype_bytes=dtype_bytes(prec.activation))
     total = gpu_bytes if gpu_bytes is not None else gpu_memory_bytes(req.gpu)[1]
-    return account(shape, args, load_fit(), total), dtype
+    return account(shape, args, load_fit(), total), ENGINE_DTYPE.get(prec.weights, prec.weights)
 
 
 def launch_plan(req: Request, dtype: str) -> LaunchPlan:

@@ -23,16 +23,6 @@ def gemma3_text_defaults(mt: str, t: dict) -> dict:
     return {**defaults, **{k: v for k, v in t.items() if v is not None}}
 
 
-def config_dtype(cfg: dict) -> str:
-    """The checkpoint's dtype as config.json states it (torch_dtype / dtype; text_config's as fallback)."""
-    t = text_config(cfg)
-    for d in (cfg, t):
-        for key in ("torch_dtype", "dtype"):
-            if d.get(key) is not None:
-                return str(d[key])
-    return "bfloat16"
-
-
 def vision_tower_params(cfg: dict) -> int:
     """Parameters of the vision tower and projector a multimodal checkpoint loads (0 without one).
 

@@ -76,14 +76,15 @@ def _mxfp4_padding_bytes(spec, counts, q, tp: int) -> float:
     return experts * (ratio - 1)
 
 
-def shape_for(cfg: dict, name: str, dtype: str, tp: int = 1, quantization=None) -> ServingShape:
+def shape_for(cfg: dict, name: str, dtype: str, tp: int = 1, quantization=None, spec=None) -> ServingShape:
     """Everything the serving account needs of ``cfg`` served at ``dtype`` (weights for the whole
     model; the account splits them by TP and stages). ``quantization``: a cost.quantization
-    Quantization overriding the checkpoint's own (vLLM's --quantization)."""
+    Quantization overriding the checkpoint's own (vLLM's --quantization); ``spec``: the ModelSpec
+    of ``cfg`` when the caller has read it already."""
     from multihead.cost.memory import weight_bytes
     from multihead.cost.params import param_counts
     from multihead.cost.units import dtype_bytes
-    spec = read_spec(cfg, name)
+    spec = spec or read_spec(cfg, name)
     counts = param_counts(spec)
     if counts is None:
         raise ValueError(f"model: {name} lacks the sizes to count its weights (vocab_size / intermediate_size)")

@@ -146,7 +146,7 @@ def calibrate(plan: CalibrationPlan | None = None, *, progress: bool = True) -> 
     bar.close()
     cache = float(limits.last_level_cache_bytes())
     matmul = {k[len("matmul_"):]: v["best"] for k, v in lim.items() if k.startswith("matmul_")}
-    prefill, decode, residuals = fit_points(points, cache, matmul)
+    prefill, decode, residuals = fit_points(points, cache, matmul, lim["read_bandwidth"]["best"])
     threads = torch.get_num_threads()
     now = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
     spec = DeviceSpec(
@@ -166,8 +166,10 @@ def calibrate(plan: CalibrationPlan | None = None, *, progress: bool = True) -> 
         "spread": {"median": statistics.median(spreads), "max": max(spreads),
                    "definition": "median / best - 1 over the repeats of one shape"},
         "fit_rms_relative_residual": residuals, "limits": lim, "points": points,
-        # kernels whose grid did not determine F: it is the measured matmul rate (fit.fit_prefill)
-        "matmul_rate_from_limit": sorted(k for k, c in prefill.items() if c.flops_per_s == matmul.get(k.split("/")[0]))})
+        # terms the grid did not determine, taken from the measured limits (fit.fit_prefill, fit_decode)
+        "rates_from_limits": sorted([f"prefill {k}" for k, c in prefill.items() if c.flops_per_s == matmul.get(k.split("/")[0])]
+                                    + [f"decode {k}" for k, c in decode.items()
+                                       if c.bytes_per_s == lim["read_bandwidth"]["best"]])})
     return spec
 
 

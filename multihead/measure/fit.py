@@ -27,6 +27,7 @@ from multihead.measure.shapes import AttnShape
 # multihead.attention's kernels that materialize the [B, H, Tq, Tk] score matrix (kernels/__init__.py).
 MATERIALIZING = {"reference"}
 NOISE_FLOOR = 0.02     # in the weights: a point with no measured spread is not trusted infinitely
+MIN_SHARE = 1e-3       # a term explaining less of every point's time than this is not identified
 
 
 def fit_nonnegative(columns: list[list[float]], times: list[float], noise: list[float] | None = None,
@@ -74,15 +75,14 @@ def fit_prefill(points: list[tuple[AttnShape, float]], skips_masked: bool = True
             cols.append(col)
     times = [t for _, t in points]
     coef, res = fit_nonnegative(cols, times, noise=noise)
-    if coef[3] <= 0 and matmul_flops:
-        flops = cols[3]
-        cols[3] = [0.0] * len(points)
+    if not _explains(coef[3], cols[3], times):
+        if not matmul_flops:
+            raise RuntimeError("calibrate: the prefill timings admit no positive matmul rate (the grid's FLOPs "
+                               "do not show in its times); rerun on a quieter machine or a larger grid")
+        flops, cols[3] = cols[3], [0.0] * len(points)
         coef, res = fit_nonnegative(cols, times, noise=noise, known=[f / matmul_flops for f in flops])
         coef[3] = 1.0 / matmul_flops
     c0, c_row, c_score, inv_f = coef[:4]
-    if inv_f <= 0:
-        raise RuntimeError("calibrate: the prefill timings admit no positive matmul rate (the grid's FLOPs "
-                           "do not show in its times); rerun on a quieter machine or a larger grid")
     return PrefillCosts(flops_per_s=1.0 / inv_f, seconds_per_score=c_score, seconds_per_row=c_row,
                         overhead_s=c0, skips_masked=skips_masked, materializes=materializes,
                         **{name: coef[i] for name, i in extra.items()}), res
@@ -99,29 +99,53 @@ def skips_masked(points: list[tuple[AttnShape, float]]) -> bool:
     return not ratios or statistics.median(ratios) < 0.75
 
 
-def _decode_columns(points: list[tuple[AttnShape, float]], cache_bytes: float):
-    """(small KV bytes, KV bytes beyond the cache or None, flops or None) per point. With points on
-    both sides of ``cache_bytes`` (one call's K and V), the KV beyond it gets its own rate. With one
-    FLOP-per-byte ratio only (one head grouping), flops are a fixed multiple of the KV bytes and the
-    two rates cannot be told apart: the time is charged to the reads alone (flops None)."""
+def _decode_columns(points: list[tuple[AttnShape, float]], cache_bytes: float, split: bool = True,
+                    compute: bool = True):
+    """(KV bytes within the cache, KV bytes beyond it or None, flops or None) per point. With points
+    on both sides of ``cache_bytes`` (one call's K and V) and ``split``, the KV beyond it gets its
+    own rate. With one FLOP-per-byte ratio only (one head grouping), flops are a fixed multiple of
+    the KV bytes and the two rates cannot be told apart: the time is charged to the reads alone."""
     kv = [s.kv_bytes for s, _ in points]
     ratios = {round(s.flops / b, 9) for (s, _), b in zip(points, kv)}
-    flops = [float(s.flops) for s, _ in points] if len(ratios) > 1 else None
+    flops = [float(s.flops) for s, _ in points] if compute and len(ratios) > 1 else None
     big = [b if cache_bytes and b > cache_bytes else 0.0 for b in kv]
-    if not (any(big) and not all(big)):
+    if not (split and any(big) and not all(big)):
         return kv, None, flops
     return [b - x for b, x in zip(kv, big)], big, flops
 
 
 def fit_decode(points: list[tuple[AttnShape, float]], cache_bytes: float = 0.0,
-               noise: list[float] | None = None) -> tuple[DecodeCosts, float]:
+               noise: list[float] | None = None, read_bytes_per_s: float | None = None) -> tuple[DecodeCosts, float]:
     """``DecodeCosts`` (overhead, KV read rate, compute rate) from decode points, and the RMS
-    relative residual; the added and the overlapped form are both fitted, the better kept."""
-    small, big, flops = _decode_columns(points, cache_bytes)
+    relative residual; the added and the overlapped form are both fitted, the better kept.
+
+    A decode step must read its KV cache, so the read rates must explain a share of the time.
+    When noisy points let the compute term (or the separate rate beyond the cache) take the reads'
+    share, these points cannot identify that term, and it is dropped: first compute, then the
+    split. When even the reads alone show no rate (tiny caches, where the per-call overhead is all
+    there is), the read rate is the machine's measured streaming rate ``read_bytes_per_s``."""
     times = [t for _, t in points]
-    ones = [1.0] * len(points)
-    coef, res = fit_nonnegative([ones, small, flops or [0.0] * len(points)] + ([big] if big else []), times,
+    for split, compute in ((True, True), (True, False), (False, True), (False, False)):
+        fitted = _fit_decode_form(*_decode_columns(points, cache_bytes, split, compute), times, noise)
+        if fitted is not None:
+            return fitted
+    if not read_bytes_per_s:
+        raise RuntimeError("calibrate: the decode timings admit no positive bandwidth; rerun on a quieter machine")
+    kv, _, flops = _decode_columns(points, cache_bytes, split=False)
+    coef, res = fit_nonnegative([[1.0] * len(times), [0.0] * len(times), flops or [0.0] * len(times)], times,
+                                noise=noise, known=[b / read_bytes_per_s for b in kv])
+    return _decode_costs([coef[0], 1.0 / read_bytes_per_s, coef[2]], False, False), res
+
+
+def _fit_decode_form(small: list[float], big: list[float] | None, flops: list[float] | None, times: list[float],
+                     noise: list[float] | None) -> tuple[DecodeCosts, float] | None:
+    """The best of the added and overlapped forms over these columns, or None when a read rate
+    comes out zero."""
+    ones = [1.0] * len(times)
+    coef, res = fit_nonnegative([ones, small, flops or [0.0] * len(times)] + ([big] if big else []), times,
                                 noise=noise)
+    if not _explains(coef[1], small, times) or (big and not _explains(coef[3], big, times)):
+        return None
     best = (res, coef, False)
     if flops is None:                     # reads alone: the overlapped form is the same model
         return _decode_costs(coef, big is not None, False), res
@@ -137,7 +161,7 @@ def fit_decode(points: list[tuple[AttnShape, float]], cache_bytes: float = 0.0,
                 [0.0 if m else f for f, m in zip(flops, reads_dominate)]]
         cols += [[b if m else 0.0 for b, m in zip(big, reads_dominate)]] if big else []
         c, _ = fit_nonnegative(cols, times, noise=noise)
-        if c[1] <= 0 or (big and c[3] <= 0):
+        if not _explains(c[1], small, times) or (big and not _explains(c[3], big, times)):
             break
         pred = [c[0] + max(r, f) for r, f in split_times(c)]
         r_ov = math.sqrt(statistics.fmean(((p - t) / t) ** 2 for p, t in zip(pred, times)))
@@ -151,21 +175,26 @@ def fit_decode(points: list[tuple[AttnShape, float]], cache_bytes: float = 0.0,
     return _decode_costs(coef, big is not None, overlapped), res
 
 
+def _explains(coef: float, column: list[float], times: list[float]) -> bool:
+    """Does a term account for a share of some point's time (0.1%, the floor of what timing on
+    this machine resolves)? A coefficient of 1e-27 s/byte is zero that rounding left positive."""
+    return coef > 0 and max(coef * x / t for x, t in zip(column, times)) >= MIN_SHARE
+
+
 def _decode_costs(coef: list[float], split: bool, overlapped: bool) -> DecodeCosts:
     c0, inv_bw, inv_f = coef[:3]
-    if inv_bw <= 0 or (split and coef[3] <= 0):
-        raise RuntimeError("calibrate: the decode timings admit no positive bandwidth; rerun on a quieter machine")
     return DecodeCosts(bytes_per_s=1.0 / inv_bw, flops_per_s=1.0 / inv_f if inv_f > 0 else None, overhead_s=c0,
                        spilled_bytes_per_s=1.0 / coef[3] if split else None, overlapped=overlapped)
 
 
-def fit_points(points: list[dict], cache_bytes: float,
-               matmul_flops: dict[str, float] | None = None) -> tuple[dict, dict, dict]:
+def fit_points(points: list[dict], cache_bytes: float, matmul_flops: dict[str, float] | None = None,
+               read_bytes_per_s: float | None = None) -> tuple[dict, dict, dict]:
     """Fit the time model to measured points (``profile["points"]``): per kernel and dtype,
     (prefill terms, decode terms, RMS relative residuals). The dtype's plain key (the fallback
     for shapes whose kernel is unknown) gets the kernel that ran the largest calibration call:
-    long-context planning is about the large shapes. ``matmul_flops``: the measured matmul rate
-    per dtype, for a prefill grid that cannot determine its own (``fit_prefill``)."""
+    long-context planning is about the large shapes. ``matmul_flops`` (per dtype) and
+    ``read_bytes_per_s``: the machine's measured rates, for a grid too small to determine the
+    kernel's own (``fit_prefill``, ``fit_decode``)."""
     groups: dict[tuple[str, str, str | None], list[tuple[AttnShape, float, float]]] = {}
     for p in points:
         s = AttnShape(**p["shape"])
@@ -184,7 +213,7 @@ def fit_points(points: list[dict], cache_bytes: float,
                 matmul_flops=(matmul_flops or {}).get(dt))
             prefill.setdefault(dt, prefill[key])
         elif dt not in decode and len(pts) >= 3:
-            decode[dt], residuals[f"decode {key}"] = fit_decode(pts, cache_bytes, noise=noise)
+            decode[dt], residuals[f"decode {key}"] = fit_decode(pts, cache_bytes, noise, read_bytes_per_s)
             # and per row grouping of the kernel (decode_rows_class), where it has enough points
             classes: dict[str, list[int]] = {}
             for i, (s, _) in enumerate(pts):
@@ -192,5 +221,5 @@ def fit_points(points: list[dict], cache_bytes: float,
             for cls, idx in sorted(classes.items()):
                 if len(classes) > 1 and len(idx) >= 3:
                     decode[f"{dt}/{cls}"], residuals[f"decode {key} {cls}"] = fit_decode(
-                        [pts[i] for i in idx], cache_bytes, noise=[noise[i] for i in idx])
+                        [pts[i] for i in idx], cache_bytes, [noise[i] for i in idx], read_bytes_per_s)
     return prefill, decode, residuals
