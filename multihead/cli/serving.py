@@ -53,6 +53,8 @@ def register(subparsers) -> None:
     p.add_argument("model", nargs="?", help="HF id of a catalog config (see --list), or a config.json path / folder")
     p.add_argument("--gpu", default="H100-SXM", help="GPU from the catalog (see --list; default H100-SXM)")
     add_engine_flags(p)
+    from multihead.cli.gpu_time import add_request_flags
+    add_request_flags(p)
     p.add_argument("--emit", choices=["vllm", "sglang"], default="vllm", help="launch command to print (default vllm)")
     p.add_argument("--json", action="store_true", help="print the serving object as JSON")
     p.add_argument("--list", action="store_true", help="list catalog configs and GPUs")
@@ -72,7 +74,7 @@ def run(args) -> int:
     from multihead.cost import serving_answer as S
     cfg, name = load_model(args.model)
     req = request_from(args, name, cfg)
-    out = S.answer(cfg, req, emit=args.emit, heads=_heads(cfg))
+    out = S.answer(cfg, req, emit=args.emit, heads=_heads(cfg), input_len=args.input_len, output_len=args.output_len)
     if args.json:
         print(json.dumps({"serving": out}, indent=1))
     else:
@@ -148,6 +150,8 @@ def render(out: dict) -> str:
     lines.append(f"  longest request   {out['max_model_len_fit']:>9,} tokens at concurrency 1 (searched up to the "
                  f"model's positions or --max-model-len)")
     lines.append(f"  prefill           {out['prefill']}")
+    from multihead.cost.serving_time import render_lines
+    lines += ["  " + x for x in render_lines(out)]
     lines.append(f"Verdict: {out['verdict']}")
     if out.get("fallbacks"):
         lines.append("Fallbacks that fit, cheapest first (fewest GPUs, then least precision lost; KV per GPU):")

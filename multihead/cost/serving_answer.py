@@ -141,8 +141,12 @@ def fallbacks(cfg: dict, req: Request, heads: int, min_concurrency: float = 1.0,
     return [(c, a) for _, _, c, a in found[:limit]]
 
 
-def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None = None) -> dict:
-    """The whole serving answer as one JSON-ready dict (the ``serving`` object)."""
+def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None = None,
+           input_len: int | None = None, output_len: int | None = None) -> dict:
+    """The whole serving answer as one JSON-ready dict (the ``serving`` object); the time keys
+    (TTFT, TPOT, tokens/s at max concurrency: cost/serving_time.py) for requests of ``input_len``
+    prompt and ``output_len`` new tokens (defaults: serving_time.request_lengths)."""
+    from multihead.cost.serving_time import time_keys
     a, dtype = serving_account(cfg, req)
     out = {**a.to_json(), "gpu": req.gpu, "dtype": dtype, "kv_cache_dtype": req.kv_cache_dtype,
            "tensor_parallel_size": req.tensor_parallel_size,
@@ -150,6 +154,7 @@ def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None
            "gpu_memory_utilization": req.gpu_memory_utilization,
            "max_num_batched_tokens": req.max_num_batched_tokens, "verdict": verdict(a, req),
            "prefill": "chunked prefill: full attention, max_num_batched_tokens tokens per step (no document cut)"}
+    out.update(time_keys(cfg, req, out, input_len, output_len))
     launch = req
     if heads and (not a.fits or a.max_concurrency < 1):
         found = fallbacks(cfg, req, heads)

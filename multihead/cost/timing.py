@@ -375,6 +375,11 @@ def interconnect_catalog() -> dict:
     return json.loads((CATALOG / "interconnect.json").read_text())
 
 
+def gpu_catalog_names() -> list[str]:
+    from multihead.cost.device import gpu_catalog
+    return list(gpu_catalog())
+
+
 def load_constants(path: Path | None = None) -> Constants:
     """The fitted constants; the defaults (labelled so) when no fit file exists."""
     path = Path(path) if path else FIT_FILE
