@@ -551,3 +551,18 @@ def test_coverage_table_in_text_and_json(capsys, monkeypatch):
     text = str(report)
     assert "coverage: what the probes tried" in text and "not tried (see the coverage table)" in text
     assert "additive bias" in text.split("not tried (see the coverage table)")[1]
+
+
+def test_a_function_that_refuses_more_queries_than_keys_passes():
+    """A KV-cache kernel may assert Tq <= Tk: the probes never need Tq > Tk (the self-reference
+    repeats a lone key), so such a function passes instead of failing on the checker's own calls."""
+    def cache_kernel(q, k, v, attn_mask=None, is_causal=False, scale=None, enable_gqa=False):
+        if q.shape[2] > k.shape[2]:
+            raise ValueError("Tq must not exceed Tk")
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, is_causal=is_causal, scale=scale,
+                                              enable_gqa=enable_gqa)
+
+    report = check_attention(cache_kernel)
+    assert report.passed, str(report)
+    rows = {r["dimension"]: r for r in report.coverage}
+    assert not any("Tq > Tk" in t for t in rows["query_vs_keys"]["tried"])

@@ -197,7 +197,10 @@ def self_reference(ctx: Ctx, q, k, v, keep: torch.Tensor) -> torch.Tensor:
         if idx.numel() == 0:
             rows.append(torch.zeros(q.shape[0], q.shape[1], 1, v.shape[-1], dtype=torch.float64))
             continue
-        # Row i twice (Tq = 2), so that a bug of a one-row (decode) path does not enter the reference.
+        # Row i twice (Tq = 2), so that a bug of a one-row (decode) path does not enter the
+        # reference; a single key twice too (two equal keys give the same output), so that Tq <= Tk
+        # for a function that refuses more queries than keys.
+        idx = idx.repeat(2) if idx.numel() == 1 else idx
         out_i, _ = ctx.target(q[:, :, [i, i]], k.index_select(2, idx), v.index_select(2, idx))
         rows.append(out_i[:, :, :1].detach().to("cpu", torch.float64))
     return torch.cat(rows, dim=2)
