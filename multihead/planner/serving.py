@@ -24,7 +24,7 @@ class ServingSection:
     def render(self, console) -> None:
         from multihead.cli.serving import render
         console.print()
-        console.print(render(self.data), markup=False, highlight=False)
+        console.print(render(self.data), markup=False, highlight=False, soft_wrap=True)   # commands stay pasteable
 
     def explain(self) -> list[str]:
         d = self.data
@@ -56,10 +56,23 @@ def _kv_flag(o: dict, precision) -> str:
     return "fp8" if precision.kv == "fp8" else "auto"
 
 
+def _config(o: dict, model: str) -> tuple[dict, str | None]:
+    """(raw config.json, HF id) for the vision tower, rope cache and launch command: given in the
+    options, else looked up by the plan's model name or path; ({}, None) for a model from flags."""
+    if o.get("config") is not None:
+        return o["config"], o.get("model_id")
+    from multihead.cli.serving import load_model
+    try:
+        return load_model(model)
+    except (ValueError, ImportError):
+        return {}, None
+
+
 def build(ctx: sections.Context):
     """The serving section of a plan (None is never returned: a CPU profile gets a one-line reason)."""
     from multihead.cost.serving_answer import Request, answer
     o, setup = dict(ctx.options), ctx.setup
+    cfg, model_id = _config(o, ctx.plan.inputs.model)
     total, gpu = _physical_bytes(setup.device)
     if total is None:
         return ServingSection({"fits": False, "reason": f"no serving account: {gpu} is a measured CPU "
@@ -67,9 +80,9 @@ def build(ctx: sections.Context):
     req = Request(tensor_parallel_size=setup.gpus, gpu_memory_utilization=setup.memory_utilization,
                   max_model_len=o.get("max_model_len") or ctx.plan.inputs.tokens,
                   **{k: o[k] for k in _FLAGS if o.get(k) is not None},
-                  model=o.get("model_id") or setup.spec.name, gpu=gpu, kv_cache_dtype=_kv_flag(o, setup.precision),
+                  model=model_id or setup.spec.name, gpu=gpu, kv_cache_dtype=_kv_flag(o, setup.precision),
                   dtype=o.get("dtype") or "auto", quantization=o.get("quantization"))
-    data = answer(o.get("config") or {}, req, emit=o.get("emit", "vllm"), heads=setup.spec.num_heads,
+    data = answer(cfg, req, emit=o.get("emit", "vllm"), heads=setup.spec.num_heads,
                   input_len=o.get("input_len"), output_len=o.get("output_len"), spec=setup.spec, gpu_bytes=total)
     return ServingSection(data)
 
