@@ -50,6 +50,9 @@ def add_engine_flags(p: argparse.ArgumentParser, for_plan: bool = False) -> None
                        help="launch command in the serving section (default vllm)")
 
 
+ENGINE_TO_PLAN_DTYPE = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}   # --dtype -> --weights-dtype
+
+
 def plan_options(args) -> dict:
     """The plan's ``serving`` section options from its parsed flags (engine names as keys)."""
     keys = ("pipeline_parallel_size", "max_model_len", "max_num_batched_tokens", "max_num_seqs", "kv_cache_dtype",
