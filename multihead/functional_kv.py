@@ -144,11 +144,11 @@ def _check_cache(q: Tensor, k_cache: Tensor, v_cache: Tensor, block_table: Tenso
                 block_table.dtype not in (torch.int32, torch.int64):
             got = tuple(block_table.shape) if isinstance(block_table, Tensor) else type(block_table).__name__
             raise ValueError(f"block_table: expected an int32 tensor [B, max_pages] with B={B}, got {got}")
-        n_pages, page, H_kv, d_k = k_cache.shape
+        n_pages, H_kv, page, d_k = k_cache.shape
         T_max, want_b = block_table.shape[1] * page, n_pages
         if block_table.numel() and not 0 <= int(block_table.min()) <= int(block_table.max()) < n_pages:
             raise ValueError(f"block_table: page ids must lie in [0, {n_pages}) (the pool's pages)")
-    layout = "[B, H_kv, T_max, d]" if block_table is None else "[num_pages, page_size, H_kv, d]"
+    layout = "[B, H_kv, T_max, d]" if block_table is None else "[num_pages, H_kv, page_size, d]"
     if k_cache.shape[0] != want_b or d_k != d or H_kv == 0 or H % H_kv or \
             v_cache.shape[:-1] != k_cache.shape[:-1]:
         raise ValueError(f"k_cache: expected {layout} with d={d} and H={H} a multiple of H_kv (v_cache alike "
@@ -166,7 +166,7 @@ def attention_with_kvcache(q: Tensor, k_cache: Tensor, v_cache: Tensor, k: Tenso
 
         q               [B, H, Tq, d]
         k_cache/v_cache contiguous: [B, H_kv, T_max, d] (one layer of multihead.KVCache);
-                        paged (with block_table): [num_pages, page_size, H_kv, d] (vLLM's layout)
+                        paged (with block_table): [num_pages, H_kv, page_size, d] (see kernels/paged.py)
         block_table     int32 [B, max_pages]: sequence b's token t is in page block_table[b, t // page_size]
         k, v            optional new tokens [B, H_kv, T_new, d] (v: d_v), written IN PLACE at
                         positions cache_seqlens[b] .. + T_new - 1 before attending
@@ -204,7 +204,7 @@ def attention_with_kvcache(q: Tensor, k_cache: Tensor, v_cache: Tensor, k: Tenso
         _append(k_cache, v_cache, k, v, block_table, seqlens)
     grad = torch.is_grad_enabled() and q.requires_grad
     if block_table is not None and not mods.active and not grad:
-        name = choose_backend(1, H, Tq, k_cache.shape[1], q.dtype) if backend == "auto" else backend
+        name = choose_backend(1, H, Tq, k_cache.shape[2], q.dtype) if backend == "auto" else backend
         out, lse = paged.attention(BACKENDS[name], q, k_cache, v_cache, block_table, starts, ends,
                                    is_causal=is_causal, scale=scale)
     else:

@@ -50,7 +50,7 @@ class KVCache:
 
     Left padding: ``leftpad`` [B] (``set_leftpad``) says where each sequence's real tokens start
     in a left-padded batch; ``attend`` ignores the keys before it. Paged layout (``page_size``):
-    ``k`` and ``v`` are page pools [L, num_pages, page_size, H_kv, d] (vLLM's layout) with one
+    ``k`` and ``v`` are page pools [L, num_pages, H_kv, page_size, d] (kernels/paged.py) with one
     ``block_table`` [B, max_pages] for all layers; pages are taken from a free list as sequences
     grow, so a sequence's pages interleave with the others' in the pool, and decode reads them in
     place (multihead.kernels.paged). A paged cache is used through ``attend`` (not ``update``).
@@ -73,7 +73,7 @@ class KVCache:
             self.block_table = None
         else:
             per_seq = -(-max_tokens // page_size)
-            shape = (n_layers, batch * per_seq, page_size, n_kv_heads, head_dim)
+            shape = (n_layers, batch * per_seq, n_kv_heads, page_size, head_dim)
             self.block_table = torch.zeros(batch, per_seq, dtype=torch.int32, device=device)
             self._free = list(range(batch * per_seq))
             self._pages = 0                                       # pages per sequence taken so far
@@ -124,7 +124,7 @@ class KVCache:
         self._check_room(layer, t0, n)
         if self.page_size is not None:
             self._take_pages(t0 + n)
-        k_cache = self.k[layer]                     # (B, H_kv, T_max, d) or (pages, P, H_kv, d)
+        k_cache = self.k[layer]                     # (B, H_kv, T_max, d) or (pages, H_kv, P, d)
         out = attention_with_kvcache(q, k_cache, self.v[layer], k_new.to(self.dtype), v_new.to(self.dtype),
                                      cache_seqlens=t0, cache_leftpad=self.leftpad,
                                      block_table=self.block_table, **kwargs)
@@ -146,7 +146,7 @@ class KVCache:
             self._pages += 1
 
     def get_pages(self, layer: int = 0) -> tuple[Tensor, Tensor, Tensor]:
-        """A paged cache's (k pool, v pool, block_table) for ``layer``: [num_pages, P, H_kv, d] x 2, [B, max_pages]."""
+        """A paged cache's (k pool, v pool, block_table) for ``layer``: [num_pages, H_kv, P, d] x 2, [B, max_pages]."""
         self._check_layer(layer)
         return self.k[layer], self.v[layer], self.block_table
 

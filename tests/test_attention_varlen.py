@@ -94,11 +94,11 @@ def _pool(k_cache, v_cache, page, seed=0):
     n_pages = B * per + 3                                        # a few pages nobody owns
     perm = torch.randperm(n_pages, generator=torch.Generator().manual_seed(seed))
     table = perm[:B * per].view(B, per).to(torch.int32)
-    kp = torch.zeros(n_pages, page, H_kv, d)
-    vp = torch.zeros(n_pages, page, H_kv, v_cache.shape[-1])
+    kp = torch.zeros(n_pages, H_kv, page, d)
+    vp = torch.zeros(n_pages, H_kv, page, v_cache.shape[-1])
     for b in range(B):
-        kp[table[b].long()] = k_cache[b].transpose(0, 1).reshape(per, page, H_kv, d)
-        vp[table[b].long()] = v_cache[b].transpose(0, 1).reshape(per, page, H_kv, -1)
+        kp[table[b].long()] = k_cache[b].unflatten(1, (per, page)).transpose(0, 1)   # (per, H_kv, page, d)
+        vp[table[b].long()] = v_cache[b].unflatten(1, (per, page)).transpose(0, 1)
     return kp, vp, table
 
 

@@ -77,25 +77,26 @@ def ready_after(page, action) -> None:
 
 
 def drawn(page) -> dict:
-    """What the planner shows: the decision and the numbers inside its two plotly charts."""
+    """What the planner shows: the decision, the memory bar's segments (bytes) and the curve's points."""
     return page.evaluate("""() => {
-      const bar = document.getElementById('breakdown').data, curve = document.getElementById('curve').data;
-      const seg = (name, row) => { const t = bar.find(t => t.name === name); return t.x[t.y.indexOf(row)]; };
-      const mine = curve.find(t => t.name.endsWith('◀'));
+      const rows = [...document.querySelectorAll('#breakdown .membar-row')];
+      const seg = (row, key) => Number(row.querySelector(`.seg[data-key="${key}"]`).dataset.bytes);
+      const curve = document.getElementById('curve').data, mine = curve.find(t => t.name.endsWith('◀'));
       return {decision: document.getElementById('decision-text').dataset.decision,
               headline: document.getElementById('decision-text').textContent,
-              weights: seg('weights', 'one pass'), kv: seg('KV cache', 'one pass'),
-              chunked_kv: bar[1].y.length > 1 ? seg('KV cache', bar[1].y[0]) : null, tokens: mine.x, total: mine.y};
+              rows: rows.map(r => r.dataset.row), weights: seg(rows[0], 'weights'), kv: seg(rows[0], 'kv'),
+              chunked_kv: rows.length > 1 ? seg(rows[1], 'kv') : null, tokens: mine.x, total: mine.y};
     }""")
 
 
 def assert_shows(page, plan: dict) -> None:
     d = drawn(page)
     assert d["decision"] == plan["decision"]
-    assert d["weights"] == pytest.approx(plan["weights_bytes"] / 1e9, rel=1e-12)
-    assert d["kv"] == pytest.approx(plan["kv_cache_bytes"] / 1e9, rel=1e-12)
+    assert d["rows"][0] == "one pass"
+    assert d["weights"] == plan["weights_bytes"] and d["kv"] == plan["kv_cache_bytes"]
     if plan["decision"] == "chunked":
-        assert d["chunked_kv"] == pytest.approx(plan["chunked"]["kv_cache_bytes"] / 1e9, rel=1e-12)
+        assert d["rows"][1] == f"{plan['chunked']['chunks']} chunks"
+        assert d["chunked_kv"] == plan["chunked"]["kv_cache_bytes"]
     i = d["tokens"].index(plan["tokens"])
     assert d["total"][i] == pytest.approx(plan["total_memory_bytes"] / 1e9, rel=1e-12)
 
@@ -204,3 +205,32 @@ def test_softmax_playground_is_live(server, page):
     page.wait_for_function("!document.querySelector('#overflow-nums .bad-num')")
     page.uncheck("#ov-submax")
     page.wait_for_selector("#overflow-nums .bad-num")
+
+
+def _with_serving(plan: dict) -> dict:
+    """The plan JSON with a `serving` block: the plan's own when it has one, else `multihead serving
+    --json` for a catalog config grafted on (the page must show whichever the JSON carries)."""
+    if "serving" in plan:
+        return plan
+    r = subprocess.run([sys.executable, "-m", "multihead", "serving", "Qwen/Qwen3-8B", "--gpu", "H100-SXM",
+                        "--emit", "vllm", "--json"], capture_output=True, text=True, cwd=ROOT,
+                       env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return {**plan, "serving": json.loads(r.stdout)["serving"]}
+
+
+def test_serving_block_and_engine_command_are_shown(server, page):
+    plan = _with_serving(cli_plan("example-13b-gqa8", "--gpu", "A100-80GB", "--tokens", "128000"))
+    page.route("**/api/plan", lambda route: route.fulfill(status=200, content_type="application/json",
+                                                          body=json.dumps(plan)))
+    page.goto(server + "/")
+    page.wait_for_selector("body[data-ready]")
+    serving = plan["serving"]
+    assert page.is_visible("#serving")
+    for key, value in serving.items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            assert page.locator(f'#serving td[data-key="{key}"]').count() == 1, key
+    command = serving.get("command")
+    text = command if isinstance(command, str) else (command or {}).get("text")
+    if text:
+        assert page.is_visible("#command") and text in page.text_content("#command pre")

@@ -33,6 +33,9 @@ def register(subparsers) -> None:
                    help="write the results as a markdown page (command, load, limits, ratios, targets)")
     add_timing_args(p, "torch threads (default: torch's default, all cores)")
     p.add_argument("--no-memory", action="store_true", help="skip the peak-memory check of the prefill kernels")
+    p.add_argument("--features-only", action="store_true",
+                   help="run only the rows of the attention features (window vs dense mask, varlen vs each "
+                        "sequence alone, paged vs contiguous decode; multihead/measure/features.py)")
     p.set_defaults(func=run)
 
 
@@ -40,16 +43,23 @@ def run(args) -> int:
     from multihead.figures import save
     from multihead.measure.benchmark import BenchConfig, run_benchmark
     from multihead.measure.calibrate import torch_threads
+    from multihead.measure.features import FeatureConfig, run_features
     from multihead.measure.plots import bench_figure
     from multihead.measure.reports import bench_markdown
     check_timing_args(args)
+    if args.features_only and (args.plot or args.markdown):
+        raise ValueError("--features-only: the plot and markdown page are of the main grid; use --json")
     cfg = BenchConfig.quick() if args.quick else BenchConfig.full()
     if args.no_memory:
         cfg.memory_T = None
     command = "multihead " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:2] == ["bench"] \
         else "multihead bench"
     with torch_threads(args.threads, args.clock):
-        report = run_benchmark(cfg, progress=True, clock=args.clock, command=command)
+        if args.features_only:
+            report = {"command": command, "clock": args.clock, "results": []}
+        else:
+            report = run_benchmark(cfg, progress=True, clock=args.clock, command=command)
+        report["features"] = run_features(FeatureConfig.quick() if args.quick else FeatureConfig(), args.clock)
     to_stdout = args.json == "-"
     if to_stdout:
         print(json.dumps(report))
@@ -78,6 +88,11 @@ def print_report(report: dict) -> None:
 
     from multihead.measure import reports
     con = Console()
+    if report.get("features"):
+        from multihead.measure.features import feature_table
+        con.print(_rich(feature_table(report["features"]), "attention features: ratios within this run"))
+    if not report.get("results"):
+        return
     con.print(_rich(reports.bench_limits(report), "limits measured in this run (best of several)"))
     load = [report["load_average_before"] or ["?"], report["load_average_after"] or ["?"]]
     con.print(_rich(reports.bench_results(report),

@@ -186,29 +186,28 @@ def memory_curve(options: dict, config_text: str | None = None) -> dict:
             "usable_memory_bytes": base["usable_memory_bytes"], "gpu_memory_bytes": base["gpu_memory_bytes"]}
 
 
-# -- the planner library's side: re-point these when the planner's modules move -------------------
+# -- the cost model's side: catalog names and the training length -----------------------------------
 def catalog() -> dict:
     """Catalog model and GPU names, as ``multihead plan --list`` shows them."""
-    from multihead.configs import model_catalog
-    from multihead.devices import gpu_catalog
+    from multihead import cost
 
-    return {"models": [m for m in model_catalog() if not m.startswith("_")], "gpus": list(gpu_catalog())}
+    return {"models": list(cost.model_catalog()), "gpus": list(cost.gpu_catalog())}
 
 
 def trained_length(plan: dict, options: dict, config_text: str | None = None) -> int | None:
-    """The model's training length (max_position_embeddings): from the plan JSON when it says it,
-    else from the model spec the CLI read; None when unknown."""
+    """The model's training length (max_position_embeddings) for the chart's mark: from the plan
+    JSON when it carries one, else from the model spec the CLI read; None when unknown."""
     for key in ("max_position_embeddings", "trained_length", "max_position"):
-        value = plan.get(key) or (plan.get("model_spec") or {}).get(key)
-        if isinstance(value, (int, float)) and math.isfinite(value) and value > 0:
+        value = plan.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0:
             return int(value)
     if options.get("max_position"):
         return int(options["max_position"])
-    from multihead.configs import resolve_model
+    from multihead import cost
 
     with _uploaded(options, config_text) as (opts, _):
         try:
-            spec = resolve_model(opts["model"]) if opts.get("model") else None
+            spec = cost.resolve_model(opts["model"]) if opts.get("model") else None
         except ValueError:
             return None
     return getattr(spec, "max_position_embeddings", None) or None

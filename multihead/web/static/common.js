@@ -188,5 +188,22 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
+// plotly.js is loaded on first use (the planner's first answer does not wait for it); a page that
+// inlines it (the --html report) already has window.Plotly.
+let plotlyPromise = null;
+function loadPlotly() {
+  if (window.Plotly) return Promise.resolve(window.Plotly);
+  if (!plotlyPromise) {
+    plotlyPromise = new Promise((resolve, reject) => {
+      const s = document.createElement("script");
+      s.src = "/vendor/plotly.min.js";
+      s.onload = () => resolve(window.Plotly);
+      s.onerror = () => reject(new Error("could not load /vendor/plotly.min.js"));
+      document.head.append(s);
+    });
+  }
+  return plotlyPromise;
+}
+
 const PLOT_CONFIG = {displayModeBar: false, responsive: true};
 const FONT = {family: "system-ui, -apple-system, 'Segoe UI', 'Noto Sans CJK SC', sans-serif", size: 12};

@@ -30,32 +30,33 @@ function breakdownRows(plan) {
   return rows.reverse();            // plotly draws the first category at the bottom
 }
 
+// The memory bar is plain HTML (no plotly), so the answer shows before the 4.8 MB chart library
+// has loaded: each segment's width is its share of the axis, as any chart library would draw it.
 function renderBreakdown(div, plan) {
-  const rows = breakdownRows(plan), y = rows.map(r => r.name);
+  const rows = breakdownRows(plan).reverse();
   const reserve = plan.gpu_memory_bytes - plan.usable_memory_bytes;
-  const seg = (key, name, xs, color) => ({type: "bar", orientation: "h", name, y, x: xs.map(gb),
-    marker: {color}, hovertemplate: "%{x:.2f} GB<extra>" + name + "</extra>"});
-  const traces = [
-    seg("weights", t("seg.weights"), rows.map(() => plan.weights_bytes), COLORS.weights),
-    seg("kv", t("seg.kv"), rows.map(r => r.kv), COLORS.kv),
-    seg("workspace", t("seg.workspace"), rows.map(r => r.ws), COLORS.workspace),
-    seg("free", t("seg.free"), rows.map(r => Math.max(plan.usable_memory_bytes - r.total, 0)), COLORS.free),
-    seg("reserve", t("seg.reserve"), rows.map(r => r.total <= plan.usable_memory_bytes ? reserve : 0), COLORS.reserve),
-  ];
-  const xmax = gb(Math.max(plan.gpu_memory_bytes, ...rows.map(r => r.total))) * 1.05;
-  const vline = (x, label, dash) => ({shape: {type: "line", x0: x, x1: x, y0: -0.5, y1: rows.length - 0.5,
-    line: {color: "#222", width: 1.5, dash}}, ann: {x, y: rows.length - 0.5, text: label, showarrow: false,
-    yanchor: "bottom", font: {size: 11}}});
-  const lines = [vline(gb(plan.usable_memory_bytes), `${t("curve.usable")} ${fmtNum(gb(plan.usable_memory_bytes), 1)} GB`, "dash"),
-                 vline(gb(plan.gpu_memory_bytes), `${fmtNum(gb(plan.gpu_memory_bytes), 0)} GB`, "solid")];
-  lines[0].ann.xanchor = "right"; lines[1].ann.xanchor = "left";
-  return Plotly.react(div, traces, {barmode: "stack", height: 110 + 45 * rows.length, font: FONT,
-    margin: {l: 80, r: 20, t: 28, b: 30}, xaxis: {ticksuffix: " GB", range: [0, xmax]},
-    legend: {orientation: "h", y: -0.35, traceorder: "normal"}, shapes: lines.map(l => l.shape), annotations: lines.map(l => l.ann)},
-    PLOT_CONFIG);
+  const axis = Math.max(plan.gpu_memory_bytes, ...rows.map(r => r.total)) * 1.04;
+  const pct = bytes => `${(100 * bytes / axis).toFixed(3)}%`;
+  const segments = r => [
+    ["weights", "seg.weights", plan.weights_bytes], ["kv", "seg.kv", r.kv], ["workspace", "seg.workspace", r.ws],
+    ["free", "seg.free", Math.max(plan.usable_memory_bytes - r.total, 0)],
+    ["reserve", "seg.reserve", r.total <= plan.usable_memory_bytes ? reserve : 0]];
+  const mark = (bytes, label, cls) => el("div", {class: "mark " + cls, style: `left: ${pct(bytes)}`}, el("span", {text: label}));
+  const bars = rows.map(r => el("div", {class: "membar-row", "data-row": r.name},
+    el("span", {class: "membar-label", text: r.name}),
+    el("div", {class: "membar"}, ...segments(r).map(([key, label, bytes]) => el("div", {class: "seg", "data-key": key,
+      "data-bytes": String(bytes), style: `width: ${pct(bytes)}; background: ${COLORS[key]}`,
+      title: `${t(label)}: ${fmtBytes(bytes)}`}, bytes / axis > 0.06 ? fmtNum(gb(bytes), 1) : "")),
+      mark(plan.usable_memory_bytes, `${t("curve.usable")} ${fmtNum(gb(plan.usable_memory_bytes), 1)} GB`, "usable"),
+      mark(plan.gpu_memory_bytes, `${fmtNum(gb(plan.gpu_memory_bytes), 0)} GB`, "gpu"))));
+  const legend = el("div", {class: "legend"}, ...Object.entries({weights: "seg.weights", kv: "seg.kv",
+    workspace: "seg.workspace", free: "seg.free", reserve: "seg.reserve"}).map(([key, label]) =>
+    el("span", {}, el("i", {style: `background: ${COLORS[key]}`}), t(label))), el("span", {class: "muted", text: "GB = 1e9 B"}));
+  div.replaceChildren(...bars, legend);
 }
 
-function renderCurve(div, curve) {
+async function renderCurve(div, curve) {
+  await loadPlotly();
   const traces = curve.curves.map((c, i) => ({type: "scatter", mode: "lines", x: curve.tokens,
     y: c.total_memory_bytes.map(v => v === null ? null : gb(v)), connectgaps: false,
     name: `${c.label} (H_kv=${c.kv_heads})${c.this_model ? " ◀" : ""}`,
@@ -98,40 +99,66 @@ function renderKeys(root, plan) {
 
 function fmtByKey(key, v) {
   if (typeof v !== "number") return typeof v === "string" ? v : JSON.stringify(v);
+  if (/gib$/.test(key)) return fmtNum(v, 2) + " GiB";
+  if (/per_s$/.test(key)) return fmtNum(v, 1) + " /s";
   if (/bytes/.test(key)) return fmtBytes(v);
   if (/seconds|_s$|ttft|tpot/.test(key)) return fmtSeconds(v);
   return fmtNum(v, 4);
 }
 
+// An engine command as the JSON gives it: a string, an argv list, or {text | argv, engine, ...}.
+function commandText(v) {
+  if (typeof v === "string") return v;
+  if (Array.isArray(v)) return v.every(x => typeof x === "string") ? v.join(" ") : null;
+  if (v && typeof v === "object") return typeof v.text === "string" ? v.text : (Array.isArray(v.argv) ? v.argv.join(" ") : null);
+  return null;
+}
+
 function findCommands(obj, path, out) {
   for (const [k, v] of Object.entries(obj || {})) {
-    if (/command/.test(k) && (typeof v === "string" || Array.isArray(v))) out.push([path + k, Array.isArray(v) ? v.join(" ") : v]);
+    const text = /command/.test(k) ? commandText(v) : null;
+    if (text) out.push([path + k + (v && v.engine ? ` (${v.engine})` : ""), text]);
     else if (v && typeof v === "object" && !Array.isArray(v)) findCommands(v, path + k + ".", out);
   }
   return out;
 }
 
+function kvTable(entries) {
+  return el("table", {class: "kv"}, ...entries.map(([k, v]) =>
+    el("tr", {}, el("th", {text: k}), el("td", {text: fmtByKey(k, v), "data-key": k}))));
+}
+
+function rowsTable(rows) {
+  const cols = [...new Set(rows.flatMap(r => Object.keys(r)))];
+  return el("table", {class: "nums"}, el("tr", {}, ...cols.map(c => el("th", {text: c}))),
+    ...rows.map(r => el("tr", {}, ...cols.map(c => el("td", {text: r[c] === undefined ? "" : fmtByKey(c, r[c])})))));
+}
+
+// The serving block, whatever keys it has: scalars as a table, lists of objects as tables (a list
+// with "concurrency" also as a chart), other objects folded; commands go to the command card.
 function renderServing(root, plan) {
   const s = plan.serving;
   root.hidden = !s;
   if (!s) return;
-  const scalars = Object.entries(s).filter(([k, v]) => v === null || typeof v !== "object");
-  const table = el("table", {class: "kv"}, ...scalars.filter(([k]) => !/command/.test(k)).map(([k, v]) =>
-    el("tr", {}, el("th", {text: k}), el("td", {text: fmtByKey(k, v)}))));
-  const nested = Object.entries(s).filter(([k, v]) => v && typeof v === "object" && !Array.isArray(v) && !/command/.test(k));
-  const blocks = nested.map(([k, v]) => el("details", {}, el("summary", {text: k}),
-    el("table", {class: "kv"}, ...Object.entries(v).filter(([, x]) => typeof x !== "object" || x === null)
-      .map(([kk, x]) => el("tr", {}, el("th", {text: kk}), el("td", {text: fmtByKey(kk, x)}))))));
+  const entries = Object.entries(s).filter(([k]) => !/command/.test(k));
+  const scalars = entries.filter(([k, v]) => (v === null || typeof v !== "object") && k !== "verdict");
+  const lists = entries.filter(([, v]) => Array.isArray(v) && v.length && v.every(x => x && typeof x === "object"));
+  const objects = entries.filter(([, v]) => v && typeof v === "object" && !Array.isArray(v));
   const chart = el("div", {id: "serving-chart"});
-  root.replaceChildren(el("h2", {text: t("res.serving")}), table, ...blocks, chart);
-  const series = Object.entries(s).find(([, v]) => Array.isArray(v) && v.length && typeof v[0] === "object" && "concurrency" in v[0]);
-  if (series) {
+  const folded = ([k, v]) => el("details", {}, el("summary", {text: k}), Array.isArray(v) ? rowsTable(v)
+    : kvTable(Object.entries(v).filter(([, x]) => x === null || typeof x !== "object")));
+  const half = Math.ceil(scalars.length / 2), verdict = typeof s.verdict === "string" ? s.verdict : null;
+  root.replaceChildren(el("h2", {text: t("res.serving")}), ...(verdict ? [el("p", {class: "reason", text: verdict})] : []),
+                       el("div", {class: "grid2"}, kvTable(scalars.slice(0, half)), kvTable(scalars.slice(half))),
+                       ...lists.map(folded), ...objects.map(folded), chart);
+  const series = lists.find(([, v]) => "concurrency" in v[0]);
+  if (series) loadPlotly().then(() => {
     const rows = series[1], keys = Object.keys(rows[0]).filter(k => k !== "concurrency" && typeof rows[0][k] === "number");
     Plotly.react(chart, keys.map(k => ({type: "scatter", mode: "lines+markers", name: k, x: rows.map(r => r.concurrency),
       y: rows.map(r => r[k]), yaxis: /throughput|tokens_per/.test(k) ? "y2" : "y"})), {height: 320, font: FONT,
-      margin: {l: 60, r: 60, t: 10, b: 80}, xaxis: {title: {text: "concurrency"}}, yaxis: {title: {text: "s"}},
+      margin: {l: 60, r: 60, t: 10, b: 80}, xaxis: {title: {text: "concurrency"}}, yaxis: {title: {text: "s"}, type: "log"},
       yaxis2: {overlaying: "y", side: "right", title: {text: "tokens/s"}}, legend: {orientation: "h", y: -0.3}}, PLOT_CONFIG);
-  }
+  });
 }
 
 function renderCommand(root, plan) {
@@ -163,7 +190,7 @@ async function renderPlanView(plan, curve) {
   renderServing(document.getElementById("serving"), plan);
   renderCommand(document.getElementById("command"), plan);
   renderNotes(document.getElementById("notes"), plan);
-  await renderBreakdown(document.getElementById("breakdown"), plan);
+  renderBreakdown(document.getElementById("breakdown"), plan);
   if (window.__firstChartMs === undefined) window.__firstChartMs = performance.now();
   if (curve) await renderCurve(document.getElementById("curve"), curve);
 }

@@ -4,8 +4,8 @@
 const DTYPES = ["fp32", "fp16", "bf16", "fp8", "int8", "int4"];
 const FIELDS = ["model", "gpu", "gpus", "weights_dtype", "kv_dtype", "tokens", "batch", "passes"];
 const state = {config: null, configName: null, seq: 0, plan: null, curve: null};
-// plotly.js (4.8 MB) is the last deferred script: ask the server for the catalog and the first
-// plan while it loads, and draw once the DOM and plotly are ready.
+// The first plan is asked for as soon as this script runs; plotly.js (4.8 MB) loads after the
+// first answer is on screen (common.js loadPlotly), for the memory-vs-context chart.
 const domReady = new Promise(r => document.addEventListener("DOMContentLoaded", r));
 
 function options() {
