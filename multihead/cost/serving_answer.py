@@ -158,7 +158,7 @@ def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None
            "gpu_memory_utilization": req.gpu_memory_utilization,
            "max_num_batched_tokens": req.max_num_batched_tokens, "verdict": verdict(a, req),
            "prefill": "chunked prefill: full attention, max_num_batched_tokens tokens per step (no document cut)"}
-    out.update(time_keys(cfg, req, out, input_len, output_len))
+    out.update(time_keys(cfg, req, out, input_len, output_len, spec=account_kw.get("spec")))
     launch = req
     if heads and (not a.fits or a.max_concurrency < 1):
         found = fallbacks(cfg, req, heads, **account_kw)
