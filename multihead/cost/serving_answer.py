@@ -158,7 +158,12 @@ def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None
            "gpu_memory_utilization": req.gpu_memory_utilization,
            "max_num_batched_tokens": req.max_num_batched_tokens, "verdict": verdict(a, req),
            "prefill": "chunked prefill: full attention, max_num_batched_tokens tokens per step (no document cut)"}
-    out.update(time_keys(cfg, req, out, input_len, output_len, spec=account_kw.get("spec")))
+    try:
+        out.update(time_keys(cfg, req, out, input_len, output_len, spec=account_kw.get("spec")))
+    except ValueError as err:
+        if input_len is not None or output_len is not None:
+            raise                          # the user's own lengths: bad input
+        out.update({"time": None, "time_note": f"no time: {err}"})    # e.g. max_model_len 1: no default split
     launch = req
     if heads and (not a.fits or a.max_concurrency < 1):
         found = fallbacks(cfg, req, heads, **account_kw)
