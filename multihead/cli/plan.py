@@ -46,6 +46,8 @@ def register(subparsers) -> None:
     _device_args(p.add_argument_group("GPU"))
     from multihead.cli.serving import add_engine_flags
     add_engine_flags(p, for_plan=True)      # the serving section's flags, vLLM's names (issue 13)
+    from multihead.cli.gpu_time import add_request_flags
+    add_request_flags(p)                     # --input-len / --output-len of the serving times (issue 14)
     o = p.add_argument_group("output")
     o.add_argument("--explain", action="store_true", help="print every formula with the numbers substituted")
     o.add_argument("--json", action="store_true", help="print one JSON object")
