@@ -338,3 +338,15 @@ def test_package_exports_plan_and_marks_needed_fallbacks(example):
     assert not any(f.needed for f in example.fallbacks if f.name != "reuse_kv_across_passes")
     tight = plan(**{**EXAMPLE, "gpu_memory_gb": 40})
     assert all(f.needed for f in tight.fallbacks)
+
+
+def test_measured_gqa_notes_do_not_depend_on_the_working_folder(tmp_path, monkeypatch):
+    """The committed reports/heads/summary.json is found beside the package, so the GQA fallback's
+    measured-quality notes are the same from any folder (they used to vanish outside the repo root)."""
+    from multihead import planner
+    kwargs = dict(tokens=128_000, device="A100-80GB")
+    here = planner.plan("Llama-2-13B", **kwargs).to_dict()
+    monkeypatch.chdir(tmp_path)
+    elsewhere = planner.plan("Llama-2-13B", **kwargs).to_dict()
+    assert here == elsewhere
+    assert "SmolLM2-135M" in json.dumps(elsewhere)     # the measured lines are there at all

@@ -62,7 +62,7 @@ def test_plan_is_the_cli_json_byte_for_byte(client, options):
 
 
 def test_plan_of_a_dropped_config_is_the_cli_on_that_file(client, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)        # the planner reads reports/ relative to the working folder
+    monkeypatch.chdir(tmp_path)        # the dropped config is compared with the CLI run on a file here
     text = json.dumps(SMOL_CONFIG)
     r = client.post("/api/plan", json={"options": {"tokens": 16384, "gpu": "L40S"}, "config": text})
     assert r.status_code == 200, r.text

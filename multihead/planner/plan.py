@@ -224,4 +224,7 @@ def build_compute(st: Setup, single: MemoryAccount, tokens: int, passes: int, ca
         tokens_per_second=st.batch / step, tokens_per_second_kv_only=st.batch / kv_read)
 
 
-QUALITY_REPORT = Path("reports/heads/summary.json")
+# The measured GQA-conversion summary committed with the repository (written by `multihead heads
+# report`), found beside the package rather than in the working folder, so a plan's notes do not
+# depend on where it is run; an installed copy without the repository simply has none.
+QUALITY_REPORT = Path(__file__).resolve().parents[2] / "reports" / "heads" / "summary.json"
