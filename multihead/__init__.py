@@ -19,6 +19,8 @@ _EXPORTS = {
     "logsumexp": "multihead.softmax_ops",
     "softmax_jacobian": "multihead.softmax_ops",
     "attention": "multihead.functional",
+    "attention_varlen": "multihead.functional_kv",
+    "attention_with_kvcache": "multihead.functional_kv",
     "MultiHeadAttention": "multihead.layers",
     "KVCache": "multihead.layers",
     "check_attention": "multihead.checker",

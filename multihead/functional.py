@@ -16,10 +16,11 @@ from torch import Tensor
 
 from multihead._env import env_int
 from multihead.accounting import score_matrix_bytes
-from multihead.kernels import BACKENDS, fast_native
+from multihead.kernels import BACKENDS, fast_native, window
+from multihead.kernels.mods import NO_MODS, ScoreMods
 from multihead.softmax_ops import compute_dtype
 
-__all__ = ["attention", "choose_backend", "score_limit", "max_score_bytes", "normalize_mask",
+__all__ = ["attention", "choose_backend", "score_mods", "score_limit", "max_score_bytes", "normalize_mask",
            "MAX_SCORE_BYTES", "AUTO_REFERENCE_BYTES", "DECODE_MAX_TQ", "DECODE_MIN_TK"]
 
 # The reference backend refuses to materialize a score matrix larger than this (bytes, in the
@@ -38,6 +39,12 @@ DECODE_MIN_TK = 1024
 AUTO_REFERENCE_BYTES = 64 * 1024**2
 
 _FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+# Kernels that apply window / softcap / ALiBi themselves (the ``mods`` keyword). Any other kernel
+# gets a window from kernels/window.py (a mask is all a window needs); softcap and ALiBi, which
+# change the scores inside a kernel, are handed to the plain kernel of the same family.
+MODS_KERNELS = {"reference", "tiled", "decode"}
+MODS_FALLBACK = {"fast_prefill": "tiled", "fast_decode": "decode"}
 
 
 def max_score_bytes() -> int:
@@ -100,6 +107,39 @@ def _check_qkv(q: Tensor, k: Tensor, v: Tensor) -> None:
                          f"got {tuple(v.shape)}")
 
 
+def _window_side(value, side: str) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < -1:
+        raise ValueError(f"window_size: expected (left, right) integers >= -1 (-1 = unbounded), got {side}={value!r}")
+    return None if value == -1 else value
+
+
+def score_mods(q: Tensor, window_size=(-1, -1), softcap: float = 0.0,
+               alibi_slopes: Tensor | None = None, batch: int | None = None) -> ScoreMods:
+    """Validate flash-attention's window_size / softcap / alibi_slopes into a ScoreMods.
+
+    window_size (left, right): -1 = unbounded; softcap: 0 = off, else > 0; alibi_slopes: [H] or
+    [B, H] float, expanded to [B, H] fp32 (``batch`` overrides q's B, for packed varlen input).
+    """
+    if not isinstance(window_size, (tuple, list)) or len(window_size) != 2:
+        raise ValueError(f"window_size: expected (left, right), got {window_size!r}")
+    left, right = (_window_side(x, side) for x, side in zip(window_size, ("left", "right")))
+    if isinstance(softcap, bool) or not isinstance(softcap, (int, float)) or not (
+            math.isfinite(softcap) and softcap >= 0):
+        raise ValueError(f"softcap: expected a finite number >= 0 (0 = off), got {softcap!r}")
+    slopes = None
+    if alibi_slopes is not None:
+        B = q.shape[0] if batch is None else batch
+        H = q.shape[1] if batch is None else q.shape[-2]
+        if not isinstance(alibi_slopes, Tensor) or not alibi_slopes.is_floating_point() or \
+                tuple(alibi_slopes.shape) not in ((H,), (B, H)):
+            got = tuple(alibi_slopes.shape) if isinstance(alibi_slopes, Tensor) else type(alibi_slopes).__name__
+            raise ValueError(f"alibi_slopes: expected a float tensor of shape [H] = [{H}] or [B, H] = [{B}, {H}], got {got}")
+        if alibi_slopes.device != q.device:
+            raise ValueError(f"alibi_slopes: device {alibi_slopes.device} does not match q's device {q.device}")
+        slopes = alibi_slopes.to(compute_dtype(q.dtype)).expand(B, H)
+    return ScoreMods(left, right, float(softcap), slopes)
+
+
 def normalize_mask(attn_mask: Tensor | None, q: Tensor, k: Tensor) -> Tensor | None:
     """Validate ``attn_mask`` and return it as 4 dims broadcastable to [B, H, Tq, Tk] (not expanded):
     bool stays bool (True = attend), a float mask is cast to the compute dtype (it is added)."""
@@ -127,7 +167,8 @@ def normalize_mask(attn_mask: Tensor | None, q: Tensor, k: Tensor) -> Tensor | N
 
 
 def attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None = None, *, is_causal: bool = False,
-              scale: float | None = None, return_lse: bool = False,
+              scale: float | None = None, window_size: tuple[int, int] = (-1, -1), softcap: float = 0.0,
+              alibi_slopes: Tensor | None = None, return_lse: bool = False,
               backend: str = "auto") -> Tensor | tuple[Tensor, Tensor]:
     """softmax(q k^T * scale + mask) v, exactly, for MHA, GQA and MQA.
 
@@ -155,6 +196,13 @@ def attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None = None, 
     Tq - Tk queries see nothing. When both attn_mask and is_causal are given they are combined:
     a pair is attended only if the mask allows it AND it is causal.
 
+    Score modifications (flash-attention's names; multihead.kernels.mods), in this order:
+        softcap       c > 0: scaled scores s -> c * tanh(s / c) (Gemma-2); 0 = off.
+        alibi_slopes  [H] or [B, H]: s -> s - slope[b, h] * |p_i - j|, p_i = i + Tk - Tq.
+        window_size   (left, right): query i sees key j iff p_i - left <= j <= p_i + right;
+                      -1 = unbounded. With is_causal, right is 0. Work is O(Tq * window): key
+                      blocks outside the band are never computed.
+
     A query row that sees no key (all masked) returns zeros, never NaN. scale defaults to
     1/sqrt(d). fp16/bf16 inputs are computed with fp32 arithmetic throughout and rounded once at
     the end.
@@ -162,7 +210,9 @@ def attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None = None, 
     backend: "reference" (materializes the [B, H, Tq, Tk] scores; refuses above
     max_score_bytes()), "tiled" (online softmax over key blocks, O(Tq*d + block^2) memory),
     "decode" (split the keys, merge by lse; for small Tq), any other name in
-    multihead.kernels.BACKENDS, or "auto" (choose_backend).
+    multihead.kernels.BACKENDS, or "auto" (choose_backend). The fast kernels have no softcap or
+    ALiBi: a call with them runs on tiled (for fast_prefill) or decode (for fast_decode); a
+    window alone runs on the fast kernel one band slice at a time (kernels/window.py).
     """
     _check_qkv(q, k, v)
     if not isinstance(is_causal, bool):
@@ -174,7 +224,17 @@ def attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None = None, 
     elif isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale):
         raise ValueError(f"scale: expected a finite number, got {scale!r}")
     mask = normalize_mask(attn_mask, q, k)
+    mods = score_mods(q, window_size, softcap, alibi_slopes)
+    out, lse = _run(q, k, v, mask, is_causal, float(scale), mods, backend)
+    out = out.to(q.dtype)
+    return (out, lse) if return_lse else out
 
+
+def _run(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, is_causal: bool, scale: float,
+         mods: ScoreMods, backend: str) -> tuple[Tensor, Tensor]:
+    """Choose the kernel for validated arguments and run it; (out, lse) in the compute dtype."""
+    B, H, Tq, _ = q.shape
+    Tk = k.shape[2]
     if not isinstance(backend, str) or (backend != "auto" and backend not in BACKENDS):
         raise ValueError(f"backend: expected 'auto' or one of {sorted(BACKENDS)}, got {backend!r}")
     name = choose_backend(B, H, Tq, Tk, q.dtype) if backend == "auto" else backend
@@ -188,6 +248,12 @@ def attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None = None, 
                 f"(multihead.functional.MAX_SCORE_BYTES, score_limit(), or MULTIHEAD_MAX_SCORE_BYTES); "
                 f"use backend='tiled', whose memory grows with T, not T^2")
 
-    out, lse = BACKENDS[name](q, k, v, mask, is_causal=is_causal, scale=float(scale))
-    out = out.to(q.dtype)
-    return (out, lse) if return_lse else out
+    if not mods.active:
+        return BACKENDS[name](q, k, v, mask, is_causal=is_causal, scale=scale)
+    if name in MODS_KERNELS:
+        return BACKENDS[name](q, k, v, mask, is_causal=is_causal, scale=scale, mods=mods)
+    grad = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (q, k, v, mask))
+    if mods.score_only and not grad:      # a window alone: the fast kernel on band slices
+        return window.attention(BACKENDS[name], q, k, v, mask, is_causal=is_causal, scale=scale, mods=mods)
+    name = MODS_FALLBACK.get(name, "tiled")
+    return BACKENDS[name](q, k, v, mask, is_causal=is_causal, scale=scale, mods=mods)

@@ -1,7 +1,7 @@
 """MultiHeadAttention (an nn.Module over multihead.attention) and a preallocated KVCache.
 
 Symbols: B batch, T tokens in this call, D = d_model, H query heads, H_kv key/value heads,
-d = head_dim (d_k). Parameter counts and cache bytes come from multihead.accounting, the same
+d = head_dim (d_k). Parameter counts and cache bytes come from multihead.cost.formulas, the same
 functions the planner uses.
 """
 from __future__ import annotations
@@ -11,8 +11,10 @@ from typing import Callable
 import torch
 from torch import Tensor, nn
 
-from multihead.accounting import attention_params, kv_cache_bytes
+from multihead.cost.formulas import attention_params, kv_cache_bytes
 from multihead.functional import attention
+from multihead.functional_kv import attention_with_kvcache
+from multihead.kernels import paged
 
 __all__ = ["MultiHeadAttention", "KVCache", "KVCacheFullError"]
 
@@ -25,7 +27,7 @@ class KVCache:
     """A static KV cache: K and V for every layer, allocated once, filled token by token.
 
     Storage: ``k`` and ``v``, each [n_layers, batch, n_kv_heads, max_tokens, head_dim] in ``dtype``,
-    so ``nbytes`` = 2 * L * H_kv * d * max_tokens * B * bytes (multihead.accounting.kv_cache_bytes),
+    so ``nbytes`` = 2 * L * H_kv * d * max_tokens * B * bytes (multihead.cost.formulas.kv_cache_bytes),
     allocated up front: nothing grows during generation.
 
     A generation loop over an L-layer model::
@@ -45,21 +47,39 @@ class KVCache:
     already grown while layer L-1 has not. ``seq_len`` is the length of the last layer, i.e. the
     number of tokens the whole model has processed once a step is complete. Appending past
     ``max_tokens`` raises KVCacheFullError (a ValueError) and leaves the cache unchanged.
+
+    Left padding: ``leftpad`` [B] (``set_leftpad``) says where each sequence's real tokens start
+    in a left-padded batch; ``attend`` ignores the keys before it. Paged layout (``page_size``):
+    ``k`` and ``v`` are page pools [L, num_pages, H_kv, page_size, d] (kernels/paged.py) with one
+    ``block_table`` [B, max_pages] for all layers; pages are taken from a free list as sequences
+    grow, so a sequence's pages interleave with the others' in the pool, and decode reads them in
+    place (multihead.kernels.paged). A paged cache is used through ``attend`` (not ``update``).
     """
 
     def __init__(self, batch: int, n_kv_heads: int, max_tokens: int, head_dim: int, n_layers: int = 1,
-                 dtype: torch.dtype = torch.float32, device: torch.device | str | None = None):
+                 dtype: torch.dtype = torch.float32, device: torch.device | str | None = None,
+                 *, page_size: int | None = None):
         for name, value in (("batch", batch), ("n_kv_heads", n_kv_heads), ("max_tokens", max_tokens),
-                            ("head_dim", head_dim), ("n_layers", n_layers)):
+                            ("head_dim", head_dim), ("n_layers", n_layers)) + (
+                (("page_size", page_size),) if page_size is not None else ()):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name}: expected an integer >= 1, got {value!r}")
         if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
             raise ValueError(f"dtype: expected a floating torch dtype, got {dtype!r}")
         self.batch, self.n_kv_heads, self.max_tokens = batch, n_kv_heads, max_tokens
-        self.head_dim, self.n_layers, self.dtype = head_dim, n_layers, dtype
-        shape = (n_layers, batch, n_kv_heads, max_tokens, head_dim)
-        self.k = torch.zeros(shape, dtype=dtype, device=device)   # (L, B, H_kv, T_max, d)
-        self.v = torch.zeros(shape, dtype=dtype, device=device)   # (L, B, H_kv, T_max, d)
+        self.head_dim, self.n_layers, self.dtype, self.page_size = head_dim, n_layers, dtype, page_size
+        if page_size is None:
+            shape = (n_layers, batch, n_kv_heads, max_tokens, head_dim)
+            self.block_table = None
+        else:
+            per_seq = -(-max_tokens // page_size)
+            shape = (n_layers, batch * per_seq, n_kv_heads, page_size, head_dim)
+            self.block_table = torch.zeros(batch, per_seq, dtype=torch.int32, device=device)
+            self._free = list(range(batch * per_seq))
+            self._pages = 0                                       # pages per sequence taken so far
+        self.k = torch.zeros(shape, dtype=dtype, device=device)   # (L, B, H_kv, T_max, d) or pages
+        self.v = torch.zeros(shape, dtype=dtype, device=device)
+        self.leftpad = torch.zeros(batch, dtype=torch.int64, device=device)
         self._lengths = [0] * n_layers
 
     @property
@@ -69,7 +89,8 @@ class KVCache:
     @property
     def nbytes(self) -> int:
         """Bytes of K and V storage, from the shared formula (equals the allocated bytes)."""
-        return int(kv_cache_bytes(self.n_layers, self.n_kv_heads, self.head_dim, self.max_tokens,
+        tokens = self.k.shape[3] if self.page_size is None else self.block_table.shape[1] * self.page_size
+        return int(kv_cache_bytes(self.n_layers, self.n_kv_heads, self.head_dim, tokens,
                                   self.dtype.itemsize, self.batch))
 
     def length(self, layer: int = 0) -> int:
@@ -86,9 +107,55 @@ class KVCache:
         if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < self.n_layers:
             raise ValueError(f"layer: expected an integer in [0, {self.n_layers}), got {layer!r}")
 
-    def update(self, layer: int, k_new: Tensor, v_new: Tensor) -> tuple[Tensor, Tensor]:
-        """Append k_new, v_new [B, H_kv, T, d] to ``layer``; return (k, v) [B, H_kv, length, d] views."""
+    def set_leftpad(self, leftpad: Tensor) -> None:
+        """Sequence b's real tokens start at position leftpad[b] (int [B]); earlier keys are ignored."""
+        if not isinstance(leftpad, Tensor) or tuple(leftpad.shape) != (self.batch,) or leftpad.is_floating_point():
+            raise ValueError(f"leftpad: expected an int tensor [B] = [{self.batch}], got {leftpad!r}")
+        if int(leftpad.min()) < 0 or int(leftpad.max()) >= self.max_tokens:
+            raise ValueError(f"leftpad: expected values in [0, {self.max_tokens}), got {leftpad.tolist()}")
+        self.leftpad = leftpad.to(torch.int64, copy=True)
+
+    def attend(self, layer: int, q: Tensor, k_new: Tensor, v_new: Tensor, **kwargs) -> Tensor:
+        """Append k_new, v_new [B, H_kv, T, d] to ``layer`` in place and attend q [B, H, T, d] to
+        every cached token from each sequence's ``leftpad`` on; ``kwargs`` are
+        attention_with_kvcache's (is_causal, scale, window_size, softcap, alibi_slopes, backend)."""
         self._check_layer(layer)
+        t0, n = self._lengths[layer], k_new.shape[2] if isinstance(k_new, Tensor) and k_new.dim() == 4 else 0
+        self._check_room(layer, t0, n)
+        if self.page_size is not None:
+            self._take_pages(t0 + n)
+        k_cache = self.k[layer]                     # (B, H_kv, T_max, d) or (pages, H_kv, P, d)
+        out = attention_with_kvcache(q, k_cache, self.v[layer], k_new.to(self.dtype), v_new.to(self.dtype),
+                                     cache_seqlens=t0, cache_leftpad=self.leftpad,
+                                     block_table=self.block_table, **kwargs)
+        self._lengths[layer] = t0 + n
+        return out
+
+    def _check_room(self, layer: int, t0: int, n: int) -> None:
+        if t0 + n > self.max_tokens:
+            raise KVCacheFullError(
+                f"kv_cache: layer {layer} holds {t0} tokens; appending {n} would need {t0 + n} > "
+                f"max_tokens={self.max_tokens}; allocate a larger KVCache or reset() it")
+
+    def _take_pages(self, tokens: int) -> None:
+        """Give every sequence pages for ``tokens`` tokens, from the free list, sequence by sequence."""
+        need = -(-tokens // self.page_size)
+        while self._pages < need:
+            for b in range(self.batch):
+                self.block_table[b, self._pages] = self._free.pop(0)
+            self._pages += 1
+
+    def get_pages(self, layer: int = 0) -> tuple[Tensor, Tensor, Tensor]:
+        """A paged cache's (k pool, v pool, block_table) for ``layer``: [num_pages, H_kv, P, d] x 2, [B, max_pages]."""
+        self._check_layer(layer)
+        return self.k[layer], self.v[layer], self.block_table
+
+    def update(self, layer: int, k_new: Tensor, v_new: Tensor) -> tuple[Tensor, Tensor]:
+        """Append k_new, v_new [B, H_kv, T, d] to ``layer``; return (k, v) [B, H_kv, length, d] views.
+        (Contiguous layout only; a paged cache appends through ``attend``.)"""
+        self._check_layer(layer)
+        if self.page_size is not None:
+            raise ValueError("kv_cache: a paged KVCache has no contiguous views; use attend(layer, q, k, v)")
         want = (self.batch, self.n_kv_heads, None, self.head_dim)
         for name, t in (("k_new", k_new), ("v_new", v_new)):
             if not isinstance(t, Tensor) or t.dim() != 4 or any(
@@ -101,27 +168,33 @@ class KVCache:
         if k_new.shape != v_new.shape:
             raise ValueError(f"v_new: shape {tuple(v_new.shape)} does not match k_new's {tuple(k_new.shape)}")
         t0, n = self._lengths[layer], k_new.shape[2]
-        if t0 + n > self.max_tokens:
-            raise KVCacheFullError(
-                f"kv_cache: layer {layer} holds {t0} tokens; appending {n} would need {t0 + n} > "
-                f"max_tokens={self.max_tokens}; allocate a larger KVCache or reset() it")
+        self._check_room(layer, t0, n)
         self.k[layer, :, :, t0:t0 + n].copy_(k_new)            # (B, H_kv, n, d), cast to cache dtype
         self.v[layer, :, :, t0:t0 + n].copy_(v_new)
         self._lengths[layer] = t0 + n
         return self.k[layer, :, :, :t0 + n], self.v[layer, :, :, :t0 + n]   # (B, H_kv, t0+n, d)
 
     def get(self, layer: int = 0) -> tuple[Tensor, Tensor]:
-        """Views [B, H_kv, length(layer), d] of what ``layer`` holds, without appending."""
+        """Views [B, H_kv, length(layer), d] of what ``layer`` holds, without appending (for a paged
+        cache: copies gathered from its pages)."""
         t = self.length(layer)
+        if self.page_size is not None:
+            k_pages, v_pages, table = self.get_pages(layer)
+            return (torch.cat([paged.gather(k_pages, table[b], 0, t) for b in range(self.batch)]),
+                    torch.cat([paged.gather(v_pages, table[b], 0, t) for b in range(self.batch)]))
         return self.k[layer, :, :, :t], self.v[layer, :, :, :t]
 
     def reset(self) -> None:
-        """Forget every cached token (storage is kept and overwritten by the next update)."""
+        """Forget every cached token and the left padding (storage is kept and overwritten)."""
         self._lengths = [0] * self.n_layers
+        self.leftpad.zero_()
+        if self.page_size is not None:
+            self._free = sorted(set(self._free) | set(self.block_table[:, :self._pages].flatten().tolist()))
+            self._pages = 0
 
     def __repr__(self) -> str:
         return (f"KVCache(batch={self.batch}, n_kv_heads={self.n_kv_heads}, max_tokens={self.max_tokens}, "
-                f"head_dim={self.head_dim}, n_layers={self.n_layers}, dtype={self.dtype}, "
+                f"head_dim={self.head_dim}, n_layers={self.n_layers}, dtype={self.dtype}, page_size={self.page_size}, "
                 f"lengths={self._lengths}, nbytes={self.nbytes:,})")
 
 
@@ -134,11 +207,13 @@ class MultiHeadAttention(nn.Module):
 
     q_proj: D -> H*d, k_proj and v_proj: D -> H_kv*d, o_proj: H*d -> D (the names Llama-style
     checkpoints use). head_dim defaults to D / H. Parameters: 2*D*H*d + 2*D*H_kv*d (4*D^2 for
-    MHA), see num_parameters().
+    MHA), see num_parameters(). window_size, softcap and alibi_slopes ([H]) are
+    multihead.attention's, applied in every forward (e.g. Mistral's window, Gemma-2's softcap).
     """
 
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int | None = None, head_dim: int | None = None,
-                 bias: bool = False, *, backend: str = "auto", device=None, dtype=None):
+                 bias: bool = False, *, backend: str = "auto", window_size: tuple[int, int] = (-1, -1),
+                 softcap: float = 0.0, alibi_slopes: Tensor | None = None, device=None, dtype=None):
         super().__init__()
         n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
         for name, value in (("d_model", d_model), ("n_heads", n_heads), ("n_kv_heads", n_kv_heads)):
@@ -157,6 +232,8 @@ class MultiHeadAttention(nn.Module):
         if not isinstance(backend, str) or (backend != "auto" and backend not in BACKENDS):
             raise ValueError(f"backend: expected 'auto' or one of {sorted(BACKENDS)}, got {backend!r}")
         self.bias, self.backend = bias, backend
+        self.window_size, self.softcap = tuple(window_size), softcap
+        self.register_buffer("alibi_slopes", alibi_slopes, persistent=False)
         kw = {"device": device, "dtype": dtype}
         self.q_proj = nn.Linear(d_model, n_heads * head_dim, bias=bias, **kw)
         self.k_proj = nn.Linear(d_model, n_kv_heads * head_dim, bias=bias, **kw)
@@ -164,7 +241,7 @@ class MultiHeadAttention(nn.Module):
         self.o_proj = nn.Linear(n_heads * head_dim, d_model, bias=bias, **kw)
 
     def num_parameters(self) -> int:
-        """2*D*H*d + 2*D*H_kv*d (+ biases): multihead.accounting.attention_params, shared with the planner."""
+        """2*D*H*d + 2*D*H_kv*d (+ biases): multihead.cost.formulas.attention_params, shared with the planner."""
         return attention_params(self.d_model, self.n_heads, self.n_kv_heads, self.head_dim, self.bias)
 
     def forward(self, x: Tensor, *, attn_mask: Tensor | None = None, is_causal: bool = False,
@@ -190,10 +267,15 @@ class MultiHeadAttention(nn.Module):
         pos0 = kv_cache.length(layer) if kv_cache is not None else 0
         if rotary is not None:
             q, k = rotary(q, k, pos0)
-        if kv_cache is not None:
-            k, v = kv_cache.update(layer, k, v)                   # (B, H_kv, pos0 + T, d)
-            k, v = k.to(q.dtype), v.to(q.dtype)                   # a lower-precision cache is upcast
-        y = attention(q, k, v, attn_mask, is_causal=is_causal, backend=self.backend)   # (B, H, T, d)
+        mods = {"window_size": self.window_size, "softcap": self.softcap, "alibi_slopes": self.alibi_slopes}
+        if kv_cache is not None and attn_mask is None and kv_cache.dtype == q.dtype:
+            # In-place append and attention from each sequence's left padding on (paged or not).
+            y = kv_cache.attend(layer, q, k, v, is_causal=is_causal, backend=self.backend, **mods)
+        else:
+            if kv_cache is not None:
+                k, v = kv_cache.update(layer, k, v)               # (B, H_kv, pos0 + T, d)
+                k, v = k.to(q.dtype), v.to(q.dtype)               # a lower-precision cache is upcast
+            y = attention(q, k, v, attn_mask, is_causal=is_causal, backend=self.backend, **mods)  # (B, H, T, d)
         # Heads back after time BEFORE merging them: (B, H, T, d) -> (B, T, H, d) -> (B, T, H*d).
         # Reshaping (B, H, T, d) straight to (B, T, H*d) runs without error and scrambles tokens.
         y = y.transpose(1, 2).reshape(B, T, H * d)                # (B, T, H*d)
@@ -201,4 +283,5 @@ class MultiHeadAttention(nn.Module):
 
     def extra_repr(self) -> str:
         return (f"d_model={self.d_model}, n_heads={self.n_heads}, n_kv_heads={self.n_kv_heads}, "
-                f"head_dim={self.head_dim}, bias={self.bias}, backend={self.backend!r}")
+                f"head_dim={self.head_dim}, bias={self.bias}, backend={self.backend!r}, "
+                f"window_size={self.window_size}, softcap={self.softcap}")

@@ -62,6 +62,21 @@ def attention_sdpa(q, k, v, attn_mask=None, is_causal=False):
     return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)
 
 
+def markdown_tables(md: str) -> list[list[list[str]]]:
+    """Every table of a markdown page, as rows of cells (header row first, separator dropped):
+    reports are checked for the numbers in their cells, not for strings copied from a run."""
+    tables, cur = [], []
+    for line in md.splitlines() + [""]:
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            if not all(set(c) <= set("-:") for c in cells):
+                cur.append(cells)
+        elif cur:
+            tables.append(cur)
+            cur = []
+    return tables
+
+
 # ---- tests that need the optional real-weights packages ----------------------------------------
 # `make test` (= CI) installs every one of them, so a missing package there is a broken setup, not
 # a reason to pass quietly: a test marked ``@pytest.mark.needs("module", ...)`` FAILS, naming what

@@ -6,9 +6,10 @@ import json
 import pytest
 import torch
 
-from multihead.bench.calibrate import (AttnShape, CalibrationPlan, calibrate, fit_decode,
-                                       fit_nonnegative, fit_prefill, predict_seconds, skips_masked)
-from multihead.bench.validate import ValidationPlan
+from multihead.measure.calibrate import CalibrationPlan, calibrate, predict_seconds
+from multihead.measure.fit import fit_decode, fit_nonnegative, fit_points, fit_prefill, skips_masked
+from multihead.measure.shapes import AttnShape
+from multihead.measure.validate import ValidationPlan
 from multihead.devices import DecodeCosts, DeviceSpec, PrefillCosts, load_device, write_profile
 
 TRUE = PrefillCosts(flops_per_s=90e9, seconds_per_score=0.8e-9, seconds_per_row=30e-9, overhead_s=120e-6)
@@ -30,6 +31,49 @@ def test_nonnegative_fit_is_exact_on_noiseless_data():
     t2 = [3.0 * a for a in x1]
     (c0, c1, c2), _ = fit_nonnegative([[1.0] * 5, x1, x2], t2)
     assert c0 == pytest.approx(0, abs=1e-12) and c1 == pytest.approx(3.0) and c2 == pytest.approx(0, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_nonnegative_fit_is_the_constrained_optimum(seed):
+    """On noisy data the fit satisfies the optimality (KKT) conditions of its problem: the
+    gradient of the weighted relative-error loss vanishes along every positive coefficient and
+    points outward (>= 0) at every coefficient held at zero. A wrong sign, a lost weight or a
+    missing constraint breaks one of them."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0.1, 10.0, size=(12, 4))
+    X[:, 0] = 1.0
+    true = np.array([0.5, 1.0, 0.0, 0.3])
+    t = X @ true * (1 + 0.05 * rng.standard_normal(12))
+    noise = rng.uniform(0.0, 0.2, 12)
+    coef, res = fit_nonnegative(X.T.tolist(), t.tolist(), noise=noise.tolist())
+    c = np.array(coef)
+    w = 1 / (noise + 0.02)
+    w = w / w.mean()
+    A = X / t[:, None]
+    grad = 2 * (w[:, None] * A).T @ (w * (A @ c - 1))          # d/dc of sum (w (A c - 1))^2
+    assert (c >= 0).all()
+    scale = np.abs(w[:, None] * A).sum()
+    for j in range(4):
+        if c[j] > 0:
+            assert abs(grad[j]) <= 1e-8 * scale, (j, grad)
+        else:
+            assert grad[j] >= -1e-8 * scale, (j, grad)
+    assert res == pytest.approx(float(np.sqrt(np.mean((A @ c - 1) ** 2))))
+
+
+def test_decode_fit_with_one_head_grouping_charges_the_reads():
+    """With one FLOP-per-byte ratio, compute and reads cannot be told apart: the fit charges the
+    time to the reads (no compute rate) and still predicts that grouping exactly."""
+    true = DecodeCosts(bytes_per_s=12e9, flops_per_s=40e9, overhead_s=60e-6)
+    spec = DeviceSpec("synthetic", 1e9, 1e10, {"fp32": 1e11}, 1.0, 1.0, kind="measured",
+                      prefill={"fp32": TRUE}, decode={"fp32": true})
+    shapes = [AttnShape.decode(6, 2, 64, t) for t in (1500, 6000, 24000, 50000)]
+    fitted, res = fit_decode([(s, predict_seconds(spec, s)) for s in shapes])
+    assert fitted.flops_per_s is None and res < 1e-9
+    back = DeviceSpec("fit", 1e9, 1e10, {"fp32": 1e11}, 1.0, 1.0, kind="measured", decode={"fp32": fitted})
+    for s in shapes + [AttnShape.decode(6, 2, 64, 77777)]:
+        assert predict_seconds(back, s) == pytest.approx(predict_seconds(spec, s), rel=1e-9)
 
 
 def test_prefill_fit_recovers_the_terms():
@@ -104,7 +148,6 @@ def test_decode_fit_tells_added_from_overlapped_terms(overlapped):
 def test_decode_terms_per_row_grouping_are_fitted_and_used():
     """A kernel whose read rate depends on how it groups query rows (one row; groups of 4; some
     rows alone) gets terms per grouping, and predictions use the shape's grouping."""
-    from multihead.bench.calibrate import fit_points
     from multihead.devices import decode_rows_class
     rates = {"r1": 20e9, "r4": 12e9, "rmix": 14e9}
     by_class = {f"fp32/{c}": DecodeCosts(bytes_per_s=bw, flops_per_s=None, overhead_s=50e-6) for c, bw in rates.items()}
@@ -174,3 +217,28 @@ def test_cli_calibrate_rejects_bad_dtypes(capsys):
     assert main(["calibrate", "--dtypes", "fp64", "--out", "/nonexistent/x.json"]) == 2
     assert "--dtypes" in capsys.readouterr().err
     assert main(["calibrate", "--threads", "0", "--out", "/nonexistent/x.json"]) == 2
+
+
+def test_prefill_grid_too_small_to_show_flops_uses_the_measured_matmul_rate():
+    """Tiny shapes whose time is all overhead and per-row cost give no matmul rate; the fit then
+    takes F from the machine's measured matmul rate and fits the rest exactly."""
+    costs = PrefillCosts(flops_per_s=1e30, seconds_per_score=0.0, seconds_per_row=40e-9, overhead_s=150e-6)
+    spec = DeviceSpec("synthetic", 1e9, 1e10, {"fp32": 1e11}, 1.0, 1.0, kind="measured", prefill={"fp32": costs})
+    shapes = [AttnShape.prefill(2, 1, d, t) for d in (16, 32) for t in (16, 48, 96, 160)]
+    pts = [(s, predict_seconds(spec, s)) for s in shapes]
+    with pytest.raises(RuntimeError, match="no positive matmul rate"):
+        fit_prefill(pts)
+    fitted, res = fit_prefill(pts, matmul_flops=1e13)
+    assert fitted.flops_per_s == 1e13 and res < 0.01
+    assert fitted.overhead_s == pytest.approx(150e-6, rel=0.01)
+
+
+def test_decode_fit_keeps_a_read_rate_when_compute_would_take_all_the_time():
+    """Points whose time is all compute (made by hand: overhead + flops / F) would let the
+    compute term take the reads' share; a decode step must read its cache, so the compute term
+    is the one these points cannot identify: it is dropped and the reads keep a positive rate."""
+    shapes = [AttnShape.decode(h, hk, 32, t) for h, hk in ((4, 1), (8, 1)) for t in (1100, 2048, 4096)]
+    pts = [(s, 50e-6 + s.flops / 20e9) for s in shapes]
+    full, res = fit_decode(pts)
+    assert full.flops_per_s is None and full.bytes_per_s > 0 and full.overhead_s >= 0
+    assert res < 0.5                       # reads alone describe compute-bound points only roughly

@@ -84,7 +84,7 @@ def test_catalog_gpu_and_list(capsys):
 
 
 @pytest.mark.parametrize("argv, needle", [
-    (["--tokens", "-5"], "tokens: expected a positive integer"),
+    (["--tokens", "-5"], "argument --tokens: expected an integer in [1, "),
     (["--kv-heads", "7"], "kv_heads: expected a divisor of heads=40"),
     (["--gpus", "3"], "gpus: expected a divisor of heads=40"),
     (["--chunks", "0"], "chunks"),

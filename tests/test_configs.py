@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from multihead.configs import (ModelSpec, catalog_model, load_config_file, model_catalog, resolve_model,
-                               spec_from_hf_config)
+from multihead.cost import ModelSpec, catalog_model, load_config_file, model_catalog, param_counts, resolve_model
+from multihead.cost import read_config as spec_from_hf_config
+from multihead.cost import precision, total_params
 
 # figures.md section 2, row by row: hidden, L, H, H_kv, head_dim, intermediate, vocab, max_pos.
 FIGURES = {
@@ -57,28 +58,28 @@ def test_every_catalog_entry_loads_and_has_a_source():
     assert "example-13b-gqa8" in names and set(FIGURES) <= set(names)
     for name in names:
         spec = catalog_model(name)
-        assert spec.source and spec.total_params() > 0
+        assert spec.source and total_params(spec) > 0
 
 
 def test_example_is_the_reference_texts_model():
     s = catalog_model("example-13b-gqa8")
     assert (s.hidden_size, s.num_layers, s.num_heads, s.num_kv_heads, s.head_dim) == (5120, 40, 40, 8, 128)
-    assert s.total_params() == 13e9 and s.weights_dtype_default() == "fp16"
+    assert total_params(s) == 13e9 and precision.resolve(s).weights == "fp16"
 
 
 @pytest.mark.parametrize("name", sorted(n for n in FIGURES))
 def test_parameter_count_equals_published_total(name):
     spec = catalog_model(name)
-    counts = spec.param_counts()
+    counts = param_counts(spec)
     assert counts.total == spec.params_published       # exact: embeddings, attention, MLP, norms, head
 
 
 def test_llama2_7b_total():
-    assert catalog_model("Llama-2-7B").total_params() == pytest.approx(6.74e9, rel=1e-3)
+    assert total_params(catalog_model("Llama-2-7B")) == pytest.approx(6.74e9, rel=1e-3)
 
 
 def test_gated_versus_plain_mlp():
-    llama, gpt2 = catalog_model("Llama-2-7B").param_counts(), catalog_model("GPT-2").param_counts()
+    llama, gpt2 = param_counts(catalog_model("Llama-2-7B")), param_counts(catalog_model("GPT-2"))
     assert llama.mlp_per_layer == 3 * 4096 * 11008
     assert gpt2.mlp_per_layer == 2 * 768 * 3072 + 3072 + 768      # fc and proj, with biases
 
@@ -87,13 +88,14 @@ def test_gemma2_head_dim_and_alternating_window():
     s = catalog_model("Gemma-2-9B")
     assert s.head_dim == 256 != s.hidden_size // s.num_heads
     assert s.attention_width == 4096
-    windows = s.layer_windows()
-    assert windows[0::2] == [4096] * 21 and windows[1::2] == [None] * 21
+    assert s.layer_types[0::2] == ("sliding_attention",) * 21 and s.layer_types[1::2] == ("full_attention",) * 21
+    assert {(g.kind.value, g.layers, g.window) for g in s.layer_groups()} == {
+        ("sliding_attention", 21, 4096), ("full_attention", 21, None)}
 
 
 def test_window_rules():
-    assert catalog_model("Mistral-7B-v0.1").layer_windows() == [4096] * 32
-    assert catalog_model("Qwen2.5-7B").layer_windows() == [None] * 28     # use_sliding_window: false
+    assert [(g.layers, g.window) for g in catalog_model("Mistral-7B-v0.1").layer_groups()] == [(32, 4096)]
+    assert [(g.layers, g.window) for g in catalog_model("Qwen2.5-7B").layer_groups()] == [(28, None)]  # use_sliding_window: false
     assert catalog_model("Qwen2.5-7B").head_dim == 128                    # no head_dim field: 3584 / 28
 
 
@@ -105,8 +107,8 @@ def test_config_file_round_trip(tmp_path):
     path = tmp_path / "config.json"
     path.write_text(json.dumps(cfg))
     spec = resolve_model(str(path))
-    assert spec.total_params() == catalog_model("Llama-3.1-8B").total_params()
-    assert spec.weights_dtype_default() == "bf16" and spec.rope_scaling["factor"] == 8.0
+    assert total_params(spec) == total_params(catalog_model("Llama-3.1-8B"))
+    assert precision.resolve(spec).weights == "bf16" and spec.rope_scaling.factor == 8.0
 
 
 def test_model_folder_reads_its_config_json(tmp_path):
@@ -116,7 +118,7 @@ def test_model_folder_reads_its_config_json(tmp_path):
         resolve_model(str(folder))
     (folder / "config.json").write_text(json.dumps(catalog_model_config("SmolLM2-135M")))
     spec = resolve_model(str(folder))
-    assert spec.name == "my-model/config.json" and spec.total_params() == catalog_model("SmolLM2-135M").total_params()
+    assert spec.name == "my-model/config.json" and total_params(spec) == total_params(catalog_model("SmolLM2-135M"))
 
 
 def catalog_model_config(name: str) -> dict:
@@ -140,10 +142,10 @@ def test_missing_field_is_named(tmp_path):
 
 def test_incomplete_config_needs_params_for_the_total():
     spec = spec_from_hf_config({"hidden_size": 512, "num_hidden_layers": 2, "num_attention_heads": 8})
-    assert spec.num_kv_heads == 8 and spec.head_dim == 64 and spec.param_counts() is None
+    assert spec.num_kv_heads == 8 and spec.head_dim == 64 and param_counts(spec) is None
     with pytest.raises(ValueError, match="intermediate_size and vocab_size"):
-        spec.total_params()
-    assert spec.with_overrides(params=1e8).total_params() == 1e8
+        total_params(spec)
+    assert total_params(spec.with_overrides(params=1e8)) == 1e8
 
 
 @pytest.mark.parametrize("bad, match", [
@@ -197,4 +199,4 @@ def test_param_count_equals_transformers(model_type):
     # a tied LM head is the embedding itself: count each tensor once
     unique = {id(p): p.numel() for p in model.parameters()}
     spec = spec_from_hf_config(config.to_dict(), name=model_type)
-    assert spec.param_counts().total == sum(unique.values())
+    assert param_counts(spec).total == sum(unique.values())

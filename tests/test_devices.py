@@ -1,14 +1,15 @@
-"""The time model (multihead.devices): catalog roofline, measured-profile terms, profile files."""
+"""The time model (multihead.cost: device, cpu_profile, attention_time): catalog roofline, measured-profile terms, profile files."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from multihead import accounting as acc
-from multihead.devices import (DecodeCosts, DeviceSpec, PrefillCosts, attention_prefill_seconds,
-                               attention_seconds, decode_attention_seconds, decode_step_seconds,
-                               device_to_profile, load_device, write_profile)
+from multihead.cost import formulas as acc
+from multihead.cost.attention_time import (attention_prefill_seconds, attention_seconds, decode_attention_seconds,
+                                           decode_step_seconds)
+from multihead.cost.cpu_profile import DecodeCosts, PrefillCosts, backend_for, device_to_profile, load_device, write_profile
+from multihead.cost.device import DeviceSpec
 
 
 def measured_spec(**extra) -> DeviceSpec:
@@ -72,7 +73,7 @@ def test_per_kernel_terms_follow_multihead_auto_choice():
     from multihead.functional import choose_backend
     spec = measured_spec(backend_selector="multihead.functional.choose_backend")
     small = dict(n_heads=2, tq=256, tk=256, head_dim=64, dtype="fp32")
-    assert spec.backend_for(1, 2, 256, 256, "fp32") == choose_backend(1, 2, 256, 256)
+    assert backend_for(spec, 1, 2, 256, 256, "fp32") == choose_backend(1, 2, 256, 256)
     ref = spec.prefill["fp32/reference"] if choose_backend(1, 2, 256, 256) == "reference" else None
     if ref is not None:
         scores = 2 * 256 * 256                            # all computed, then masked

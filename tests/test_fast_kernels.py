@@ -1,13 +1,11 @@
-"""The fast backends (fast_decode with its C kernel, fast_prefill) and `multihead bench`.
+"""The fast backends (fast_decode with its C kernel, fast_prefill); `multihead bench` is tests/test_bench.py.
 
 Exactness is checked the same way as the core kernels: against a float64 oracle and torch SDPA
 for fp32, and within 2x of PyTorch's own low-precision error for bf16/fp16. Block, chunk and split
 sizes are forced small so that every edge (ragged tail, causal diagonal, empty chunk) is crossed.
-No timing assertions: the benchmark is tested for what it computes, not for how fast it runs.
 """
 from __future__ import annotations
 
-import json
 import math
 
 import pytest
@@ -15,8 +13,6 @@ import torch
 import torch.nn.functional as F
 
 import multihead as mh
-from multihead.bench import benchmark as bench
-from multihead.cli import main as cli_main
 from multihead.kernels import BACKENDS, fast_decode, fast_native, fast_prefill
 
 HEADS = {"MHA": (4, 4), "GQA": (8, 2), "MQA": (4, 1)}
@@ -227,83 +223,6 @@ def test_auto_picks_the_fast_backends(monkeypatch):
     monkeypatch.setattr(fast_native, "library", lambda: None)
     assert choose_backend(1, 9, 1, 64) == "reference" and choose_backend(1, 9, 1, 4096) == "fast_decode"
     assert choose_backend(1, 32, 16384, 16384) == "fast_prefill"
-
-
-# --- the benchmark -----------------------------------------------------------------------------
-
-def tiny_config():
-    return bench.BenchConfig([bench.Case("decode", "fp32", 2048, 8, 2, 64), bench.Case("decode", "bf16", 1024, 8, 2, 64),
-                              bench.Case("prefill", "fp32", 128, 4, 2, 32)],
-                             repeats=1, bandwidth_bytes=8 << 20, gemm_n={"fp32": 128, "bf16": 32, "fp16": 32},
-                             max_seconds=1.0, memory_T=None)
-
-
-def test_benchmark_report_and_plot(tmp_path):
-    report = bench.run_benchmark(tiny_config(), progress=False, command="test")
-    json.dumps(report)                                                 # JSON-able
-    assert set(report["limits"]) == {"read_bandwidth", "gemm_fp32", "gemm_bf16"}
-    rows = report["results"]
-    assert {r["impl"] for r in rows} == {"sdpa-math", "sdpa-flash", "decode", "fast_decode", "tiled", "fast_prefill"}
-    for r in rows:
-        assert r["rate"] > 0 and r["seconds"] > 0
-        assert r["of_limit"] == pytest.approx(r["rate"] / bench.limit_of(r, report["limits"]))
-        assert r["vs_sdpa"] > 0
-    dec = next(r for r in rows if r["impl"] == "fast_decode" and r["dtype"] == "fp32")
-    assert dec["rate"] == pytest.approx(2 * 2 * 2048 * 64 * 4 / dec["seconds"])      # K+V bytes / s
-    pre = next(r for r in rows if r["impl"] == "fast_prefill")
-    assert pre["rate"] == pytest.approx(4 * 4 * 32 * (128 * 129 // 2) / pre["seconds"])  # causal FLOPs / s
-    out = tmp_path / "bench.png"
-    bench.plot(report, str(out))
-    assert out.stat().st_size > 1000
-    md = bench.markdown(report)
-    assert "Command: `test`" in md and "**fast_decode**" in md and f"{dec['vs_sdpa']:.2f}x" in md
-
-
-def test_ratios_and_targets_from_synthetic_rows():
-    limits = {"read_bandwidth": {"best": 40e9}, "gemm_fp32": {"best": 100e9}, "gemm_bf16": {"best": 1e9}}
-    case = dict(kind="decode", dtype="fp32", T=131072, H=32, H_kv=8, d=128, B=1)
-    rows = [{**case, "impl": "sdpa-flash", "rate": 5e9}, {**case, "impl": "sdpa-math", "rate": 1e9},
-            {**case, "impl": "fast_decode", "rate": 30e9}]
-    pcase = dict(case, kind="prefill", dtype="bf16", T=4096)
-    rows += [{**pcase, "impl": "sdpa-flash", "rate": 0.5e9}, {**pcase, "impl": "fast_prefill", "rate": 60e9}]
-    bench.add_ratios(rows, limits)
-    assert rows[2]["vs_sdpa"] == pytest.approx(6.0) and rows[2]["best_sdpa"] == "sdpa-flash"
-    assert rows[2]["of_limit"] == pytest.approx(0.75)
-    assert rows[2]["roofline"] == 40e9          # fp32, G=4: 2 FLOP/B -> 100e9 / 2 = 50 GB/s > bandwidth
-    assert rows[4]["of_limit"] == pytest.approx(60.0) and rows[4]["of_fp32_gemm"] == pytest.approx(0.6)
-    got = {(t["kind"], t["dtype"], t["metric"]): t["met"] for t in bench.check_targets(rows, [])}
-    assert got == {("decode", "fp32", "of_limit"): True, ("decode", "fp32", "vs_sdpa"): True,
-                   ("prefill", "bf16", "vs_sdpa"): True, ("prefill", "bf16", "of_limit"): True}
-    rows[2]["rate"] = 20e9
-    bench.add_ratios(rows, limits)
-    assert not next(t for t in bench.check_targets(rows, []) if t["metric"] == "of_limit")["met"]   # 50% < 70%
-
-
-def test_slow_cases_are_measured_on_a_reduced_shape():
-    limits = {"read_bandwidth": {"best": 40e9}, "gemm_fp32": {"best": 1e9}, "gemm_bf16": {"best": 0.3e9}}
-    case = bench.Case("prefill", "bf16", 16384)
-    small = bench._shrink("sdpa-flash", case, limits, 5.0)
-    assert (small.H, small.H_kv) == (4, 1) and small.T < 16384 and small.d == 128
-    assert bench._predicted_seconds("sdpa-flash", small, limits) <= 5.0
-    assert bench._shrink("fast_prefill", bench.Case("prefill", "bf16", 256), limits, 5.0) == bench.Case("prefill", "bf16", 256)
-    assert "GB" in bench._skip_reason("sdpa-math", bench.Case("prefill", "fp32", 16384))
-
-
-def test_peak_extra_memory_is_linear_not_quadratic():
-    fast = bench.peak_extra_memory("fast_prefill", 4096, 8, 2, d=64)
-    # 8*4096^2*4 B = 512 MiB of scores avoided. At this small T, fixed costs (worker-thread malloc
-    # arenas, page rounding) are a visible share of the 20 MiB of q, k, v and out and move the RSS
-    # peak by tens of MiB between runs (2.0x-2.3x seen), so the bound here is 3x; the issue's 2x
-    # target is at T=32k, where `multihead bench` measures it (0.50x in the committed run).
-    assert fast["finite"] and fast["ratio"] <= 3.0
-    assert fast["extra_bytes"] <= fast["score_matrix_bytes"] / 8
-    ref = bench.peak_extra_memory("reference", 1024, 8, 2, d=64)
-    assert ref["extra_bytes"] >= ref["score_matrix_bytes"]    # the method sees a materialized [B, H, T, T]
-
-
-def test_cli_rejects_cpu_clock_without_one_thread(capsys):
-    assert cli_main(["bench", "--clock", "cpu"]) == 2
-    assert "--threads 1" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("heads", ["GQA", "MQA"])     # H_kv = 2: heads split; H_kv = 1: query blocks dealt out

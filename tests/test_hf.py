@@ -147,8 +147,11 @@ def test_forward_function_decode_and_static_prefill():
     ref = torch.nn.functional.scaled_dot_product_attention(
         q3, k[:, :, :3].repeat_interleave(2, 1), v[:, :, :3].repeat_interleave(2, 1), is_causal=True)
     torch.testing.assert_close(out, ref.transpose(1, 2))
-    with pytest.raises(ValueError, match="softcap"):
-        hf.multihead_attention_forward(_Module(), q, k, v, None, softcap=30.0)
+    with pytest.raises(ValueError, match="s_aux"):
+        hf.multihead_attention_forward(_Module(), q, k, v, None, s_aux=torch.zeros(4))
+    # softcap (Gemma-2) is supported since issue 19: equal to multihead.attention's own
+    out, _ = hf.multihead_attention_forward(_Module(), q, k, v, None, softcap=0.5)
+    torch.testing.assert_close(out, multihead.attention(q, k, v, is_causal=q.shape[2] > 1, softcap=0.5).transpose(1, 2))
 
 
 def test_tiny_generate_static_cache_matches_sdpa():

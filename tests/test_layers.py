@@ -190,3 +190,65 @@ def test_head_dim_may_differ_from_d_model_over_heads():
     m = mh.MultiHeadAttention(48, 4, 2, head_dim=32)     # H * d = 128 != D (as in Gemma)
     assert m(torch.randn(1, 3, 48), is_causal=True).shape == (1, 3, 48)
     assert m.num_parameters() == 2 * 48 * 4 * 32 + 2 * 48 * 2 * 32
+
+
+# --- window / softcap / ALiBi in the module; left padding and the paged layout in the cache ----
+
+@pytest.mark.parametrize("page_size", [None, 4, 16])
+@pytest.mark.parametrize("mods", [{}, {"window_size": (5, 0)}, {"softcap": 2.0}])
+def test_prefill_then_decode_with_mods_and_pages(page_size, mods):
+    """The same prefill + one-token steps as above, through a contiguous or paged cache, with a
+    window or softcap on the module: equal to one causal forward over the whole sequence."""
+    torch.manual_seed(3)
+    slopes = torch.rand(8) * 0.1 if not mods else None
+    layers = [mh.MultiHeadAttention(64, 8, 2, alibi_slopes=slopes, **mods) for _ in range(2)]
+    x = torch.randn(3, 15, 64)
+    with torch.no_grad():
+        full = x
+        for m in layers:
+            full = m(full, is_causal=True)
+        cache = mh.KVCache(3, 2, 15, 8, n_layers=2, page_size=page_size)
+        outs = []
+        for chunk in [x[:, :6]] + [x[:, t:t + 1] for t in range(6, 15)]:
+            h = chunk
+            for i, m in enumerate(layers):
+                h = m(h, is_causal=True, kv_cache=cache, layer=i)
+            outs.append(h)
+    assert cache.seq_len == 15
+    assert torch.allclose(torch.cat(outs, dim=1), full, atol=1e-5)
+
+
+@pytest.mark.parametrize("page_size", [None, 8])
+def test_left_padded_batch_equals_each_sequence_alone(page_size):
+    """Two prompts of 5 and 9 tokens, the shorter left-padded to 9: with leftpad set, each row of
+    the batched prefill + decode equals that sequence run alone (pad keys are never attended)."""
+    torch.manual_seed(4)
+    m = mh.MultiHeadAttention(32, 4, 2)
+    x = torch.randn(2, 12, 32)
+    pad = 4
+    with torch.no_grad():
+        cache = mh.KVCache(2, 2, 12, 8, page_size=page_size)
+        cache.set_leftpad(torch.tensor([pad, 0]))
+        outs = [m(x[:, :9], is_causal=True, kv_cache=cache)]
+        outs += [m(x[:, t:t + 1], is_causal=True, kv_cache=cache) for t in range(9, 12)]
+        batched = torch.cat(outs, dim=1)
+        alone = m(x[:1, pad:], is_causal=True)
+        assert torch.allclose(batched[0, pad:], alone[0], atol=1e-5)
+        assert torch.allclose(batched[1], m(x[1:], is_causal=True)[0], atol=1e-5)
+
+
+def test_paged_cache_pages_interleave_and_reset_returns_them():
+    cache = mh.KVCache(2, 1, 20, 4, page_size=4)
+    assert cache.nbytes == cache.k.numel() * 4 * 2
+    q = torch.randn(2, 1, 9, 4)
+    cache.attend(0, q, torch.randn(2, 1, 9, 4), torch.randn(2, 1, 9, 4), is_causal=True)
+    table = cache.block_table[:, :3].tolist()
+    assert table == [[0, 2, 4], [1, 3, 5]]                  # taken step by step, sequences interleave
+    k, _ = cache.get(0)
+    assert k.shape == (2, 1, 9, 4)
+    with pytest.raises(ValueError, match="paged KVCache has no contiguous views"):
+        cache.update(0, k, k)
+    cache.reset()
+    assert cache.length(0) == 0 and cache._free == list(range(10))
+    with pytest.raises(ValueError, match="^leftpad: expected"):
+        cache.set_leftpad(torch.tensor([1.0, 0.0]))

@@ -8,10 +8,11 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 import multihead
-from multihead import accounting as acc
+from multihead import cost
+from multihead.cost import formulas as acc
 from multihead import functional, layers
-from multihead.configs import ModelSpec
-from multihead.planner import (chunk_sizes, fewest_chunks, longest_fitting_context, memory_curve, plan,
+from multihead.cost import ModelSpec
+from multihead.planner import (chunk_tokens, fewest_chunks, longest_fitting_context, memory_curve, plan,
                                resolve_device)
 
 # The reference text's example (figures.md section 1), with the explicit flags.
@@ -71,9 +72,9 @@ def test_mha_does_not_fit_80gb():
 def test_40gb_card_is_chunked_with_the_fewest_chunks_that_fit():
     p = plan(**{**EXAMPLE, "gpu_memory_gb": 40})
     assert not p.fits and p.decision == "chunked" and p.chunks > 1 and p.decision_fits
-    st = p._setup
-    assert st.memory(chunk_sizes(p.tokens, p.chunks)[0]).fits
-    assert not st.memory(chunk_sizes(p.tokens, p.chunks - 1)[0]).fits   # one fewer would not fit
+    st = p.setup
+    assert st.memory(chunk_tokens(p.tokens, p.chunks)).fits
+    assert not st.memory(chunk_tokens(p.tokens, p.chunks - 1)).fits   # one fewer would not fit
     # the text's own choice, eight 16k chunks, fits this card too
     eight = plan(**{**EXAMPLE, "gpu_memory_gb": 40}, chunks=8)
     assert eight.chunks == 8 and eight.decision_fits
@@ -87,7 +88,7 @@ def test_requested_chunks_are_evaluated_not_chosen():
 
 
 def test_requested_chunks_that_do_not_fit_say_so(capsys):
-    from multihead.report import render
+    from multihead.planner import render
 
     p = plan(**{**EXAMPLE, "kv_heads": 40}, chunks=1)
     assert p.decision == "single_pass" and not p.decision_fits and "does not fit" in p.reason
@@ -118,7 +119,7 @@ def test_workspace_is_the_wider_sublayer_plus_logits():
 def test_exercise_answers():
     spec = ModelSpec(name="exercise", hidden_size=4096, num_layers=1, num_heads=32)
     assert spec.head_dim == 128
-    assert spec.attention_params_total() == 4 * 4096 ** 2 == 67_108_864
+    assert cost.params.attention_params_per_layer(spec) == 4 * 4096 ** 2 == 67_108_864
     common = dict(layers=1, heads=32, hidden=4096, params=1e9, tokens=1000, gpu_memory_gb=80,
                   effective_tflops=100, bandwidth_tbps=2)
     gqa, mha = plan(**common, kv_heads=8), plan(**common, kv_heads=32)
@@ -134,7 +135,7 @@ def test_hidden_defaults_to_heads_times_head_dim():
 
 def test_linear_flops_use_non_embedding_params():
     p = plan("Llama-2-7B", tokens=4096, device="A100-80GB")
-    counts = multihead.configs.catalog_model("Llama-2-7B").param_counts()
+    counts = cost.param_counts(cost.catalog_model("Llama-2-7B"))
     assert p.linear_flops == 2 * counts.non_embedding * 4096
     assert p.params == counts.total == p.params_published
 
@@ -259,7 +260,7 @@ def test_memory_curve_and_longest_fitting_context(example):
     limit = longest_fitting_context(p)
     assert memory_curve(p, [limit])[0] <= p.usable_memory_bytes < memory_curve(p, [limit + 1])[0]
     assert longest_fitting_context(p, kv_heads=40) < longest_fitting_context(p) < longest_fitting_context(p, kv_heads=1)
-    assert fewest_chunks(p._setup, 128_000) == 1
+    assert fewest_chunks(p.setup, 128_000) == 1
 
 
 def test_gqa_quality_hook(tmp_path):

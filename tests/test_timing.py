@@ -4,118 +4,123 @@ import math
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from multihead import configs, devices
+from multihead import cost
 from multihead.cost import timing as t
 
-A100 = devices.gpu_catalog()["A100-80GB"]
-H100 = devices.gpu_catalog()["H100-SXM"]
+A100 = cost.gpu_catalog()["A100-80GB"]
+H100 = cost.gpu_catalog()["H100-SXM"]
 PLAIN = t.Constants(flops_efficiency=0.5, bandwidth_efficiency=0.8, layer_overhead_s={"vllm": 0.0},
                     request_overhead_s=0.0, allreduce_latency_s={"nvlink3": 10e-6, "nvlink4": 10e-6},
                     allreduce_step_s=5e-6, link_efficiency=0.5, dequant={"int8": 0.5, "int4": 0.25})
+MIXTRAL = {"model_type": "mixtral", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+           "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 32000, "num_local_experts": 8,
+           "num_experts_per_tok": 2, "torch_dtype": "bfloat16"}
 
 
 def llama7b():
-    return t.shape_from_spec(configs.catalog_model("Llama-2-7B"))
+    return cost.catalog_model("Llama-2-7B")
 
 
-def setup(shape=None, gpu=A100, name="A100-80GB", c=PLAIN, **kw):
-    return t.Setup(shape or llama7b(), t.make_gpu(name, gpu), c, **kw)
-
-
-def moe():
-    return t.Shape(name="moe", layers=2, hidden=64, heads=4, kv_heads=2, head_dim=16, attn_params=100,
-                   mlp_params=1000, lm_head_params=10, experts=8, experts_per_token=2)
+def setup(spec=None, gpu=A100, name="A100-80GB", c=PLAIN, **kw):
+    return t.Setup(spec or llama7b(), t.make_gpu(name, gpu), c, **kw)
 
 
 # -- terms -------------------------------------------------------------------------------------------
-def test_weight_bytes_per_element():
-    assert t.weight_bytes_per_element("bf16") == 2
-    assert t.weight_bytes_per_element("fp8") == 1
-    assert t.weight_bytes_per_element("int8") == 1
-    assert t.weight_bytes_per_element("int4") == 0.5 + 4 / 128      # bf16 scale + zero per 128 weights
-    assert t.weight_bytes_per_element("int4-g32") == 0.5 + 4 / 32
+def test_table_precisions():
+    assert t.table_precision("bf16") == ("bf16", None)
+    _, q8 = t.table_precision("int8")
+    _, q4 = t.table_precision("int4-g32")
+    assert q8.bytes_per_weight(4096) == pytest.approx(1 + 2 / 4096)          # per-channel bf16 scale
+    assert q4.bytes_per_weight(4096) == pytest.approx(0.5 + 4 / 32)          # bf16 scale + zero per 32
+    with pytest.raises(ValueError, match="weights"):
+        t.table_precision("int3")
 
 
-def test_distinct_experts_formula():
-    s = moe()
-    assert s.distinct_experts(1) == pytest.approx(2)                 # one token: its k experts
-    assert s.distinct_experts(2) == pytest.approx(8 * (1 - 0.75 ** 2))
-    assert s.distinct_experts(10_000) == pytest.approx(8)            # a big batch touches all
-    assert s.active_params() == 2 * (100 + 2 * 1000) + 10
-    assert s.params_read(1) == pytest.approx(s.active_params())
-    assert s.params_read(10_000) == pytest.approx(2 * (100 + 8 * 1000) + 10)
+def test_weights_read_is_every_layer_and_the_lm_head_not_the_embedding():
+    spec = llama7b()
+    c = cost.param_counts(spec)
+    read, quantized = t.weights_read(setup(), 1)
+    assert read == pytest.approx((c.total - c.embedding) * 2) and quantized == 0
+    read2, _ = t.weights_read(setup(tp=2), 1)
+    assert read2 == pytest.approx(read / 2)
 
 
-def test_dense_shape_counts_match_the_model_spec():
-    spec = configs.catalog_model("Llama-2-7B")
-    s = t.shape_from_spec(spec)
-    counts = spec.param_counts()
-    # every layer weight plus the LM head; the embedding lookup reads one row per token (not counted)
-    assert s.active_params() == counts.non_embedding - counts.final_norm - counts.n_layers * counts.norms_per_layer \
-        + spec.vocab_size * spec.hidden_size
-
-
-@given(new=st.integers(1, 40), past=st.integers(0, 40), window=st.one_of(st.none(), st.integers(1, 50)))
-def test_causal_pairs_match_brute_force(new, past, window):
-    brute = sum(min(past + i + 1, window or 10 ** 9) for i in range(new))
-    assert t.causal_pairs(new, past, window) == brute
+def test_moe_reads_the_experts_a_batch_touches():
+    spec = cost.read_config(MIXTRAL, name="mixtral")
+    c = cost.param_counts(spec)
+    one, _ = t.weights_read(setup(spec), 1)
+    two, _ = t.weights_read(setup(spec), 2)
+    many, _ = t.weights_read(setup(spec), 100_000)
+    expert = c.expert * 2 * 32                                    # one expert in every layer, bf16
+    assert two - one == pytest.approx(expert * (8 * (1 - 0.75 ** 2) - 2))   # E(1 - (1 - k/E)^2) - k
+    assert many == pytest.approx((c.total - c.embedding) * 2, rel=1e-6)
+    # compute: k experts per token
+    ph = t.decode_step(setup(spec), 1, 0)
+    assert ph.flops == pytest.approx(2 * (c.active_non_embedding + 32000 * 4096)
+                                     + cost.decode_attention_flops(spec, 1), rel=1e-9)
 
 
 def test_causal_attention_is_about_half_the_texts_count():
-    s = llama7b()
+    spec = llama7b()
     T = 4096
-    causal = t.attention_flops(s, T, 0)
-    assert causal == 4 * s.heads * s.head_dim * s.layers * T * (T + 1) // 2
-    assert t.text_attention_flops(s, T) == 4 * T * T * s.hidden * s.layers
-    assert causal / t.text_attention_flops(s, T) == pytest.approx((T + 1) / (2 * T))
+    causal = t.prefill_attention_flops(spec, T)
+    assert causal == 4 * spec.num_heads * spec.head_dim * spec.num_layers * T * (T + 1) // 2
+    assert t.text_attention_flops(spec, T) == 4 * T * T * spec.hidden_size * spec.num_layers
+    assert causal / t.text_attention_flops(spec, T) == pytest.approx((T + 1) / (2 * T))
 
 
 def test_decode_memory_term_is_weights_plus_kv_over_bandwidth():
     st_ = setup()
-    s = st_.shape
+    spec = st_.spec
     step = t.decode_step(st_, 1, 1000)
-    weights = s.active_params() * 2
-    kv = 2 * s.kv_heads * s.head_dim * s.layers * 1001 * 2          # K and V of 1001 tokens, bf16
+    weights, _ = t.weights_read(st_, 1)
+    kv = 2 * spec.num_kv_heads * spec.head_dim * spec.num_layers * 1001 * 2          # K and V of 1001 tokens
     assert step.bytes == pytest.approx(weights + kv)
     assert step.memory_s == pytest.approx((weights + kv) / (2.039e12 * 0.8))
     assert step.bound == "memory" and step.comm_s == 0 and step.dequant_s == 0
     assert step.total_s == pytest.approx(step.memory_s)
 
 
-def test_compute_term_counts_two_flops_per_weight_and_the_causal_attention():
+def test_compute_term_two_flops_per_weight_logits_once_and_causal_attention():
     st_ = setup()
-    s = st_.shape
+    spec = st_.spec
     ph = t.prefill(st_, 2048)
-    linear = 2 * 2048 * s.active_params()
-    attn = t.attention_flops(s, 2048, 0)
+    layers, _ = cost.params.non_embedding_params(spec)
+    linear = 2 * 2048 * layers + 2 * 32000 * 4096              # the LM head on the last position only
+    attn = t.prefill_attention_flops(spec, 2048)
     assert ph.flops == pytest.approx(linear + attn)
     assert ph.compute_s == pytest.approx((linear + attn) / (312e12 * 0.5))
     assert ph.bound == "compute"
 
 
 def test_dequantization_term():
-    assert t.decode_step(setup(weights="bf16"), 1, 10).dequant_s == 0
-    int8 = t.decode_step(setup(weights="int8"), 1, 10)
-    elements = llama7b().active_params()
-    assert int8.dequant_s == pytest.approx(elements / (0.5 * 19.5e12))
-    assert t.dequant_kind(setup(weights="fp8")) == "int8"                            # A100: no fp8 tensor cores
-    assert t.dequant_kind(setup(gpu=H100, name="H100-SXM", weights="fp8")) is None   # native fp8 matmul
-    assert t.matmul_dtype(setup(gpu=H100, name="H100-SXM", weights="fp8")) == "fp8"
+    assert t.decode_step(setup(), 1, 10).dequant_s == 0
+    _, q8 = t.table_precision("int8")
+    st8 = setup(quantization=q8)
+    _, quantized = t.weights_read(st8, 1)
+    assert quantized == pytest.approx(cost.memory.quantized_params(llama7b(), q8))   # layers and LM head
+    assert t.decode_step(st8, 1, 10).dequant_s == pytest.approx(quantized / (0.5 * 19.5e12))
+    fp8 = cost.quantization.from_flag("fp8")
+    assert t.dequant_kind(setup(quantization=fp8)) == "int8"                            # A100: no fp8 tensor cores
+    h100 = setup(gpu=H100, name="H100-SXM", quantization=fp8)
+    assert t.dequant_kind(h100) is None and t.matmul_dtype(h100) == "fp8"               # native fp8 matmul
+    assert t.dequant_kind(setup(quantization=cost.quantization.from_flag("gptq"))) == "int4"
+    assert t.dequant_kind(setup(quantization=cost.quantization.from_flag("int8"))) is None   # w8a8
 
 
 def test_kv_heads_split_over_tp_and_replicated_below_it():
-    s = t.shape_from_spec(configs.catalog_model("Llama-2-70B"))             # H_kv = 8
-    per = lambda tp: t.kv_bytes_per_gpu(setup(shape=s, tp=tp), 100)
+    spec = cost.catalog_model("Llama-2-70B")                               # H_kv = 8
+    per = lambda tp: t.decode_step(setup(spec, tp=tp), 1, 1000).bytes - t.weights_read(setup(spec, tp=tp), 1)[0]
     assert per(2) == pytest.approx(per(1) / 2)
     assert per(8) == pytest.approx(per(1) / 8)
-    assert per(16) == pytest.approx(per(8))                                  # one KV head per GPU at most
+    assert per(16) == pytest.approx(per(8))                                # one KV head per GPU at most
 
 
 def test_sliding_window_caps_kv_reads():
-    s = t.Shape(name="w", layers=2, hidden=64, heads=4, kv_heads=4, head_dim=16, attn_params=1, mlp_params=1,
-                lm_head_params=1, windows=(8, None))
-    st_ = setup(shape=s)
-    assert t.kv_bytes_per_gpu(st_, 100) == 2 * 4 * 16 * (8 + 100) * 2
+    spec = cost.catalog_model("Mistral-7B-v0.1")                          # every layer slides, window 4096
+    kv = lambda ctx: t.decode_step(setup(spec), 1, ctx).bytes
+    assert kv(20_000) == pytest.approx(kv(10_000))
+    assert kv(3000) < kv(4000)
 
 
 def test_overheads_add_per_layer_and_per_request():
@@ -124,6 +129,8 @@ def test_overheads_add_per_layer_and_per_request():
     assert t.decode_step(slow, 1, 10).total_s - t.decode_step(base, 1, 10).total_s == pytest.approx(32 * 20e-6)
     d = t.serving_point(slow, 1, 100, 10).ttft_s - t.serving_point(base, 1, 100, 10).ttft_s
     assert d == pytest.approx(3e-3 + 32 * 20e-6)
+    with pytest.raises(ValueError, match="engine"):
+        t.decode_step(setup(engine="exllama"), 1, 10)
 
 
 # -- communication against hand numbers --------------------------------------------------------------
@@ -166,8 +173,8 @@ def test_pipeline_bubble_and_handoffs():
 
 
 def test_more_tensor_parallel_gpus_cut_a_big_models_decode_time():
-    s = t.shape_from_spec(configs.catalog_model("Llama-2-70B"))
-    times = [t.decode_step(setup(shape=s, tp=n), 1, 100).total_s for n in (1, 2, 4, 8)]
+    spec = cost.catalog_model("Llama-2-70B")
+    times = [t.decode_step(setup(spec, tp=n), 1, 100).total_s for n in (1, 2, 4, 8)]
     assert times == sorted(times, reverse=True)
     # but not by n: the all-reduce latency does not shrink
     assert times[0] / times[3] < 8
@@ -194,13 +201,13 @@ CONC = st.integers(1, 512)
 
 
 @settings(max_examples=40, deadline=None)
-@given(model=st.sampled_from(["Llama-2-7B", "Llama-3.1-70B", "moe"]), tp=st.sampled_from([1, 2, 8]),
+@given(model=st.sampled_from(["Llama-2-7B", "Llama-3.1-70B", "mixtral"]), tp=st.sampled_from([1, 2, 8]),
        inp=st.integers(1, 32_000), out=st.integers(1, 4000), c=CONC, mode=st.sampled_from(["serving", "static"]),
        kv=st.sampled_from(["bf16", "fp8"]))
 def test_concurrency_monotone(model, tp, inp, out, c, mode, kv):
     """More requests in flight never lower aggregate throughput below one request's, never shorten TPOT."""
-    shape = moe() if model == "moe" else t.shape_from_spec(configs.catalog_model(model))
-    st_ = setup(shape=shape, gpu=H100, name="H100-SXM", c=t.load_constants(), tp=tp, kv=kv)
+    spec = cost.read_config(MIXTRAL, name="mixtral") if model == "mixtral" else cost.catalog_model(model)
+    st_ = setup(spec, gpu=H100, name="H100-SXM", c=t.load_constants(), tp=tp, kv=kv)
     one = t.serving_point(st_, 1, inp, out, mode)
     more = t.serving_point(st_, c, inp, out, mode)
     fewer = t.serving_point(st_, max(1, c // 2), inp, out, mode)

@@ -3,14 +3,22 @@ from __future__ import annotations
 
 import json
 import math
+import re
+
+import matplotlib.image
 
 import pytest
 import torch
 
-from multihead.bench.calibrate import AttnShape, CalibrationPlan, calibrate, predict_seconds
-from multihead.bench.validate import (Row, ValidationPlan, build_result, interval_halfwidth, plan_prediction,
-                                      plot, relative_error, summarize)
+from conftest import markdown_tables
 from multihead.devices import DecodeCosts, DeviceSpec, PrefillCosts, load_device, write_profile
+from multihead.measure.calibrate import CalibrationPlan, calibrate, predict_seconds
+from multihead.measure.fit import fit_points
+from multihead.measure.plots import validation_figure
+from multihead.measure.reports import validation_markdown
+from multihead.measure.shapes import AttnShape
+from multihead.measure.validate import (Row, ValidationPlan, build_result, interval_halfwidth, plan_prediction,
+                                        prediction_interval, relative_error, summarize)
 
 
 def row(pred, meas, group="prefill", band=(0.0, math.inf)):
@@ -49,10 +57,9 @@ def test_result_json_shape_and_targets():
     assert res["by_group"]["smollm2 prefill"]["max_abs_error"] == pytest.approx(1.0)
     assert res["all_rows"]["max_abs_error"] == pytest.approx(1.0)
     assert len(res["rows"]) == 4
-    r0 = res["rows"][0]
-    for key in ("group", "label", "predicted_s", "measured_s", "error", "abs_error", "interval_s", "inside_interval"):
-        assert key in r0
-    assert r0["error"] == pytest.approx((r0["predicted_s"] - r0["measured_s"]) / r0["measured_s"])
+    r0 = res["rows"][0]                                                 # predicted 1.03 s, measured 1.0 s
+    assert (r0["error"], r0["abs_error"], r0["inside_interval"]) == (pytest.approx(0.03), pytest.approx(0.03), True)
+    assert res["rows"][1]["error"] == pytest.approx(-0.04)
     bad = build_result([row(1.2, 1.0)], [row(1.2, 1.0)], device=spec, kernel="k", predictor="p",
                        plan=ValidationPlan.quick(), notes=[], load=(None, None))
     assert bad["targets"]["met"] is False
@@ -71,10 +78,8 @@ def test_planner_prediction_is_the_devices_model():
     spec = DeviceSpec("d", 64e9, 20e9, {"fp32": 1e11}, 1.0, 1.0, kind="measured",
                       prefill={"fp32": PrefillCosts(80e9, 1e-9, 2e-8, 1e-4)},
                       decode={"fp32": DecodeCosts(10e9, 40e9, 5e-5)})
-    for s in (AttnShape(8, 2, 128, 4096, 4096, True), AttnShape(9, 3, 64, 1, 32768, False)):
-        pred, who = plan_prediction(spec, s)
-        assert who == "multihead.planner.plan"
-        assert pred == pytest.approx(predict_seconds(spec, s), rel=1e-9)
+    for s in (AttnShape.prefill(8, 2, 128, 4096), AttnShape.decode(9, 3, 64, 32768)):
+        assert plan_prediction(spec, s) == pytest.approx(predict_seconds(spec, s), rel=1e-9)
 
 
 def test_quick_validation_end_to_end(tmp_path, capsys):
@@ -87,24 +92,23 @@ def test_quick_validation_end_to_end(tmp_path, capsys):
     torch.set_num_threads(1)
     try:
         path = write_profile(calibrate(plan, progress=False), tmp_path / "p.json")
-        png = tmp_path / "v.png"
-        assert main(["validate", "--quick", "--profile", str(path), "--json", "--threads", "1",
-                     "--plot", str(png)]) == 0
     finally:
         torch.set_num_threads(threads)
+    png = tmp_path / "v.png"
+    assert main(["validate", "--quick", "--profile", str(path), "--json", "--threads", "1", "--plot", str(png)]) == 0
     res = json.loads(capsys.readouterr().out)
     quick = ValidationPlan.quick()
-    assert len(res["rows"]) == len(quick.prefill) + len(quick.decode)
-    assert {r["group"] for r in res["rows"]} == {"prefill", "decode"}
-    for r in res["rows"]:
-        assert r["predicted_s"] > 0 and r["measured_s"] > 0
-        assert r["abs_error"] == pytest.approx(abs(r["predicted_s"] - r["measured_s"]) / r["measured_s"])
-        assert r["interval_s"][0] <= r["predicted_s"] <= r["interval_s"][1]
-    errs = sorted(r["abs_error"] for r in res["rows"])
-    assert res["max_abs_error"] == pytest.approx(errs[-1])
-    assert res["median_abs_error"] == pytest.approx((errs[1] + errs[2]) / 2)
+    shapes = [AttnShape.prefill(h, hk, d, t) for h, hk, d, t in quick.prefill]
+    shapes += [AttnShape.decode(h, hk, d, t) for h, hk, d, t in quick.decode]
+    assert [r["shape"] for r in res["rows"]] == [s.to_dict() for s in shapes]      # every held-out shape, in order
+    profile = load_device(str(path))
+    for r, s in zip(res["rows"], shapes):
+        assert r["group"] == s.kind and r["predicted_s"] == pytest.approx(plan_prediction(profile, s))
+        assert 0 < r["measured_s"] <= r["measured_median_s"]
     assert res["predictor"] == "multihead.planner.plan" and res["threads"] == 1
-    assert png.stat().st_size > 1000 and res["plot"] == str(png)
+    assert torch.get_num_threads() == threads                   # validate restored the caller's threads
+    assert res["plot"] == str(png)
+    assert matplotlib.image.imread(png).ndim == 3              # a decodable image (its data: test below)
     bw = res["read_bandwidth"]                      # drift context: profile's rate vs this run's
     assert bw["calibration"] == pytest.approx(load_device(str(path)).bandwidth_bytes_per_s)
     assert bw["before"] > 0 and bw["after"] > 0 and bw["bytes"] == 1 << 20
@@ -116,26 +120,75 @@ def test_missing_profile_is_a_clear_error(tmp_path, capsys):
     assert "multihead calibrate" in capsys.readouterr().err
 
 
-def test_markdown_report_lists_every_row():
-    from multihead.bench.validate import markdown
+def _synthetic_result():
     spec = DeviceSpec("d", 1e9, 1e10, {"fp32": 1e11}, 1.0, 1.0, kind="measured")
     rows = [row(1.0, 1.1, band=(0.9, 1.1)), row(0.01, 0.012, "decode", band=(0.009, 0.011))]
     res = build_result(rows, rows, device=spec, kernel="k", predictor="p", plan=ValidationPlan.quick(),
                        notes=["n1"], load=(None, None))
     res["clock"] = "cpu"
-    md = markdown(res, "multihead validate --quick")
-    assert "multihead validate --quick" in md and "Note: n1" in md
-    assert "| prefill | 1 | 9.1% |" in md and "| decode | 1 | 16.7% |" in md      # group table
-    assert "-9.1%" in md and "-16.7%" in md                                     # each row's error
+    return res
+
+
+def test_markdown_report_lists_every_row():
+    res = _synthetic_result()
+    md = validation_markdown(res, "multihead validate --quick")
+    assert "multihead validate --quick" in md and "n1" in md
+    groups, rows = [t for t in markdown_tables(md) if t[0][0] in ("group", "shape")]
+    # errors, computed here from the rows' numbers: (1.0 - 1.1) / 1.1 and (0.01 - 0.012) / 0.012
+    want = {"prefill": (1.0 - 1.1) / 1.1, "decode": (0.01 - 0.012) / 0.012}
+    assert {g[0]: (int(g[1]), float(g[2].rstrip("%")) / 100) for g in groups[1:]} == \
+        {g: (1, pytest.approx(abs(e), abs=5e-4)) for g, e in want.items()}
+    assert [float(r[-1].rstrip("%")) / 100 for r in rows[1:]] == [pytest.approx(e, abs=5e-4) for e in want.values()]
     assert "streaming read" not in md                                           # no drift measured
     res["read_bandwidth"] = {"bytes": 1 << 20, "calibration": 20e9, "before": 18e9, "after": 15e9}
-    assert "20.0 GB/s at calibration, 18.0 at the start of this run, 15.0 at its end (-10% / -25%)" in markdown(res)
+    line = next(x for x in validation_markdown(res).splitlines() if "streaming read" in x)
+    assert [float(x) for x in re.findall(r"([-+]?\d+)%", line)] == [-10.0, -25.0]   # 18/20 - 1, 15/20 - 1
 
 
-def test_plot_from_synthetic_result(tmp_path):
-    spec = DeviceSpec("d", 1e9, 1e10, {"fp32": 1e11}, 1.0, 1.0, kind="measured")
-    rows = [row(1.0, 1.1, band=(0.9, 1.1)), row(0.01, 0.012, "decode", band=(0.009, 0.011))]
-    res = build_result(rows, rows, device=spec, kernel="k", predictor="p", plan=ValidationPlan.quick(),
-                       notes=[], load=(None, None))
-    out = plot(res, str(tmp_path / "p.png"))
-    assert (tmp_path / "p.png").stat().st_size > 1000 and out.endswith("p.png")
+def test_plot_shows_each_group_against_the_diagonal():
+    """The figure's data: one series per group, x = measured, y = predicted, error bars to the
+    interval, the y = x line, log axes."""
+    res = _synthetic_result()
+    ax = validation_figure(res).axes[0]
+    assert ax.get_xscale() == ax.get_yscale() == "log"
+    assert ax.get_xlabel().startswith("measured") and ax.get_ylabel().startswith("predicted")
+    containers = {c.get_label(): c for c in ax.containers}
+    assert set(containers) == {"prefill", "decode"}
+    for r in res["rows"]:
+        line, caps, (bars,) = containers[r["group"]]
+        assert list(line.get_xdata()) == [r["measured_s"]] and list(line.get_ydata()) == [r["predicted_s"]]
+        (lo_hi,) = bars.get_segments()
+        assert [y for _, y in lo_hi] == pytest.approx(list(r["interval_s"]))
+    diagonal = next(l for l in ax.get_lines() if l.get_label() == "predicted = measured")
+    assert list(diagonal.get_xdata()) == list(diagonal.get_ydata())
+
+
+@pytest.mark.parametrize("noise_ratio,covered", [(1.0, True), (4.0, False)])
+def test_intervals_cover_held_out_points_at_their_nominal_rate(noise_ratio, covered):
+    """The interval is a claim about points calibration did not see: fitted on noisy calibration
+    points, the +-2 sqrt(r^2 + s^2) band must hold about 95% of held-out points drawn with the same
+    noise (we ask for >= 85% over 200), and must NOT when the held-out noise is 4x larger: the
+    test can tell a calibrated interval from one that is too narrow."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    truth = DeviceSpec("synthetic", 1e9, 1e10, {"fp32": 1e11}, 1.0, 1.0, kind="measured",
+                       prefill={"fp32": PrefillCosts(90e9, 0.8e-9, 30e-9, 120e-6)})
+    sigma = 0.03
+
+    def noisy(s, scale):
+        return predict_seconds(truth, s) * (1 + scale * sigma * rng.standard_normal())
+    cal = CalibrationPlan().prefill_shapes("fp32")
+    points = [{"shape": s.to_dict(), "best": noisy(s, 1.0), "spread": 0.01, "backend": "tiled"} for s in cal]
+    prefill, _, residuals = fit_points(points, 0.0)
+    fitted = DeviceSpec("fit", 1e9, 1e10, {"fp32": 1e11}, 1.0, 1.0, kind="measured", prefill=prefill,
+                        extra={"fit_rms_relative_residual": residuals, "spread": {"median": 0.01}})
+    u = interval_halfwidth(fitted, "prefill", "tiled", "fp32")
+    assert 2 * sigma * 0.7 < u < 2 * sigma * 1.5                  # the fit's residual estimates the noise
+    held_out = [AttnShape.prefill(h, hk, d, t) for h, hk, d, t in ValidationPlan().prefill] * 20
+    rows = []
+    for s in held_out:
+        pred = predict_seconds(fitted, s)
+        rows.append(Row("prefill", s.label(), pred, noisy(s, noise_ratio), 0.0, 0.0, prediction_interval(pred, u)))
+    coverage = summarize(rows)["interval_coverage"]
+    print(f"noise x{noise_ratio}: u = {u:.3f}, coverage {coverage:.0%}")
+    assert (coverage >= 0.85) == covered, coverage

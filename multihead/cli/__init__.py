@@ -20,7 +20,7 @@ import os
 import sys
 
 # Subcommand modules, in the order --help lists them.
-COMMANDS = ["plan", "check", "bench", "calibrate", "validate", "gpu-time", "perplexity", "generate", "heads", "demo"]
+COMMANDS = ["plan", "check", "bench", "calibrate", "validate", "serving", "gpu-time", "perplexity", "generate", "heads", "demo", "web"]
 
 
 class _Parser(argparse.ArgumentParser):

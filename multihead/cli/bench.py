@@ -4,8 +4,14 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from pathlib import Path
 
-from multihead.cli._timing import add_timing_args, check_timing_args
+from multihead.cli import _args as A
+from multihead.cli._timing import PLOT_FILE, add_timing_args, check_timing_args, write_outputs
+
+
+def _json_target(text: str):
+    return "-" if text == "-" else A.output_file()(text)
 
 
 def register(subparsers) -> None:
@@ -16,101 +22,82 @@ def register(subparsers) -> None:
                     "decode (one query against a GQA KV cache) and causal prefill over a grid of T, H/H_kv "
                     "and dtype. Prints throughput, the share of the limit (read bandwidth for decode, GEMM "
                     "peak for prefill) and the speed-up over SDPA's best backend, and checks the targets "
-                    "of docs/performance.md. The full grid takes many minutes; --quick runs in seconds.")
+                    "of docs/performance.md. The full grid takes many minutes; --quick runs in seconds. "
+                    "Output paths are checked before anything runs, and the JSON is written first.")
     p.add_argument("--quick", action="store_true", help="a tiny grid (well under a minute, for CI)")
-    p.add_argument("--json", metavar="FILE", default=None,
+    p.add_argument("--json", metavar="FILE", type=_json_target, default=None,
                    help="write the full report as JSON to FILE ('-' prints it on stdout instead of the table)")
-    p.add_argument("--plot", metavar="FILE", default=None, help="write throughput vs T (PNG/SVG/PDF) to FILE")
-    p.add_argument("--markdown", metavar="FILE", default=None,
+    p.add_argument("--plot", metavar="FILE", type=PLOT_FILE, default=None,
+                   help="write throughput vs T (.png/.svg/.pdf) to FILE")
+    p.add_argument("--markdown", metavar="FILE", type=A.output_file(), default=None,
                    help="write the results as a markdown page (command, load, limits, ratios, targets)")
     add_timing_args(p, "torch threads (default: torch's default, all cores)")
     p.add_argument("--no-memory", action="store_true", help="skip the peak-memory check of the prefill kernels")
+    p.add_argument("--features-only", action="store_true",
+                   help="run only the rows of the attention features (window vs dense mask, varlen vs each "
+                        "sequence alone, paged vs contiguous decode; multihead/measure/features.py)")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from multihead.bench.benchmark import BenchConfig, plot, run_benchmark
+    from multihead.figures import save
+    from multihead.measure.benchmark import BenchConfig, run_benchmark
+    from multihead.measure.calibrate import torch_threads
+    from multihead.measure.features import FeatureConfig, run_features
+    from multihead.measure.plots import bench_figure
+    from multihead.measure.reports import bench_markdown
     check_timing_args(args)
+    if args.features_only and (args.plot or args.markdown):
+        raise ValueError("--features-only: the plot and markdown page are of the main grid; use --json")
     cfg = BenchConfig.quick() if args.quick else BenchConfig.full()
     if args.no_memory:
         cfg.memory_T = None
     command = "multihead " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:2] == ["bench"] \
         else "multihead bench"
-    report = run_benchmark(cfg, progress=True, threads=args.threads, clock=args.clock, command=command)
-    if args.plot:
-        plot(report, args.plot)
-    if args.markdown:
-        from multihead.bench.benchmark import markdown
-        with open(args.markdown, "w") as f:
-            f.write(markdown(report))
-    if args.json == "-":
+    with torch_threads(args.threads, args.clock):
+        if args.features_only:
+            report = {"command": command, "clock": args.clock, "results": []}
+        else:
+            report = run_benchmark(cfg, progress=True, clock=args.clock, command=command)
+        report["features"] = run_features(FeatureConfig.quick() if args.quick else FeatureConfig(), args.clock)
+    to_stdout = args.json == "-"
+    if to_stdout:
         print(json.dumps(report))
-        return 0
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(report, f, indent=1)
-    print_report(report)
+    else:
+        print_report(report)
+    write_outputs([
+        ("--json", None if to_stdout else args.json, lambda p: Path(p).write_text(json.dumps(report, indent=1))),
+        ("--plot", args.plot, lambda p: save(bench_figure(report), p)),
+        ("--markdown", args.markdown, lambda p: Path(p).write_text(bench_markdown(report)))])
     return 0
+
+
+def _rich(table, title: str):
+    from rich.table import Table
+    headers, rows = table
+    t = Table(title=title)
+    for h in headers:
+        t.add_column(h)
+    for r in rows:
+        t.add_row(*r, style="bold" if r[1].startswith("fast_") else None)
+    return t
 
 
 def print_report(report: dict) -> None:
     from rich.console import Console
-    from rich.table import Table
 
-    from multihead.bench.benchmark import format_rate
+    from multihead.measure import reports
     con = Console()
-    lim = report["limits"]
-    t = Table(title="limits measured in this run (best of several)")
-    t.add_column("limit")
-    t.add_column("value", justify="right")
-    t.add_column("spread", justify="right")
-    t.add_row(f"streaming read ({lim['read_bandwidth']['nbytes'] / 2**20:,.0f} MiB)",
-              f"{lim['read_bandwidth']['best'] / 1e9:,.1f} GB/s", f"{lim['read_bandwidth']['spread']:.0%}")
-    for key, m in lim.items():
-        if key.startswith("gemm_"):
-            t.add_row(f"matmul {key[5:]} (n={m['n']})", f"{m['best'] / 1e9:,.1f} GFLOP/s", f"{m['spread']:.0%}")
-    con.print(t)
-
-    t = Table(title=f"attention throughput (load average {report['load_average_before'][0]:.1f} -> "
-                    f"{report['load_average_after'][0]:.1f}; {report['clock']} clock)")
-    for col in ("case", "implementation", "throughput", "% of limit", "vs best SDPA", "note"):
-        t.add_column(col, justify="left" if col in ("case", "implementation", "note") else "right")
-    last = None
-    for r in report["results"]:
-        case = f"{r['kind']} {r['dtype']} T={r['T']:,} H={r['H']}/{r['H_kv']}"
-        if "rate" not in r:
-            t.add_row(case if case != last else "", r["impl"], "-", "-", "-", r.get("skipped", ""))
-            last = case
-            continue
-        pct = f"{r['of_limit']:.0%}"
-        if "of_fp32_gemm" in r:
-            pct += f" ({r['of_fp32_gemm']:.0%} of fp32)"
-        if "of_roofline" in r:
-            pct += f" ({r['of_roofline']:.0%} of roofline)"
-        note = ""
-        if "measured_on" in r:
-            m = r["measured_on"]
-            note = f"rate measured at T={m['T']:,} H={m['H']}/{m['H_kv']}"
-        vs = f"{r['vs_sdpa']:.2f}x" if "vs_sdpa" in r else "-"
-        style = "bold" if r["impl"].startswith("fast_") else None
-        t.add_row(case if case != last else "", r["impl"], format_rate(r), pct, vs, note, style=style)
-        last = case
-    con.print(t)
-
+    if report.get("features"):
+        from multihead.measure.features import feature_table
+        con.print(_rich(feature_table(report["features"]), "attention features: ratios within this run"))
+    if not report.get("results"):
+        return
+    con.print(_rich(reports.bench_limits(report), "limits measured in this run (best of several)"))
+    load = [report["load_average_before"] or ["?"], report["load_average_after"] or ["?"]]
+    con.print(_rich(reports.bench_results(report),
+                    f"attention throughput (load average {load[0][0]} -> {load[1][0]}; {report['clock']} clock)"))
     if report.get("memory"):
-        t = Table(title="peak extra memory of a causal prefill (fresh process, RSS)")
-        for col in ("backend", "shape", "extra", "q+k+v+out", "ratio", "T^2 scores would be"):
-            t.add_column(col, justify="right")
-        for m in report["memory"]:
-            t.add_row(m["backend"], f"{m['dtype']} T={m['T']:,} H={m['H']}/{m['H_kv']}",
-                      f"{m['extra_bytes'] / 2**20:,.0f} MiB", f"{m['qkvo_bytes'] / 2**20:,.0f} MiB",
-                      f"{m['ratio']:.2f}x", f"{m['score_matrix_bytes'] / 2**30:,.1f} GiB")
-        con.print(t)
+        con.print(_rich(reports.bench_memory(report), "peak extra memory of a causal prefill (fresh process, RSS)"))
     if report.get("targets"):
-        t = Table(title="targets (docs/performance.md)")
-        for col in ("case", "metric", "target", "measured", "met"):
-            t.add_column(col)
-        for g in report["targets"]:
-            case = f"{g['kind']} {g.get('dtype', '')} T={g['T']:,}".replace("  ", " ")
-            t.add_row(case, g["metric"], f"{g['target']:g}", f"{g['value']:.2f}", "yes" if g["met"] else "NO")
-        con.print(t)
+        con.print(_rich(reports.bench_targets(report), "targets (docs/performance.md)"))

@@ -1,9 +1,19 @@
 """``multihead calibrate``: measure this machine and write a device profile for ``plan --device``."""
 from __future__ import annotations
 
+import argparse
 import json
 
+from multihead.cli import _args as A
 from multihead.cli._timing import add_timing_args, check_timing_args
+
+DTYPES = ("fp32", "bf16", "fp16")
+
+
+def _dtype(text: str) -> str:
+    if text.strip() not in DTYPES:
+        raise argparse.ArgumentTypeError(f"expected one of {', '.join(DTYPES)}, got {text!r}")
+    return text.strip()
 
 
 def register(subparsers) -> None:
@@ -13,12 +23,12 @@ def register(subparsers) -> None:
                     "multihead.attention's prefill and decode times on a small grid of shapes; fit the "
                     "time model of multihead.devices to them and write a device profile. Use it with "
                     "`multihead plan --device FILE` and `multihead validate --profile FILE`.")
-    p.add_argument("--out", metavar="FILE", default=None,
+    p.add_argument("--out", metavar="FILE", type=A.output_file(), default=None,
                    help="where to write the profile (default: $MULTIHEAD_CACHE/profile.json, "
                         "else ~/.cache/multihead/profile.json)")
     p.add_argument("--quick", action="store_true",
                    help="tiny shapes, a few seconds (for CI; the numbers are rough)")
-    p.add_argument("--dtypes", default="fp32", metavar="LIST",
+    p.add_argument("--dtypes", type=A.list_of(_dtype), default="fp32", metavar="LIST",
                    help="attention dtypes to calibrate, comma-separated from fp32,bf16,fp16 "
                         "(default fp32; low-precision matmuls are slow on CPUs without a hardware path)")
     add_timing_args(p, "torch threads to measure with (default: torch's default, all cores)")
@@ -27,14 +37,11 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from multihead.bench.calibrate import run_calibration
-    check_timing_args(args)
     from multihead.devices import device_to_profile
-    dtypes = tuple(d.strip() for d in args.dtypes.split(",") if d.strip())
-    if not dtypes:
-        raise ValueError(f"--dtypes: expected a comma-separated list like fp32,bf16, got {args.dtypes!r}")
-    spec, path = run_calibration(args.out, quick=args.quick, dtypes=dtypes, threads=args.threads, clock=args.clock,
-                                 progress=not args.json)
+    from multihead.measure.calibrate import run_calibration
+    check_timing_args(args)
+    spec, path = run_calibration(args.out, quick=args.quick, dtypes=tuple(dict.fromkeys(args.dtypes)),
+                                 threads=args.threads, clock=args.clock, progress=not args.json)
     if args.json:
         print(json.dumps({**device_to_profile(spec), "path": str(path)}))
         return 0

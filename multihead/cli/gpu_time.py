@@ -5,6 +5,16 @@ import argparse
 import json
 
 
+def add_request_flags(p: argparse.ArgumentParser) -> None:
+    """The request the serving times are for (shared by ``multihead serving`` and ``multihead plan``)."""
+    from multihead.cli import _args as A
+    g = p.add_argument_group("request (for TTFT, TPOT and tokens/s)")
+    g.add_argument("--input-len", type=A.int_range(1, A.MAX_TOKENS),
+                   help="prompt tokens per request (default: max-model-len less --output-len)")
+    g.add_argument("--output-len", type=A.int_range(1, A.MAX_TOKENS),
+                   help="new tokens per request (default 1024, at most a quarter of max-model-len)")
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "gpu-time", help="validate the GPU-time model (TTFT, TPOT, throughput) against published measurements",

@@ -1,9 +1,13 @@
 """``multihead validate``: the planner predicts, this machine measures; print the error."""
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
+
+from multihead.cli import _args as A
+from multihead.cli._timing import PLOT_FILE, add_timing_args, write_outputs
 
 
 def register(subparsers) -> None:
@@ -13,48 +17,63 @@ def register(subparsers) -> None:
                     "--params 0) for attention prefill and decode times on held-out shapes that "
                     "calibration did not use, measure multihead.attention on the same shapes, and "
                     "report predicted, measured and error; with the models extra, SmolLM2-135M's "
-                    "whole prefill and per-token decode too.")
+                    "whole prefill and per-token decode too. Output paths are checked before anything "
+                    "runs, and the JSON is written first.")
     p.add_argument("--profile", metavar="FILE", default=None,
                    help="device profile (default: the one `multihead calibrate` writes; calibrated "
                         "first if it does not exist)")
     p.add_argument("--quick", action="store_true", help="tiny shapes, no model (for CI)")
     p.add_argument("--no-models", action="store_true", help="skip the SmolLM2 rows")
-    p.add_argument("--threads", type=int, default=None, metavar="N",
-                   help="torch threads to measure with (default: the profile's)")
-    p.add_argument("--clock", choices=("wall", "cpu"), default=None,
-                   help="wall or cpu (the process's CPU time, one thread; default: the profile's)")
+    add_timing_args(p, "torch threads to measure with (default: the profile's)", clock_default=None)
     p.add_argument("--json", action="store_true", help="print one JSON object (median_abs_error, "
                    "max_abs_error as fractions, rows, ...)")
-    p.add_argument("--out", metavar="FILE", default=None, help="also write the JSON to FILE")
-    p.add_argument("--plot", metavar="FILE", default=None, help="predicted-versus-measured plot (PNG)")
-    p.add_argument("--markdown", metavar="FILE", default=None, help="also write a markdown report to FILE")
+    p.add_argument("--out", metavar="FILE", type=A.output_file(), default=None, help="also write the JSON to FILE")
+    p.add_argument("--plot", metavar="FILE", type=PLOT_FILE, default=None,
+                   help="predicted-versus-measured plot (.png/.svg/.pdf)")
+    p.add_argument("--markdown", metavar="FILE", type=A.output_file(), default=None,
+                   help="also write a markdown report to FILE")
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
-    from multihead.bench.calibrate import default_profile_path, run_calibration
-    from multihead.bench.validate import ValidationPlan, markdown, plot, validate
-    path = Path(args.profile).expanduser() if args.profile else default_profile_path()
+def _profile(args) -> Path:
+    """The profile to use: --profile (an existing, readable file), else the default one, calibrated
+    first when missing (the default folder is checked to be writable by calibrate's --out rules)."""
+    from multihead.measure.calibrate import default_profile_path, run_calibration
+    if args.profile:
+        try:
+            return A.input_file()(args.profile)
+        except argparse.ArgumentTypeError as err:
+            raise ValueError(f"--profile: {err} (write one with `multihead calibrate --out FILE`)") from None
+    path = default_profile_path()
     if not path.exists():
-        if args.profile:
-            raise ValueError(f"--profile: {str(path)!r} does not exist (write one with `multihead calibrate --out FILE`)")
         print(f"multihead validate: no profile at {path}; calibrating first", file=sys.stderr)
         run_calibration(path, quick=args.quick, threads=args.threads, clock=args.clock or "wall",
                         progress=not args.json)
+    return path
+
+
+def run(args) -> int:
+    from multihead.figures import save
+    from multihead.measure.plots import validation_figure
+    from multihead.measure.reports import validation_markdown
+    from multihead.measure.validate import ValidationPlan, validate
+    if args.clock == "cpu" and args.threads not in (None, 1):
+        raise ValueError("--clock: 'cpu' sums the CPU time of every thread; it needs --threads 1")
+    path = _profile(args)
     plan = ValidationPlan.quick() if args.quick else ValidationPlan()
     result = validate(str(path), plan, models=not args.no_models, threads=args.threads, clock=args.clock,
                       progress=not args.json)
     result["profile"] = str(path)
     if args.plot:
-        result["plot"] = plot(result, args.plot)
-    if args.out:
-        Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
-    if args.markdown:
-        Path(args.markdown).write_text(markdown(result, _command(args)))
+        result["plot"] = str(args.plot)
     if args.json:
         print(json.dumps(result))
     else:
         print_result(result)
+    write_outputs([
+        ("--out", args.out, lambda p: Path(p).write_text(json.dumps(result, indent=2) + "\n")),
+        ("--plot", args.plot, lambda p: save(validation_figure(result), p)),
+        ("--markdown", args.markdown, lambda p: Path(p).write_text(validation_markdown(result, _command(args))))])
     return 0
 
 
@@ -69,36 +88,27 @@ def _command(args) -> str:
     return " ".join(parts)
 
 
-def _s(x: float) -> str:
-    return f"{x * 1e3:,.2f} ms" if x < 1 else f"{x:,.3f} s"
-
-
 def print_result(result: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from multihead.bench.validate import bandwidth_line
+    from multihead.measure import reports
+    headers, rows = reports.validation_rows(result)
     t = Table(title=f"multihead validate: {result['device']['name']} ({result['kernel']}; "
                     f"predicted by {result['predictor']})")
-    for col in ("shape", "kernel", "predicted", "interval", "measured (best)", "spread", "error"):
-        t.add_column(col, justify="left" if col in ("shape", "kernel") else "right")
-    for r in result["rows"]:
-        lo, hi = r["interval_s"]
-        t.add_row(r["label"], str(r["backend"] or ""), _s(r["predicted_s"]), f"{_s(lo)} .. {_s(hi)}",
-                  _s(r["measured_s"]), f"{r['spread']:.1%}",
-                  f"[{'green' if abs(r['error']) <= 0.05 else 'yellow' if abs(r['error']) <= 0.15 else 'red'}]"
-                  f"{r['error']:+.1%}[/]")
+    for h in headers:
+        t.add_column(h, justify="left" if h in ("shape", "kernel") else "right")
+    for r, row in zip(result["rows"], rows):
+        color = "green" if abs(r["error"]) <= 0.05 else "yellow" if abs(r["error"]) <= 0.15 else "red"
+        t.add_row(*row[:-1], f"[{color}]{row[-1]}[/]")
     c = Console()
     c.print(t)
     for g, sm in result["by_group"].items():
         c.print(f"{g}: median |error| {sm['median_abs_error']:.1%}, max {sm['max_abs_error']:.1%}, "
                 f"bias {sm['mean_error']:+.1%}, inside interval {sm['interval_coverage']:.0%} ({sm['rows']} rows)")
-    tg = result["targets"]
-    c.print(f"targets over {tg['over']}: median <= 5%, max <= 15%: "
-            f"{'[green]met[/]' if tg['met'] else '[red]not met[/]'} (median {result['median_abs_error']:.1%}, "
-            f"max {result['max_abs_error']:.1%}); {result['clock']} clock, {result['threads']} threads, "
+    c.print(f"{reports.validation_headline(result)}; {result['clock']} clock, {result['threads']} threads, "
             f"load average {result['load_average']['before']}")
-    for line in bandwidth_line(result):
+    for line in reports.bandwidth_line(result):
         c.print(line[2:])
     for n in result["notes"]:
         c.print(f"note: {n}")

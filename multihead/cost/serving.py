@@ -60,6 +60,8 @@ class ServingShape:
     lm_head_bytes: float = 0.0
     layer_bytes: float = 0.0         # all decoder layers together
     vision_bytes: float = 0.0        # vision tower + projector (vLLM loads them too)
+    replicated_bytes: float = 0.0    # buffers every GPU holds whole (the rotary cos/sin cache)
+    max_position: int | None = None  # the model's longest position (vLLM's derived max_model_len)
 
     @property
     def num_layers(self) -> int:
@@ -67,7 +69,7 @@ class ServingShape:
 
     @property
     def weight_bytes(self) -> float:
-        return self.embedding_bytes + self.lm_head_bytes + self.layer_bytes + self.vision_bytes
+        return self.embedding_bytes + self.lm_head_bytes + self.layer_bytes + self.vision_bytes + self.replicated_bytes
 
 
 @dataclass(frozen=True)
@@ -202,14 +204,15 @@ def non_torch_bytes(args: EngineArgs, fit: Fit) -> float:
 
 def stage_weight_bytes(shape: ServingShape, args: EngineArgs, layers: range, stage: int) -> float:
     """This GPU's weights in one stage: its layers, the embedding (+ vision tower) on the first
-    stage, the LM head on the last, all split N ways by tensor parallelism."""
+    stage, the LM head on the last, all split N ways by tensor parallelism; plus the buffers
+    every GPU keeps whole (the rotary cache)."""
     pp = args.pipeline_parallel_size
     w = shape.layer_bytes * len(layers) / shape.num_layers
     if stage == 0:
         w += shape.embedding_bytes + shape.vision_bytes
     if stage == pp - 1:
         w += shape.lm_head_bytes
-    return w / args.tensor_parallel_size
+    return w / args.tensor_parallel_size + shape.replicated_bytes
 
 
 # -- the account -----------------------------------------------------------------------------------
@@ -262,7 +265,9 @@ def max_len_fit(kinds: list[tuple[str, int | None]], available: float, page: int
 
 def account(shape: ServingShape, args: EngineArgs, fit: Fit, total_bytes: float,
             max_len_cap: int | None = None) -> ServingAccount:
-    """The serving account of ``shape`` on GPUs of ``total_bytes`` physical memory (see module doc)."""
+    """The serving account of ``shape`` on GPUs of ``total_bytes`` physical memory (see module doc).
+    ``max_model_len_fit`` searches up to ``max_len_cap`` (default: the model's longest position or
+    max_model_len, whichever is larger)."""
     check_args(shape, args)
     per_token_layer = kv_bytes_per_token_layer(shape, args.tensor_parallel_size, args.kv_cache_dtype_bytes)
     size, groups = kv_groups(list(shape.layer_kinds))
@@ -275,8 +280,8 @@ def account(shape: ServingShape, args: EngineArgs, fit: Fit, total_bytes: float,
               for k, w, n in groups)
     tokens = worst.num_blocks // n_groups * args.block_size
     kinds = [shape.layer_kinds[i] for i in worst.layers]
-    fit_len = max_len_fit(kinds, worst.available, worst.page_bytes, args,
-                          max(max_len_cap or 0, args.max_model_len))
+    cap = max_len_cap or max(shape.max_position or 0, args.max_model_len)
+    fit_len = max_len_fit(kinds, worst.available, worst.page_bytes, args, cap)
     reason = _reason(shape, args, worst, total_bytes, fit_len)
     return ServingAccount(
         kv_cache_tokens=tokens if reason is None else 0,

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from multihead.cost.serving import GIB, EngineArgs, Fit, ServingShape, activation_bytes
+from multihead.cost.serving import GIB, EngineArgs, Fit, ServingShape, activation_bytes, non_torch_bytes
 
 CATALOG = resources.files("multihead.cost") / "catalog"
 # Grids for the two coefficients inside max(): bytes-per-byte multipliers of forward and sampler.
@@ -87,43 +87,80 @@ def fit_non_torch(gpus: np.ndarray, y: np.ndarray) -> dict:
     return {"non_torch_gib": alone, "nccl_gib": float(a), "nccl_per_gpu_gib": float(b)}
 
 
-def fit_rows(rows: list[tuple[str, ServingShape, EngineArgs, dict]]) -> tuple[Fit, list[dict]]:
-    """Fit on (model, shape, args, logged row) tuples; residuals in-sample and leave-one-model-out."""
-    seen, uniq = set(), []
+def _distinct(rows):
+    """Rows repeating a (model, TP, PP, batched tokens) setting count once."""
+    seen, out = set(), []
     for model, shape, args, run in rows:
         key = (model, args.tensor_parallel_size, args.pipeline_parallel_size, args.max_num_batched_tokens)
         if key not in seen:
             seen.add(key)
-            uniq.append((model, shape, args, run))
+            out.append((model, shape, args, run))
+    return out
+
+
+def _coefficients(uniq) -> tuple[dict, np.ndarray, np.ndarray]:
     x = np.array([features(s, a) for _, s, a, _ in uniq])
     y = np.array([r["activation_gib"] for *_, r in uniq])
     gpus = np.array([a.tensor_parallel_size * a.pipeline_parallel_size for _, _, a, _ in uniq])
     nt = np.array([r["non_torch_gib"] for *_, r in uniq])
-    coef = {**fit_activation(x, y), **fit_non_torch(gpus, nt)}
-    inside = predict_activation(coef, x)
-    models = [m for m, *_ in uniq]
-    residuals = []
-    for i, (model, shape, args, run) in enumerate(uniq):
-        out = np.array([m != model for m in models])
-        held = fit_activation(x[out], y[out]) if out.any() else coef
-        residuals.append({"model": model, "tp": args.tensor_parallel_size, "logged_gib": float(y[i]),
-                          "fitted_gib": round(float(inside[i]), 3),
-                          "held_out_gib": round(float(predict_activation(held, x[i:i + 1])[0]), 3),
-                          "non_torch_logged_gib": float(nt[i])})
-    fit = Fit(**{k: round(v, 4) for k, v in coef.items()},
-              source=f"fitted by multihead.cost.serving_fit on {len(uniq)} distinct settings of "
-                     f"{len(set(models))} models (vLLM v0.19.0, H100-80GB logs)")
-    return fit, residuals
+    return {**fit_activation(x, y), **fit_non_torch(gpus, nt)}, x, y
+
+
+def _fit_of(coef: dict, uniq, note: str = "") -> Fit:
+    models = {m for m, *_ in uniq}
+    return Fit(**{k: round(v, 4) for k, v in coef.items()},
+               source=f"fitted by multihead.cost.serving_fit on {len(uniq)} distinct settings of "
+                      f"{len(models)} models (vLLM v0.19.0, H100-80GB logs){note}")
+
+
+def fit_rows(rows: list[tuple[str, ServingShape, EngineArgs, dict]]) -> Fit:
+    """The fit on (model, shape, args, logged row) tuples."""
+    uniq = _distinct(rows)
+    coef, _, _ = _coefficients(uniq)
+    return _fit_of(coef, uniq)
+
+
+def held_out_fits(rows) -> dict[str, Fit]:
+    """For each model, the fit of all the other models' rows (leave-one-model-out)."""
+    uniq = _distinct(rows)
+    out = {}
+    for model in dict.fromkeys(m for m, *_ in uniq):
+        rest = [r for r in uniq if r[0] != model]
+        coef, _, _ = _coefficients(rest)
+        out[model] = _fit_of(coef, rest, f", without {model}")
+    return out
+
+
+def residuals(rows, fit: Fit, held: dict[str, Fit]) -> list[dict]:
+    """Activation and non-torch per distinct setting: logged, fitted, held-out (GiB)."""
+    out = []
+    for model, shape, args, run in _distinct(rows):
+        act = lambda f: activation_bytes(shape, args, f) / GIB  # noqa: E731
+        out.append({"model": model, "tp": args.tensor_parallel_size, "logged_gib": run["activation_gib"],
+                    "fitted_gib": round(act(fit), 3), "held_out_gib": round(act(held[model]), 3),
+                    "non_torch_logged_gib": run["non_torch_gib"],
+                    "non_torch_fitted_gib": round(non_torch_bytes(args, fit) / GIB, 3)})
+    return out
+
+
+def catalog_config(model: str) -> dict:
+    """The published config.json of a catalog model (catalog/configs/index.json)."""
+    index = json.loads((CATALOG / "configs" / "index.json").read_text())
+    return json.loads((CATALOG / "configs" / index[model]["file"]).read_text())
 
 
 def log_rows() -> list[tuple[str, ServingShape, EngineArgs, dict]]:
-    """Every log row as (model, shape, engine args, logged row), shapes read from the catalog configs."""
-    from multihead.cost import serving_model
-    index = json.loads((CATALOG / "configs" / "index.json").read_text())
-    out = []
+    """Every log row as (model, shape, engine args, logged row): the shape from the catalog config
+    alone, served with the row's flags (dtype, TP, the checkpoint's quantization)."""
+    from multihead.cost.serving_shape import shape_for
+    out, shapes = [], {}
     for run in load_runs():
-        cfg = json.loads((CATALOG / "configs" / index[run["model"]]["file"]).read_text())
-        out.append((run["model"], serving_model.from_config(cfg, run["model"]), engine_args_of(run), run))
+        args = engine_args_of(run)
+        dtype = "bfloat16" if run["dtype"] == "float32" else run["dtype"]
+        key = (run["model"], dtype, args.tensor_parallel_size)
+        if key not in shapes:
+            shapes[key] = shape_for(catalog_config(run["model"]), run["model"], dtype, args.tensor_parallel_size)
+        out.append((run["model"], shapes[key], args, run))
     return out
 
 
@@ -144,18 +181,19 @@ def load_fit() -> Fit:
 
 
 def main(out: str | None = None) -> int:
-    fit, residuals = fit_rows(log_rows())
+    rows = log_rows()
+    fit, held = fit_rows(rows), held_out_fits(rows)
+    res = residuals(rows, fit, held)
     path = Path(out) if out else Path(str(CATALOG / "serving_fit.json"))
-    held = [abs(r["held_out_gib"] - r["logged_gib"]) for r in residuals]
-    inside = [abs(r["fitted_gib"] - r["logged_gib"]) for r in residuals]
-    doc = {"fit": asdict(fit), "residuals": residuals,
-           "summary": {"rows": len(residuals), "in_sample_mean_abs_gib": round(float(np.mean(inside)), 3),
-                       "in_sample_max_abs_gib": round(float(np.max(inside)), 3),
-                       "held_out_mean_abs_gib": round(float(np.mean(held)), 3),
-                       "held_out_max_abs_gib": round(float(np.max(held)), 3)}}
+    err = lambda key: [abs(r[key] - r["logged_gib"]) for r in res]  # noqa: E731
+    doc = {"fit": asdict(fit), "residuals": res,
+           "summary": {"settings": len(res), "in_sample_mean_abs_gib": round(float(np.mean(err("fitted_gib"))), 3),
+                       "in_sample_max_abs_gib": round(float(np.max(err("fitted_gib"))), 3),
+                       "held_out_mean_abs_gib": round(float(np.mean(err("held_out_gib"))), 3),
+                       "held_out_max_abs_gib": round(float(np.max(err("held_out_gib"))), 3)}}
     path.write_text(json.dumps(doc, indent=1) + "\n")
     print(json.dumps(doc["fit"], indent=1))
-    for r in residuals:
+    for r in res:
         print(f"{r['model'][:44]:44s} tp{r['tp']}  logged {r['logged_gib']:5.2f}  fit {r['fitted_gib']:5.2f}"
               f"  held-out {r['held_out_gib']:5.2f}")
     print(json.dumps(doc["summary"]))

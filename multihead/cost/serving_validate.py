@@ -3,6 +3,8 @@
 Three predictions per log row, so each error has a known source:
 - ``predicted``: everything from the config.json and the flags (weights from the cost model's
   parameter counts, activation and non-torch from the committed fit): what a user gets;
+- ``held_out``: the same, but each model's activation/non-torch fit never saw that model's logs
+  (leave-one-model-out): the honest estimate for models outside the folder;
 - ``logged_weights``: the logged weights, fitted activation and non-torch: isolates the fit;
 - ``logged_budget``: the logged available KV memory, isolates the paging arithmetic (pages,
   groups, blocks per request), which should match to the GiB rounding of the log.
@@ -15,7 +17,7 @@ import json
 from pathlib import Path
 
 from multihead.cost.serving import GIB, Fit, ServingShape, account
-from multihead.cost.serving_fit import engine_args_of, load_fit, log_rows
+from multihead.cost.serving_fit import engine_args_of, held_out_fits, load_fit, log_rows
 
 H100_BYTES = 81089 << 20      # 79.19 GiB, as the logs' memory snapshot reports (catalog/gpu_memory.json)
 ACCEPT_MEAN, ACCEPT_MAX = 3.0, 10.0      # issue 13: mean |error| <= 3 %, max <= 10 %
@@ -28,7 +30,7 @@ def _err(pred: float, logged: float) -> float:
 def _with_weights(shape: ServingShape, gib_per_gpu: float, tp: int) -> ServingShape:
     """The shape with its weights replaced by a logged per-GPU figure (all in the layers)."""
     return dataclasses.replace(shape, embedding_bytes=0.0, lm_head_bytes=0.0, vision_bytes=0.0,
-                               layer_bytes=gib_per_gpu * GIB * tp)
+                               replicated_bytes=0.0, layer_bytes=gib_per_gpu * GIB * tp)
 
 
 def _logged_budget_fit(run: dict) -> Fit:
@@ -37,7 +39,8 @@ def _logged_budget_fit(run: dict) -> Fit:
                act_multimodal_gib=0, non_torch_gib=run["non_torch_gib"], nccl_gib=0, nccl_per_gpu_gib=0)
 
 
-def row_report(model: str, shape: ServingShape, run: dict, fit: Fit, predicted: ServingShape | None) -> dict:
+def row_report(model: str, shape: ServingShape, run: dict, fit: Fit, predicted: ServingShape | None,
+               held: Fit | None = None) -> dict:
     args = engine_args_of(run)
     tp = args.tensor_parallel_size
     out = {"log": run["log"], "model": model, "tp": tp, "pp": args.pipeline_parallel_size,
@@ -49,6 +52,8 @@ def row_report(model: str, shape: ServingShape, run: dict, fit: Fit, predicted: 
              "logged_weights": (_with_weights(shape, run["weights_gib"], tp), fit)}
     if predicted is not None:
         cases["predicted"] = (predicted, fit)
+        if held is not None:
+            cases["held_out"] = (predicted, held)
     for name, (sh, f) in cases.items():
         a = account(sh, args, f, H100_BYTES)
         out[name] = {"kv_cache_tokens": a.kv_cache_tokens, "max_concurrency": a.max_concurrency,
@@ -72,12 +77,12 @@ def summary(rows: list[dict], case: str) -> dict:
             and sum(conc) / len(conc) <= ACCEPT_MEAN}
 
 
-def validate(predict=None) -> dict:
-    """Every log row; ``predict(model, shape, run) -> ServingShape`` fills predicted weights (None: skip)."""
+def validate(held_out: bool = False) -> dict:
+    """Every log row predicted from its config.json and flags; ``held_out``: also with a fit that
+    never saw the row's model (slower: one fit per model)."""
     fit = load_fit()
-    rows = []
-    for model, shape, _, run in log_rows():
-        predicted = predict(model, shape, run) if predict else None
-        rows.append(row_report(model, shape, run, fit, predicted))
-    cases = ("predicted", "logged_weights", "logged_budget")
+    logs = log_rows()
+    held = held_out_fits(logs) if held_out else {}
+    rows = [row_report(model, shape, run, fit, shape, held.get(model)) for model, shape, _, run in logs]
+    cases = ("predicted", "held_out", "logged_weights", "logged_budget")
     return {"fit": dataclasses.asdict(fit), "summary": {c: summary(rows, c) for c in cases}, "rows": rows}

@@ -5,13 +5,15 @@ No torch. One phase of a batch on a tensor-parallel group of ``tp`` GPUs costs
     t = max(compute, memory) + dequantization + L * t_layer + communication
 
 - compute: FLOPs per GPU / (F * eta_f). Linear layers 2 FLOPs per active weight per token (MoE: the
-  k routed experts a token uses); attention by its causal count, 4 * H * d * (query, key) pairs,
+  k routed experts a token uses; the LM head once per sequence in a prefill, engines compute the
+  last position's logits only); attention by its causal count (cost.spec_attention_flops), 4 * H * d * (query, key) pairs,
   the pairs a causal FlashAttention-class kernel computes (it skips tiles above the diagonal):
   T(T+1)/2 for a fresh prompt of T tokens, not the reference text's T^2 (its 4*T^2*D*L is kept
   beside as ``text_attention_flops``, labelled "the text's count").
 - memory: bytes each GPU reads / (BW * eta_m): its share of the weights once per step (MoE: only
-  the experts the step's tokens touch, E * (1 - (1 - k/E)^N) of E for N tokens routed uniformly),
-  and the KV cache of every sequence.
+  the experts the step's tokens touch, E * (1 - (1 - k/E)^N) of E for N tokens routed uniformly,
+  cost.memory.decode_weight_bytes; the embedding table is looked up, not read), and the KV cache
+  of every sequence (cost.kv_bytes: windows capped, MLA latent replicated).
 - dequantization: weight-only int8/int4 kernels unpack every weight they read on the ALUs, which
   bytes alone do not show (gpt-fast's int8 reaches 1069 of 1397 GB/s); charged per weight element
   at a fitted rate per fp32 FLOP/s of the GPU. fp8 on a GPU with fp8 tensor cores runs natively.
@@ -33,50 +35,18 @@ import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from multihead import accounting as acc
+from multihead.cost import formulas
+from multihead.cost.memory import decode_weight_bytes, kv_bytes, weight_bytes
+from multihead.cost.model import ModelSpec
+from multihead.cost.params import non_embedding_params, param_counts
+from multihead.cost.quantization import PER_CHANNEL, Quantization
+from multihead.cost.units import SIXTEEN_BIT, dtype_bytes
 
 CATALOG = Path(__file__).parent / "catalog"
 KERNEL_CLASS = "causal FlashAttention-class kernel (masked tiles skipped: T(T+1)/2 query-key pairs)"
 
 
 # -- inputs ------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Shape:
-    """The counts time depends on. Parameters per layer; for MoE ``mlp_params`` is ONE routed expert."""
-    name: str
-    layers: int                 # L
-    hidden: int                 # D
-    heads: int                  # H
-    kv_heads: int               # H_kv
-    head_dim: int               # d
-    attn_params: int            # per layer: Q, K, V, O projections
-    mlp_params: int             # per layer: the dense MLP, or one routed expert
-    lm_head_params: int         # V * D: read and multiplied every step, tied or not
-    experts: int = 0            # routed experts per layer (0: dense)
-    experts_per_token: int = 0  # k
-    shared_mlp_params: int = 0  # per layer: MoE experts every token goes through
-    windows: tuple = ()         # per-layer sliding window (None: full attention); () = all full
-
-    def distinct_experts(self, tokens: float) -> float:
-        """Expected experts a layer touches for ``tokens`` tokens, each routed to k of E uniformly."""
-        if not self.experts:
-            return 1.0
-        return self.experts * (1.0 - (1.0 - self.experts_per_token / self.experts) ** tokens)
-
-    def active_params(self) -> float:
-        """Weights one token multiplies through: L * (attention + shared + k experts) + LM head."""
-        mlp = self.mlp_params * (self.experts_per_token if self.experts else 1)
-        return self.layers * (self.attn_params + self.shared_mlp_params + mlp) + self.lm_head_params
-
-    def params_read(self, tokens: float) -> float:
-        """Weights a forward over ``tokens`` tokens reads: every expert any of them is routed to."""
-        mlp = self.mlp_params * self.distinct_experts(tokens)
-        return self.layers * (self.attn_params + self.shared_mlp_params + mlp) + self.lm_head_params
-
-    def layer_window(self, i: int) -> int | None:
-        return self.windows[i] if self.windows else None
-
-
 @dataclass(frozen=True)
 class Gpu:
     name: str
@@ -109,7 +79,7 @@ class Constants:
     request_overhead_s: float = 1e-3    # once per request, before its first token (admission, setup)
     allreduce_latency_s: dict = field(default_factory=lambda: {"default": 10e-6})
     allreduce_step_s: float = 5e-6      # per log2(n) step of the all-reduce
-    link_efficiency: float = 0.8
+    link_efficiency: float = field(default_factory=lambda: interconnect_catalog()["link_efficiency"]["value"])
     dequant: dict = field(default_factory=lambda: {"int8": 0.5, "int4": 0.3})   # weights per fp32 FLOP
     source: str = "defaults (no fit file)"
 
@@ -118,27 +88,30 @@ class Constants:
             raise ValueError(f"engine: expected one of {sorted(self.layer_overhead_s)}, got {engine!r}")
         return self.layer_overhead_s[engine]
 
-    def allreduce_latency(self, link: str) -> float:
-        """The link's fitted latency, or the mean of the fitted ones for a link without measurements."""
+    def allreduce_latency(self, link: str, engine: str = "") -> float:
+        """The fitted latency of this engine's all-reduce over this link ("engine/link"), else of the
+        link, else the mean of the fitted ones (a link without measurements)."""
         table = self.allreduce_latency_s
-        if link in table:
-            return table[link]
+        for key in (f"{engine}/{link}", link):
+            if key in table:
+                return table[key]
         known = [v for k, v in table.items() if k != "default"] or [table.get("default", 10e-6)]
         return sum(known) / len(known)
 
 
 @dataclass(frozen=True)
 class Setup:
-    """A model on ``tp`` x ``pp`` GPUs with its storage formats."""
-    shape: Shape
+    """A model on ``tp`` x ``pp`` GPUs: its weights (16-bit dtype, optional quantization), KV dtype, engine."""
+    spec: ModelSpec
     gpu: Gpu
     constants: Constants
     tp: int = 1
     pp: int = 1
-    weights: str = "bf16"       # bf16/fp16/fp8/int8/int4 or int4-g<group>
+    weights: str = "bf16"                   # the unquantized weights' dtype
+    quantization: Quantization | None = None
     kv: str = "bf16"
-    act_bytes: int = 2          # activations travel in bf16/fp16
-    engine: str = "vllm"        # engine family of the fixed costs (ENGINES)
+    act_bytes: int = 2                      # activations travel in bf16/fp16
+    engine: str = "vllm"                    # engine family of the fixed costs (ENGINES)
 
 
 @dataclass
@@ -160,28 +133,62 @@ class Phase:
 
 
 # -- precision ---------------------------------------------------------------------------------------
-def weight_bytes_per_element(dtype: str) -> float:
-    """Bytes per weight: the dtype's size, plus a bf16 scale and zero per group for int4-g<group>."""
-    base, _, group = dtype.partition("-g")
-    size = acc.dtype_bytes(base)
-    if base == "int4":
-        size += 4.0 / (int(group) if group else 128)     # AWQ/GPTQ default group 128
-    return size
+# Weight-only formats of the measurement table (gpt-fast quantizes every Linear, the LM head too).
+WEIGHT_ONLY = {
+    "int8": Quantization("int8 weight-only", 8, PER_CHANNEL, 2.0, lm_head=True,
+                         source="gpt-fast quantize.py --mode int8: per-channel bf16 scales"),
+    "int4-g32": Quantization("int4 weight-only", 4, 32, 2.0, 16, lm_head=True,
+                             source="gpt-fast quantize.py --mode int4 --groupsize 32: bf16 scale and zero per 32"),
+}
+NATIVE_W8A8 = ("compressed-tensors",)       # int8 weights with int8 activations: no weight unpacking
+
+
+def table_precision(weights: str) -> tuple[str, Quantization | None]:
+    """(16-bit dtype, quantization) of a measurement row's ``weights``: bf16/fp16, fp8 (vLLM's
+    per-tensor fp8), int8 / int4-g32 (gpt-fast's weight-only formats)."""
+    from multihead.cost.quantization import from_flag
+    if weights in SIXTEEN_BIT:
+        return weights, None
+    if weights == "fp8":
+        return "bf16", from_flag("fp8")
+    if weights in WEIGHT_ONLY:
+        return "bf16", WEIGHT_ONLY[weights]
+    raise ValueError(f"weights: expected one of {', '.join([*SIXTEEN_BIT, 'fp8', *WEIGHT_ONLY])}, got {weights!r}")
+
+
+def native_fp8(setup: Setup) -> bool:
+    q = setup.quantization
+    return q is not None and q.fmt == "float" and q.bits == 8 and "fp8" in setup.gpu.matmul_flops
 
 
 def matmul_dtype(setup: Setup) -> str:
     """fp8 weights on a GPU with fp8 tensor cores run fp8 matmuls; everything else runs in 16 bits."""
-    return "fp8" if setup.weights == "fp8" and "fp8" in setup.gpu.matmul_flops else "fp16"
+    return "fp8" if native_fp8(setup) else "fp16"
 
 
 def dequant_kind(setup: Setup) -> str | None:
-    """The weight-only kernel's format, if the weights are unpacked before a 16-bit matmul."""
-    base = setup.weights.partition("-g")[0]
-    if base in ("int8", "int4"):
-        return base
-    if base == "fp8" and "fp8" not in setup.gpu.matmul_flops:
-        return "int8"                                      # fp8 weight-only (e.g. Marlin on A100)
-    return None
+    """The rate class of unpacking the weights before a 16-bit matmul (weight-only kernels): "int8"
+    for 8-bit formats (fp8 on a GPU without fp8 tensor cores too), "int4" for 4-bit ones (GPTQ/AWQ,
+    nf4, mxfp4); None when the matmul consumes the weights as stored."""
+    q = setup.quantization
+    if q is None or native_fp8(setup) or q.method in NATIVE_W8A8:
+        return None
+    return "int8" if q.bits >= 8 else "int4"
+
+
+def weights_read(setup: Setup, tokens: float) -> tuple[float, float]:
+    """(bytes, quantized weight elements) one GPU reads in a forward over ``tokens`` tokens: its
+    tensor-parallel share of every layer and the LM head; MoE: only the experts the tokens touch;
+    the embedding table is looked up row by row, so it is left out (unless tied to the LM head)."""
+    s = setup.spec
+    w = weight_bytes(s, setup.weights, setup.quantization, gpus=setup.tp)
+    read, _ = decode_weight_bytes(s, w, batch=max(1, round(tokens)))
+    # idle experts are quantized weights when there is a quantization (every target includes them)
+    quantized = w.quantized_params - (w.total - read) / w.bytes_per_quantized if w.quantization else 0.0
+    c = param_counts(s)
+    if c is not None and not s.tie_word_embeddings:
+        read -= c.embedding / setup.tp * dtype_bytes(setup.weights)
+    return read, quantized
 
 
 # -- communication -----------------------------------------------------------------------------------
@@ -192,7 +199,8 @@ def link_bandwidth(setup: Setup) -> float:
     return setup.gpu.link_bandwidth
 
 
-def allreduce_seconds(nbytes: float, n: int, bandwidth: float, c: Constants, link: str = "default") -> float:
+def allreduce_seconds(nbytes: float, n: int, bandwidth: float, c: Constants, link: str = "default",
+                      engine: str = "") -> float:
     """One all-reduce of ``nbytes`` over n GPUs: latency(n) + 2(n-1)/n * bytes / (link * efficiency).
 
     The latency grows with the log2(n) steps of the tree / recursive-doubling algorithms NCCL uses
@@ -200,7 +208,7 @@ def allreduce_seconds(nbytes: float, n: int, bandwidth: float, c: Constants, lin
     """
     if n <= 1:
         return 0.0
-    latency = c.allreduce_latency(link) + c.allreduce_step_s * math.log2(n)
+    latency = c.allreduce_latency(link, engine) + c.allreduce_step_s * math.log2(n)
     return latency + 2.0 * (n - 1) / n * nbytes / (bandwidth * c.link_efficiency)
 
 
@@ -216,78 +224,58 @@ def pipeline_bubble_fraction(stages: int, microbatches: int) -> float:
 
 def tp_comm_seconds(setup: Setup, tokens: float) -> float:
     """2 all-reduces per layer of ``tokens`` activation rows of D, over the tensor-parallel group."""
-    nbytes = tokens * setup.shape.hidden * setup.act_bytes
-    return 2 * setup.shape.layers * allreduce_seconds(nbytes, setup.tp, link_bandwidth(setup), setup.constants,
-                                                      setup.gpu.link)
+    nbytes = tokens * setup.spec.hidden_size * setup.act_bytes
+    return 2 * setup.spec.num_layers * allreduce_seconds(nbytes, setup.tp, link_bandwidth(setup), setup.constants,
+                                                      setup.gpu.link, setup.engine)
 
 
 # -- attention counts --------------------------------------------------------------------------------
-def causal_pairs(new: int, past: int, window: int | None = None) -> int:
-    """(query, key) pairs of ``new`` queries after ``past`` cached tokens under a causal mask,
-    each query seeing at most ``window`` keys: sum over i of min(past + i + 1, window)."""
-    if window is None or window >= past + new:
-        return acc.causal_pairs(new, past + new)
-    full_from = max(0, window - past)            # queries from this index on see exactly `window` keys
-    growing = min(new, full_from)
-    return growing * past + growing * (growing + 1) // 2 + (new - growing) * window
+def prefill_attention_flops(spec: ModelSpec, tokens: int, batch: int = 1) -> float:
+    """A T-token prompt's attention FLOPs over all layers by the causal count the kernel class computes
+    (windows and chunks capped; MLA decompressed): cost.spec_attention_flops(causal=True)."""
+    return float(formulas.spec_attention_flops(spec, tokens, batch, causal=True))
 
 
-def attention_flops(shape: Shape, new: int, past: int) -> float:
-    """All layers' attention FLOPs for one sequence: 4 * H * d * causal pairs (the kernel class above)."""
-    per_pair = 4 * shape.heads * shape.head_dim
-    return sum(per_pair * causal_pairs(new, past, shape.layer_window(i)) for i in range(shape.layers))
-
-
-def text_attention_flops(shape: Shape, tokens: int) -> float:
-    """The reference text's count, 4 * T^2 * D * L (every pair, no causal halving): "the text's count"."""
-    return float(acc.model_attention_flops(tokens, shape.heads * shape.head_dim, shape.layers))
-
-
-def kv_bytes_per_gpu(setup: Setup, context: int) -> float:
-    """KV one sequence holds on one GPU at ``context`` tokens (KV heads split over TP, replicated when
-    H_kv < tp); sliding layers hold at most their window."""
-    s = setup.shape
-    heads = math.ceil(s.kv_heads / setup.tp)
-    tokens = sum(min(context, s.layer_window(i) or context) for i in range(s.layers))
-    return 2 * heads * s.head_dim * tokens * acc.dtype_bytes(setup.kv)
+def text_attention_flops(spec: ModelSpec, tokens: int) -> float:
+    """The reference text's count, 4 * T^2 * D * L (D = H*d, every pair, no causal halving): "the text's count"."""
+    return float(formulas.model_attention_flops(tokens, spec.num_heads * spec.head_dim, spec.num_layers))
 
 
 # -- phases ------------------------------------------------------------------------------------------
-def _phase(setup: Setup, *, tokens: float, attn_flops: float, kv_bytes: float, passes: int = 1) -> Phase:
-    """One forward of ``tokens`` tokens through the whole model on one TP group (all pipeline stages
-    in turn): the terms of the module docstring, per GPU."""
-    s, g, c, n = setup.shape, setup.gpu, setup.constants, setup.tp
-    linear = 2.0 * tokens * s.active_params() / n
+def _phase(setup: Setup, *, tokens: float, sequences: float, attn_flops: float, kv: float) -> Phase:
+    """One forward of ``tokens`` tokens of ``sequences`` sequences through the whole model on one TP
+    group (all pipeline stages in turn): the terms of the module docstring, per GPU."""
+    s, g, c, n = setup.spec, setup.gpu, setup.constants, setup.tp
+    layers, _ = non_embedding_params(s, active=True)
+    lm_head = s.vocab_size * s.hidden_size if s.vocab_size else 0
+    linear = 2.0 * (tokens * layers + sequences * lm_head) / n
     attention = attn_flops / n
     compute = linear / (g.flops(matmul_dtype(setup)) * c.flops_efficiency) \
         + attention / (g.flops("fp16") * c.flops_efficiency)
-    weights = s.params_read(tokens) / n
-    nbytes = weights * weight_bytes_per_element(setup.weights) + kv_bytes
-    memory = nbytes / (g.bandwidth * c.bandwidth_efficiency)
+    weights, quantized = weights_read(setup, tokens)
+    memory = (weights + kv) / (g.bandwidth * c.bandwidth_efficiency)
     kind = dequant_kind(setup)
-    dequant = weights / (c.dequant[kind] * g.alu_flops) if kind else 0.0
+    dequant = quantized / (c.dequant[kind] * g.alu_flops) if kind else 0.0
     comm = tp_comm_seconds(setup, tokens)
     if setup.pp > 1:
-        comm += (setup.pp - 1) * handoff_seconds(tokens * s.hidden * setup.act_bytes, g.link_bandwidth, c, g.link)
+        comm += (setup.pp - 1) * handoff_seconds(tokens * s.hidden_size * setup.act_bytes, g.link_bandwidth, c, g.link)
     return Phase(compute_s=compute, memory_s=memory, dequant_s=dequant,
-                 overhead_s=s.layers * c.layer_overhead(setup.engine), comm_s=comm, flops=linear + attention, bytes=nbytes)
+                 overhead_s=s.num_layers * c.layer_overhead(setup.engine), comm_s=comm,
+                 flops=linear + attention, bytes=weights + kv)
 
 
-def prefill(setup: Setup, tokens: int, *, batch: int = 1, past: int = 0) -> Phase:
-    """A prefill chunk: ``batch`` sequences of ``tokens`` new tokens after ``past`` cached ones.
-
-    Reads the weights (all experts once the chunk routes many tokens), writes the chunk's KV and
-    reads the cached part; attention by the causal count. With pipeline stages this is the time of
-    one request through all of them (no overlap for a single chunk); see ``pipelined_prefill``.
-    """
-    kv = batch * (kv_bytes_per_gpu(setup, past + tokens))
-    return _phase(setup, tokens=batch * tokens, attn_flops=batch * attention_flops(setup.shape, tokens, past),
-                  kv_bytes=kv)
+def prefill(setup: Setup, tokens: int, *, batch: int = 1) -> Phase:
+    """A prefill of ``batch`` prompts of ``tokens`` tokens: reads the weights (all experts once many
+    tokens are routed), writes the prompts' KV, attention by the causal count, logits of the last
+    position only. With pipeline stages: one prompt through all of them (see pipelined_prefill_seconds)."""
+    kv = kv_bytes(setup.spec, tokens, setup.kv, batch=batch, gpus=setup.tp)
+    return _phase(setup, tokens=batch * tokens, sequences=batch,
+                  attn_flops=prefill_attention_flops(setup.spec, tokens, batch), kv=kv)
 
 
 def pipelined_prefill_seconds(setup: Setup, tokens: int, batch: int) -> float:
-    """``batch`` prompts through p pipeline stages as ``batch`` micro-batches: the single-prompt time
-    stretched by the bubble, (m + p - 1) stage slots of one prompt's stage time each."""
+    """``batch`` prompts through p pipeline stages as ``batch`` micro-batches: (m + p - 1) stage
+    slots of one prompt's stage time each (the bubble is pipeline_bubble_fraction of that)."""
     one = prefill(setup, tokens).total_s
     if setup.pp == 1:
         return batch * one
@@ -302,8 +290,9 @@ def decode_step(setup: Setup, batch: int, context: int) -> Phase:
     out once per returned time.
     """
     group = math.ceil(batch / setup.pp)
-    attn = group * attention_flops(setup.shape, 1, context)
-    return _phase(setup, tokens=group, attn_flops=attn, kv_bytes=group * kv_bytes_per_gpu(setup, context + 1))
+    attn = formulas.decode_attention_flops(setup.spec, context + 1, group)
+    kv = kv_bytes(setup.spec, context + 1, setup.kv, batch=group, gpus=setup.tp)
+    return _phase(setup, tokens=group, sequences=group, attn_flops=attn, kv=kv)
 
 
 def decode_tokens_per_s(setup: Setup, context: int = 0) -> float:
@@ -386,6 +375,11 @@ def interconnect_catalog() -> dict:
     return json.loads((CATALOG / "interconnect.json").read_text())
 
 
+def gpu_catalog_names() -> list[str]:
+    from multihead.cost.device import gpu_catalog
+    return list(gpu_catalog())
+
+
 def load_constants(path: Path | None = None) -> Constants:
     """The fitted constants; the defaults (labelled so) when no fit file exists."""
     path = Path(path) if path else FIT_FILE
@@ -411,15 +405,25 @@ def make_gpu(name: str, entry: dict, overrides: dict | None = None) -> Gpu:
                inter_node_bandwidth=links["links"][links["inter_node"]]["bandwidth_gbps"] * 1e9)
 
 
-def shape_from_spec(spec, *, experts: int = 0, experts_per_token: int = 0) -> Shape:
-    """A Shape from a ModelSpec (its parameter counts by part). MoE: ``mlp_per_layer`` of the spec is
-    one expert's MLP; the router (D * E weights per layer) is left out as negligible."""
-    counts = spec.param_counts()
-    if counts is None:
-        raise ValueError(f"model: {spec.name} lacks intermediate_size or vocab_size; "
-                         "GPU time needs the parameter count by part")
-    return Shape(name=spec.name, layers=spec.num_layers, hidden=spec.hidden_size, heads=spec.num_heads,
-                 kv_heads=spec.num_kv_heads, head_dim=spec.head_dim,
-                 attn_params=counts.attention_per_layer, mlp_params=counts.mlp_per_layer,
-                 lm_head_params=spec.vocab_size * spec.hidden_size, experts=experts,
-                 experts_per_token=experts_per_token, windows=tuple(spec.layer_windows()))
+def serving_time_keys(setup: Setup, input_len: int, output_len: int, max_concurrency: float) -> dict:
+    """The time keys of the plan's ``serving`` object: at the memory account's max_concurrency
+    (floored, at least 1) and at one request, and the curve between them.
+
+    ttft_s / tpot_s / output_tokens_per_s: at max concurrency; decode_tokens_per_s: batch 1 at the
+    prompt's length; curve: one point per concurrency 1, 2, 4, ... max.
+    """
+    for name, v in (("input_len", input_len), ("output_len", output_len)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise ValueError(f"{name}: expected a positive integer, got {v!r}")
+    top = max(1, int(max_concurrency))
+    curve = serving_curve(setup, input_len, output_len, top)
+    at, one = curve[-1], curve[0]
+    return {"input_len": input_len, "output_len": output_len, "concurrency": top,
+            "ttft_s": at.ttft_s, "tpot_s": at.tpot_s, "itl_s": at.tpot_s,
+            "output_tokens_per_s": at.output_tokens_per_s, "request_latency_s": at.request_latency_s,
+            "ttft_s_one_request": one.ttft_s, "tpot_s_one_request": one.tpot_s,
+            "decode_tokens_per_s": decode_tokens_per_s(setup, input_len), "decode_bound": at.decode_bound,
+            "prefill_s": one.prefill_s, "attention_kernel": KERNEL_CLASS, "engine": setup.engine,
+            "time_constants": setup.constants.source,
+            "curve": [{"concurrency": p.concurrency, "ttft_s": p.ttft_s, "tpot_s": p.tpot_s,
+                       "output_tokens_per_s": p.output_tokens_per_s} for p in curve]}

@@ -20,13 +20,13 @@ import statistics
 from dataclasses import asdict, fields
 from pathlib import Path
 
-from multihead import configs, devices
+from multihead import cost
 from multihead.cost import timing
 
 MEASUREMENTS = Path(__file__).resolve().parents[2] / "reports" / "gpu-time" / "measurements.json"
 SPLIT_RULE = "held out when int(sha256(row id)[:8], 16) % 3 == 0"
 SCALARS = {"flops_efficiency": (0.05, 1.0), "bandwidth_efficiency": (0.05, 1.0),
-           "request_overhead_s": (1e-6, 5e-2), "allreduce_step_s": (1e-8, 1e-4), "link_efficiency": (0.05, 1.0)}
+           "request_overhead_s": (1e-6, 5e-2), "allreduce_step_s": (1e-8, 1e-4)}
 TABLES = {"layer_overhead_s": (1e-8, 5e-4), "allreduce_latency_s": (1e-8, 5e-4), "dequant": (0.01, 100.0)}
 # Metric families the acceptance targets name, and the rest.
 FAMILY = {"decode_tokens_per_s": "batch-1 decode", "ttft_ms": "TTFT", "itl_ms": "ITL / TPOT",
@@ -45,18 +45,15 @@ def load_table(path: Path | None = None) -> dict:
     return json.loads(path.read_text())
 
 
-def _shape(name: str, table: dict) -> timing.Shape:
+def _spec(name: str, table: dict) -> cost.ModelSpec:
     if name in table["models"]:
         entry = table["models"][name]
-        spec = configs.spec_from_hf_config(entry["config"], name=name, source=entry["source"])
-        cfg = entry["config"]
-        return timing.shape_from_spec(spec, experts=cfg.get("num_local_experts", 0),
-                                      experts_per_token=cfg.get("num_experts_per_tok", 0))
-    return timing.shape_from_spec(configs.catalog_model(name))
+        return cost.read_config(entry["config"], name=name, source=entry["source"])
+    return cost.catalog_model(name)
 
 
 def _gpu(name: str, table: dict) -> timing.Gpu:
-    catalog = devices.gpu_catalog()
+    catalog = cost.gpu_catalog()
     override = table.get("devices", {}).get(name)
     if override:
         return timing.make_gpu(name, catalog[override["base"]], override)
@@ -64,13 +61,14 @@ def _gpu(name: str, table: dict) -> timing.Gpu:
 
 
 def setups(table: dict, constants: timing.Constants) -> list[tuple[dict, timing.Setup]]:
-    shapes, gpus, out = {}, {}, []
+    specs, gpus, out = {}, {}, []
     for row in table["rows"]:
-        shape = shapes.setdefault(row["model"], _shape(row["model"], table))
+        spec = specs.setdefault(row["model"], _spec(row["model"], table))
         gpu = gpus.setdefault(row["gpu"], _gpu(row["gpu"], table))
         engine = table["sources"][row["source"]]["engine_family"]
-        out.append((row, timing.Setup(shape, gpu, constants, tp=row["tp"], weights=row["weights"], kv=row["kv"],
-                                      engine=engine)))
+        weights, quantization = timing.table_precision(row["weights"])
+        out.append((row, timing.Setup(spec, gpu, constants, tp=row["tp"], weights=weights,
+                                      quantization=quantization, kv=row["kv"], engine=engine)))
     return out
 
 
@@ -93,13 +91,17 @@ def predict(row: dict, setup: timing.Setup) -> float:
     raise ValueError(f"measurements: row {row['id']}: unknown metric {metric!r}")
 
 
+ALLREDUCE_KEY = "link"      # "link": one latency per link; "engine/link": per engine and link
+
+
 def free_parameters(table: dict) -> list[tuple[str, str | None]]:
     """(field, key) of every constant the training rows can inform: the scalars, the fixed cost of
     each engine family, the all-reduce latency of each link used at TP > 1, each dequantized format."""
     rows = setups(table, timing.Constants())
     params = [(k, None) for k in SCALARS]
     params += [("layer_overhead_s", e) for e in sorted({s.engine for _, s in rows})]
-    params += [("allreduce_latency_s", link) for link in sorted({s.gpu.link for _, s in rows if s.tp > 1})]
+    keys = {(f"{s.engine}/{s.gpu.link}" if ALLREDUCE_KEY == "engine/link" else s.gpu.link) for _, s in rows if s.tp > 1}
+    params += [("allreduce_latency_s", k) for k in sorted(keys)]
     params += [("dequant", k) for k in sorted({timing.dequant_kind(s) for _, s in rows} - {None})]
     return params
 
@@ -119,23 +121,30 @@ def _bounds(name: str) -> tuple[float, float]:
     return SCALARS.get(name) or TABLES[name]
 
 
-def fit(table: dict, start: timing.Constants | None = None) -> timing.Constants:
+def fit(table: dict, start: timing.Constants | None = None, starts: int = 4) -> timing.Constants:
     """Least squares on log(pred / measured) over the TRAINING rows only (log-scaled parameters,
-    soft-L1 loss with scale 0.1 so one badly modelled row cannot pull every constant)."""
+    soft-L1 loss with scale 0.1 so one badly modelled row cannot pull every constant). The loss has
+    several basins (a fixed cost can stand in for a latency), so it starts from the middle of the
+    bounds and from ``starts - 1`` seeded random points and keeps the lowest training loss."""
+    import random
+
     from scipy.optimize import least_squares    # the fit is an offline step; the planner never imports it
     start = start or timing.Constants()
     sub = {**table, "rows": [r for r in table["rows"] if not held_out(r["id"])]}
     params = free_parameters(sub)
     lo = [math.log(_bounds(n)[0]) for n, _ in params]
     hi = [math.log(_bounds(n)[1]) for n, _ in params]
-    x0 = [(a + b) / 2 for a, b in zip(lo, hi)]
+    rng = random.Random(14)
+    x0s = [[(a + b) / 2 for a, b in zip(lo, hi)]]
+    x0s += [[rng.uniform(a, b) for a, b in zip(lo, hi)] for _ in range(starts - 1)]
 
     def residuals(x):
         c = with_values(start, params, [math.exp(v) for v in x])
         return [math.log(predict(r, s) / r["value"]) for r, s in setups(sub, c)]
 
-    result = least_squares(residuals, x0, bounds=(lo, hi), loss="soft_l1", f_scale=0.1)
-    return with_values(start, params, [math.exp(v) for v in result.x])
+    best = min((least_squares(residuals, x0, bounds=(lo, hi), loss="soft_l1", f_scale=0.1) for x0 in x0s),
+               key=lambda result: result.cost)
+    return with_values(start, params, [math.exp(v) for v in best.x])
 
 
 def evaluate(table: dict, constants: timing.Constants) -> list[dict]:

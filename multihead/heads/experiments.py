@@ -17,7 +17,8 @@ from dataclasses import asdict, dataclass
 import torch
 from tqdm import tqdm
 
-from multihead.accounting import kv_cache_bytes
+from multihead.cost.formulas import kv_cache_bytes
+from multihead.cost.units import dtype_bytes
 from multihead.heads.embed import embedding_agreement, encode_batches, sentence_embeddings
 from multihead.heads.fit import capture_layers, fit_merged_kv
 from multihead.heads.importance import (agreement, gradient_importance, ablation_importance, heads_shape,
@@ -155,7 +156,7 @@ def run_prune(text: TextConfig, importance: dict | None = None, fractions: list[
 def kv_bytes_per_token(model, n_kv_heads: int, dtype: str = "bf16") -> float:
     sites = attention_sites(model)
     return kv_cache_bytes(len(sites), n_kv_heads, sites[0].head_dim, tokens=1,
-                          bytes_per_element=2 if dtype in ("bf16", "fp16") else 4)
+                          bytes_per_element=dtype_bytes(dtype))
 
 
 @dataclass

@@ -3,19 +3,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+from multihead.figures import plt, save
 
 
 def _save(fig, path: str | Path) -> str:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return str(path)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)     # the report's figures folder
+    return save(fig, path, dpi=110)
 
 
 def importance_heatmap(result: dict, path: str | Path) -> str:

@@ -57,7 +57,7 @@ def multihead_attention_forward(module: torch.nn.Module, query: torch.Tensor, ke
     backend = kwargs.pop("multihead_backend", None) or backend   # per-call override (multihead.hf.generation)
     if dropout and module.training:
         raise ValueError("dropout: multihead attention is inference-only; use model.eval() or dropout=0")
-    for unsupported in ("softcap", "s_aux", "position_bias"):
+    for unsupported in ("s_aux", "position_bias"):
         if kwargs.get(unsupported) is not None:
             raise ValueError(f"{unsupported}: not supported by attn_implementation='multihead'; use 'eager'")
     Tq, Tk = query.shape[2], key.shape[2]
@@ -68,8 +68,13 @@ def multihead_attention_forward(module: torch.nn.Module, query: torch.Tensor, ke
     mask = attention_mask
     if mask is not None and mask.shape[-1] != key.shape[2]:
         mask = mask[..., : key.shape[2]]        # static caches may hand over a longer mask
-    out = multihead.attention(query, key, value, mask, is_causal=causal, scale=scaling,
-                              backend=backend)  # (B, H, Tq, d)
+    # Gemma-2/3: logit softcapping, and a sliding window (HF keeps keys with p_i - j < W). The
+    # window is also in the mask; given as window_size it lets the kernels skip blocks. Only when
+    # the keys are exactly the queries' positions (no static-cache slots), where bottom-right = absolute.
+    sliding = kwargs.get("sliding_window")
+    window = (sliding - 1, -1) if sliding and key.shape[2] == Tq else (-1, -1)
+    out = multihead.attention(query, key, value, mask, is_causal=causal, scale=scaling, window_size=window,
+                              softcap=kwargs.get("softcap") or 0.0, backend=backend)  # (B, H, Tq, d)
     return out.transpose(1, 2).contiguous(), None   # (B, Tq, H, d)
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,10 +85,13 @@ def smollm2_cache_path() -> Path:
     return cache_dir() / f"smollm2-135m-instruct-{version}"
 
 
+# Every load reads a local folder with local_files_only=True: nothing here may reach a hub, and the
+# process's environment (HF_HUB_OFFLINE, ...) is left as the caller set it.
+LOCAL = {"local_files_only": True}
+
+
 def _transformers():
-    """Import transformers offline, or say what to install."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")      # nothing here may reach a hub
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    """Import transformers, or say what to install."""
     try:
         import transformers
     except ImportError as err:
@@ -109,8 +111,8 @@ def _convert_smollm2(target: Path) -> None:
     src = smollm2_package_dir()
     print(f"multihead: converting {SMOLLM2_GGUF} once to {target} (later loads are fast)", file=sys.stderr)
     try:
-        tokenizer = tf.AutoTokenizer.from_pretrained(src, gguf_file=SMOLLM2_GGUF)
-        model = tf.AutoModelForCausalLM.from_pretrained(src, gguf_file=SMOLLM2_GGUF, dtype=torch.float32)
+        tokenizer = tf.AutoTokenizer.from_pretrained(src, gguf_file=SMOLLM2_GGUF, **LOCAL)
+        model = tf.AutoModelForCausalLM.from_pretrained(src, gguf_file=SMOLLM2_GGUF, dtype=torch.float32, **LOCAL)
     except Exception as err:  # noqa: BLE001 - any failure here is a broken install
         raise MissingModelError(f"could not load {src / SMOLLM2_GGUF} with transformers: {err!r}; {INSTALL_HINT}") from err
     # transformers de-quantizes GGUF on load: the parameters are already plain fp32 tensors.
@@ -145,8 +147,9 @@ def load_smollm2(attn_implementation: str = "sdpa", dtype: torch.dtype = torch.f
         smollm2_package_dir()                          # clear error before the slow part
         _convert_smollm2(target)
     try:
-        tokenizer = tf.AutoTokenizer.from_pretrained(target)
-        model = tf.LlamaForCausalLM.from_pretrained(target, dtype=dtype, attn_implementation=attn_implementation)
+        tokenizer = tf.AutoTokenizer.from_pretrained(target, **LOCAL)
+        model = tf.LlamaForCausalLM.from_pretrained(target, dtype=dtype, attn_implementation=attn_implementation,
+                                                   **LOCAL)
     except Exception as err:  # noqa: BLE001
         raise MissingModelError(
             f"could not load the SmolLM2 cache at {target}: {err!r}; delete that directory to "
@@ -163,8 +166,8 @@ def load_minilm(dtype: torch.dtype = torch.float32, attn_implementation: str = "
     tf = _transformers()
     src = minilm_package_dir()
     try:
-        tokenizer = tf.AutoTokenizer.from_pretrained(src)
-        model = tf.BertModel.from_pretrained(src, dtype=dtype, attn_implementation=attn_implementation)
+        tokenizer = tf.AutoTokenizer.from_pretrained(src, **LOCAL)
+        model = tf.BertModel.from_pretrained(src, dtype=dtype, attn_implementation=attn_implementation, **LOCAL)
     except Exception as err:  # noqa: BLE001
         raise MissingModelError(f"could not load all-MiniLM-L6-v2 from {src}: {err!r}; {INSTALL_HINT}") from err
     return model.eval(), tokenizer

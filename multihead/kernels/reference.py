@@ -9,6 +9,7 @@ Exactly two matmuls (Q K^T and P V), so torch's FlopCounterMode counts
 the G = H / H_kv query heads that share a KV head are stacked along the query axis,
 q [B, H, Tq, d] -> [B, H_kv, G*Tq, d], which multiplies against k [B, H_kv, Tk, d] directly.
 Memory is O(B * H * Tq * Tk): functional.attention refuses it above MAX_SCORE_BYTES.
+``mods`` (window, softcap, ALiBi; multihead.kernels.mods) are applied to the whole score matrix.
 """
 from __future__ import annotations
 
@@ -16,10 +17,11 @@ import torch
 from torch import Tensor
 
 from multihead.kernels._common import apply_mask, causal_keep, compute_dtype, grouped_mask, safe_max
+from multihead.kernels.mods import NO_MODS, ScoreMods, rel_positions
 
 
 def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal: bool,
-              scale: float) -> tuple[Tensor, Tensor]:
+              scale: float, mods: ScoreMods = NO_MODS) -> tuple[Tensor, Tensor]:
     """See multihead.kernels for the shared kernel contract. Returns (out, lse)."""
     B, H, Tq, d = q.shape
     H_kv, Tk, d_v = k.shape[1], k.shape[2], v.shape[-1]
@@ -28,6 +30,10 @@ def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal
     qg = (q.to(ct) * scale).reshape(B, H_kv, G * Tq, d)        # (B, H_kv, G*Tq, d)
     s = torch.matmul(qg, k.to(ct).transpose(-2, -1))            # (B, H_kv, G*Tq, Tk)
     s5 = s.view(B, H_kv, G, Tq, Tk)                             # (B, H_kv, G, Tq, Tk)
+    if mods.active:
+        slopes = None if mods.alibi is None else mods.alibi.view(B, H_kv, G, 1, 1)
+        s5 = mods.apply(s5, rel_positions(0, Tq, 0, Tk, Tk - Tq, q.device), slopes)
+        s = s5.view(B, H_kv, G * Tq, Tk)
     apply_mask(s5, grouped_mask(mask, B, H, H_kv, Tq, Tk))
     if is_causal:
         apply_mask(s5, causal_keep(0, Tq, 0, Tk, Tk - Tq, q.device))   # (Tq, Tk) broadcasts

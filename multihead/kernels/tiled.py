@@ -9,7 +9,9 @@ new block raises the max to m', the old terms are rescaled by alpha = exp(m - m'
 
 which is exact (the same identity as max subtraction, applied incrementally). With a causal
 mask, key blocks entirely above the diagonal are never computed, and only blocks that straddle
-it build a mask. Extra memory: the output and the per-row state, O(Tq * d), plus one block of
+it build a mask. A window (``mods``, multihead.kernels.mods) works the same way: each query block
+visits only the keys [lo, hi) that its band can reach, so the work is O(Tq * window), and only
+blocks that the band's edges cut build a mask. Extra memory: the output and the per-row state, O(Tq * d), plus one block of
 scores, O(B * H * BLOCK_Q * BLOCK_K).
 """
 from __future__ import annotations
@@ -18,13 +20,15 @@ import torch
 from torch import Tensor
 
 from multihead.kernels._common import apply_mask, causal_keep, compute_dtype, grouped_mask
+from multihead.kernels.mods import NO_MODS, ScoreMods, rel_positions
 
 BLOCK_Q = 256
 BLOCK_K = 256
 
 
 def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal: bool, scale: float,
-              block_q: int | None = None, block_k: int | None = None) -> tuple[Tensor, Tensor]:
+              mods: ScoreMods = NO_MODS, block_q: int | None = None,
+              block_k: int | None = None) -> tuple[Tensor, Tensor]:
     """See multihead.kernels for the shared kernel contract. Returns (out, lse)."""
     B, H, Tq, d = q.shape
     H_kv, Tk, d_v = k.shape[1], k.shape[2], v.shape[-1]
@@ -39,6 +43,8 @@ def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal
     # share of dK/dV to the input dtype and the blocks would then be summed in fp16/bf16. One
     # cast keeps the sum over query blocks in fp32, rounded once (and converts each key once).
     k, v = k.to(ct), v.to(ct)
+    mods = mods.with_causal(is_causal)
+    slopes = None if mods.alibi is None else mods.alibi.view(B, H_kv, G, 1, 1)
 
     for q0 in range(0, Tq, bq):
         q1 = min(q0 + bq, Tq)
@@ -47,12 +53,17 @@ def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal
         m = torch.full((B, H_kv, G * n, 1), float("-inf"), dtype=ct, device=q.device)
         l = torch.zeros(B, H_kv, G * n, 1, dtype=ct, device=q.device)
         acc = torch.zeros(B, H_kv, G * n, d_v, dtype=ct, device=q.device)
-        # Causal: the block's last query (q1 - 1) sees keys < q1 + offset; later blocks are skipped.
-        k_end = min(Tk, q1 + offset) if is_causal else Tk
-        for k0 in range(0, k_end, bk):
+        # Causal: the block's last query (q1 - 1) sees keys < q1 + offset; later blocks are
+        # skipped, and so are key blocks wholly outside a window's band.
+        k_start, k_end = mods.key_range(q0, q1, offset, Tk)
+        for k0 in range(k_start, k_end, bk):
             k1 = min(k0 + bk, k_end)
             s = torch.matmul(qb, k[:, :, k0:k1].transpose(-2, -1))     # (B, H_kv, G*n, kb)
             s5 = s.view(B, H_kv, G, n, k1 - k0)                               # (B, H_kv, G, n, kb)
+            if mods.active:
+                rel = rel_positions(q0, q1, k0, k1, offset, q.device)          # (n, kb)
+                s5 = mods.apply(s5, rel, slopes, mods.window_cuts(q0, q1, k0, k1, offset))
+                s = s5.view(B, H_kv, G * n, k1 - k0)
             if mask5 is not None:
                 apply_mask(s5, mask5[:, :, :, q0:q1, k0:k1])
             if is_causal and k1 - 1 > q0 + offset:   # block straddles the diagonal

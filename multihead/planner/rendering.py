@@ -9,33 +9,12 @@ import json
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from multihead.planner import Plan, _passes, longest_fitting_context, memory_curve
-
-
-# -- human units ------------------------------------------------------------------------------------
-def fmt_bytes(x: float) -> str:
-    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
-        if abs(x) >= scale:
-            return f"{x / scale:,.2f} {unit}" if unit != "TB" else f"{x / scale:,.2f} TB ({x / 1e9:,.0f} GB)"
-    return f"{x:,.0f} B"
-
-
-def fmt_flops(x: float) -> str:
-    return f"{x / 1e12:,.0f} TFLOP ({x:.2e})" if x >= 1e12 else f"{x / 1e9:,.2f} GFLOP ({x:.2e})"
-
-
-def fmt_seconds(x: float) -> str:
-    if x >= 1:
-        return f"{x:,.1f} s"
-    if x >= 1e-3:
-        return f"{x * 1e3:,.2f} ms"
-    return f"{x * 1e6:,.1f} us"
-
-
-def fmt_count(x: float) -> str:
-    return f"{x / 1e9:,.2f} B ({x:,.0f})" if x >= 1e9 else f"{x / 1e6:,.2f} M ({x:,.0f})"
+from multihead.cost.units import fmt_bytes, fmt_count, fmt_flops, fmt_passes as _passes, fmt_seconds
+from multihead.planner.accounts import max_tokens_that_fit
+from multihead.planner.plan import Plan
 
 
 # -- JSON -------------------------------------------------------------------------------------------
@@ -46,41 +25,79 @@ def to_json(p: Plan) -> str:
 
 # -- tables -----------------------------------------------------------------------------------------
 def render(p: Plan, console: Console | None = None, explain: bool = False) -> None:
-    """Print the plan as tables: inputs, parameters, memory, time (one pass vs chunks), decision."""
+    """Print the plan as tables: summary, parameters, memory, time (one pass vs chunks), decision, fallbacks."""
     con = console or _console()
-    c = p.chunked
-    con.print(f"[bold]{p.model}[/bold] ({p.attention_kind}: L={p.n_layers}, H={p.n_heads}, H_kv={p.n_kv_heads}, "
-              f"d_k={p.head_dim}, D={p.d_model}; weights {p.weights_dtype}, KV {p.kv_dtype}) - {p.model_source}")
+    _summary(p, con)
+    con.print(_parameters_table(p))
+    con.print(_memory_table(p))
+    con.print(_time_table(p))
+    style = "green" if p.decision_fits else "red"
+    con.print(f"\n[bold {style}]Decision: {_verdict(p)}[/bold {style}] - {p.reason}.", highlight=False)
+    con.print(f"What chunking loses: {p.chunking_loses}")
+    _fallbacks(p, con)
+    for section in p.sections.values():
+        if hasattr(section, "render"):
+            section.render(con)
+    if p.warnings:
+        con.print("[bold yellow]Warnings[/bold yellow]")
+        for w in p.warnings:
+            con.print(f"  - {w}", markup=False)
+    if explain:
+        render_explain(p, con)
+
+
+def _summary(p: Plan, con: Console) -> None:
+    """Three lines: the model (with MoE / MLA / windows / quantization said), the workload and GPU, the answer."""
+    features = "".join(f"; {f}" for f in p.model_features)
+    con.print(f"[bold]{escape(p.model)}[/bold] " + escape(
+        f"({p.attention_kind}: L={p.n_layers}, H={p.n_heads}, H_kv={p.n_kv_heads}, d_k={p.head_dim}, D={p.d_model}"
+        f"{features}; weights {p.weights_dtype}, KV {p.kv_dtype}) - {p.model_source}"), highlight=False)
     con.print(f"Workload: T={p.tokens:,} tokens, batch {p.batch}, {_passes(p.passes)}.  "
               f"GPU: {p.device} x{p.gpus} ({fmt_bytes(p.gpu_memory_bytes)}, usable {fmt_bytes(p.usable_memory_bytes)}; "
               f"{p.effective_tflops:,.4g} TFLOP/s and {p.effective_bandwidth_tbps:,.4g} TB/s effective) - {p.device_source}")
     con.print(f"[bold]Answer: {_verdict(p)}[/bold] ({fmt_bytes(p.total_memory_bytes)} for one pass vs "
               f"{fmt_bytes(p.usable_memory_bytes)} usable; details below)")
 
-    t = Table(title="Parameters", title_justify="left")
-    t.add_column("quantity")
-    t.add_column("value", justify="right")
-    t.add_column("formula")
-    t.add_row("attention, per layer", fmt_count(p.attention_params_per_layer), "2*D*H*d_k + 2*D*H_kv*d_k")
+
+def _table(title: str, *columns: str) -> Table:
+    t = Table(title=title, title_justify="left")
+    for i, col in enumerate(columns):
+        t.add_column(col, justify="right" if 0 < i < len(columns) - 1 else "left")
+    return t
+
+
+def _parameters_table(p: Plan) -> Table:
+    t = _table("Parameters", "quantity", "value", "formula")
+    mla = p.attention_kind == "MLA"
+    t.add_row("attention, per layer", fmt_count(p.attention_params_per_layer),
+              "q + kv_a + kv_b + o (MLA)" if mla else "2*D*H*d_k + 2*D*H_kv*d_k")
     t.add_row("attention, all layers", fmt_count(p.attention_params), "L * per layer")
+    parts = p.params_by_part
+    if parts and parts["n_moe_layers"]:
+        t.add_row("routed experts, all layers", fmt_count(parts["n_moe_layers"] * parts["num_experts"] * parts["expert"]),
+                  f"{parts['n_moe_layers']} layers * {parts['num_experts']} experts * 3*D*I_e")
     if p.params_architecture is not None:
         t.add_row("model, from the architecture", fmt_count(p.params_architecture),
-                  "embedding + LM head + L*(attention + MLP + norms)")
+                  "embedding + LM head + L*(attention + MLP or experts + norms)")
+    if p.params_active is not None and p.params_active != p.params_architecture:
+        t.add_row("model, active per token", fmt_count(p.params_active), "k of E routed experts per MoE layer")
     if p.params_published is not None:
         t.add_row("model, published", fmt_count(p.params_published), "model card")
     t.add_row("model, used", fmt_count(p.params), "stated" if p.params_architecture is None or
               p.params != p.params_architecture else "architecture")
-    con.print(t)
+    return t
 
-    t = Table(title=f"Memory per GPU (one pass vs {c['chunks']} chunks)", title_justify="left")
-    t.add_column("quantity")
-    t.add_column("one pass", justify="right")
-    t.add_column(f"{c['chunks']} chunks of {c['chunk_tokens']:,}", justify="right")
-    t.add_column("formula")
+
+def _memory_table(p: Plan) -> Table:
+    c = p.chunked
+    t = _table(f"Memory per GPU (one pass vs {c['chunks']} chunks)", "quantity", "one pass",
+               f"{c['chunks']} chunks of {c['chunk_tokens']:,}", "formula")
     t.add_row("KV cache per token" + (" (all GPUs)" if p.gpus > 1 else ""), fmt_bytes(p.kv_cache_bytes_per_token), "",
-              "2 * L * H_kv * d_k * bytes")
+              "(kv_lora_rank + rope) * L * bytes" if p.attention_kind == "MLA" else "2 * L * H_kv * d_k * bytes")
     t.add_row("KV cache", fmt_bytes(p.kv_cache_bytes), fmt_bytes(c["kv_cache_bytes"]), "per token * T * B (window-capped)")
-    t.add_row("weights", fmt_bytes(p.weights_bytes), fmt_bytes(p.weights_bytes), "params * bytes")
+    quant = p.quantization
+    t.add_row("weights", fmt_bytes(p.weights_bytes), fmt_bytes(p.weights_bytes),
+              f"16-bit parts + quantized * {quant['bytes_per_weight']:.4g} B" if quant else "params * bytes")
     t.add_row("workspace (activations)", fmt_bytes(p.workspace_bytes), fmt_bytes(c["workspace_bytes"]),
               "one layer's peak: max(MLP, attention) + logits")
     t.add_row("[bold]total[/bold]", f"[bold]{fmt_bytes(p.total_memory_bytes)}[/bold]",
@@ -90,59 +107,50 @@ def render(p: Plan, console: Console | None = None, explain: bool = False) -> No
               "B * H * T^2 * bytes (never stored when tiled)")
     t.add_row("tiled attention state, one layer", fmt_bytes(p.tiled_attention_bytes_per_layer), "",
               "B * H * T * (d_k + 2) * 4")
-    con.print(t)
+    return t
 
-    t = Table(title="Compute and time", title_justify="left")
-    t.add_column("quantity")
-    t.add_column("one pass", justify="right")
-    t.add_column(f"{c['chunks']} chunks", justify="right")
-    t.add_column("formula")
+
+def _time_table(p: Plan) -> Table:
+    c = p.chunked
+    t = _table("Compute and time", "quantity", "one pass", f"{c['chunks']} chunks", "formula")
     t.add_row("attention FLOPs (the text's count)", fmt_flops(p.attention_flops), fmt_flops(c["attention_flops"]),
               "4 * T^2 * (H*d_k) * L * B")
     t.add_row("attention FLOPs, causal", fmt_flops(p.attention_flops_causal), fmt_flops(c["attention_flops_causal"]),
               "kept pairs T(T+1)/2: about half")
     basis = "causal count (--causal-skip)" if p.causal_skip else "full count"
-    t.add_row(f"attention prefill, per pass ({basis})", fmt_seconds(p.attention_prefill_seconds),
-              fmt_seconds(c["attention_prefill_seconds"]), "FLOPs / effective FLOP/s")
-    t.add_row(f"attention prefill, {_passes(p.passes)}", fmt_seconds(p.attention_prefill_seconds_all_passes),
-              fmt_seconds(c["attention_prefill_seconds_all_passes"]), "")
-    t.add_row("linear layers, per pass", fmt_seconds(p.linear_prefill_seconds), fmt_seconds(p.linear_prefill_seconds),
-              "2 * N_non_embedding * T * B FLOPs")
-    t.add_row(f"prefill, {_passes(p.passes)}", fmt_seconds(p.prefill_seconds_all_passes),
-              fmt_seconds(c["prefill_seconds_all_passes"]), "(attention + linear) * passes")
-    t.add_row("decode: KV read per token", fmt_seconds(p.decode_kv_read_seconds),
-              fmt_seconds(c["decode_kv_read_seconds"]), "KV bytes / bandwidth")
-    t.add_row("decode: weight read per token", fmt_seconds(p.decode_weight_read_seconds),
-              fmt_seconds(p.decode_weight_read_seconds), "weight bytes / bandwidth")
-    t.add_row("decode per token", fmt_seconds(p.decode_seconds_per_token), fmt_seconds(c["decode_seconds_per_token"]),
-              "(KV + weights) / bandwidth")
+    rows = [(f"attention prefill, per pass ({basis})", p.attention_prefill_seconds, c["attention_prefill_seconds"],
+             "FLOPs / effective FLOP/s"),
+            (f"attention prefill, {_passes(p.passes)}", p.attention_prefill_seconds_all_passes,
+             c["attention_prefill_seconds_all_passes"], ""),
+            ("linear layers, per pass", p.linear_prefill_seconds, p.linear_prefill_seconds,
+             "2 * N_non_embedding * T * B FLOPs"),
+            (f"prefill, {_passes(p.passes)}", p.prefill_seconds_all_passes, c["prefill_seconds_all_passes"],
+             "(attention + linear) * passes"),
+            ("decode: KV read per token", p.decode_kv_read_seconds, c["decode_kv_read_seconds"], "KV bytes / bandwidth"),
+            ("decode: weight read per token", p.decode_weight_read_seconds, p.decode_weight_read_seconds,
+             "active weight bytes / bandwidth" if p.decode_experts_read else "weight bytes / bandwidth"),
+            ("decode per token", p.decode_seconds_per_token, c["decode_seconds_per_token"], "(KV + weights) / bandwidth")]
+    for name, one, chunked, formula in rows:
+        t.add_row(name, fmt_seconds(one), fmt_seconds(chunked), formula)
     t.add_row("tokens/s", f"{p.tokens_per_second:,.1f} (KV only {p.tokens_per_second_kv_only:,.0f})",
               f"{c['tokens_per_second']:,.1f}", "B / decode per token")
+    return t
+
+
+def _fallbacks(p: Plan, con: Console) -> None:
+    if not p.fallbacks:
+        return
+    needed = any(f.needed for f in p.fallbacks if f.name != "reuse_kv_across_passes")
+    t = Table(title="Fallbacks" + ("" if needed else " (not needed: the plan fits with headroom; for reference)"),
+              title_justify="left")
+    for col in ("fallback", "what", "effect"):
+        t.add_column(col)
+    for f in p.fallbacks:
+        t.add_row(f.name, f.action, f.text)
     con.print(t)
-
-    style = "green" if p.decision_fits else "red"
-    con.print(f"\n[bold {style}]Decision: {_verdict(p)}[/bold {style}] - {p.reason}.")
-    con.print(f"What chunking loses: {p.chunking_loses}")
-
-    if p.fallbacks:
-        needed = any(f.needed for f in p.fallbacks if f.name != "reuse_kv_across_passes")
-        t = Table(title="Fallbacks" + ("" if needed else " (not needed: the plan fits with headroom; for reference)"),
-                  title_justify="left")
-        t.add_column("fallback")
-        t.add_column("what")
-        t.add_column("effect")
-        for f in p.fallbacks:
-            t.add_row(f.name, f.action, f.text)
-        con.print(t)
-        for f in p.fallbacks:
-            for note in f.notes:
-                con.print(f"  {f.name}: {note}", markup=False, highlight=False)
-    if p.warnings:
-        con.print("[bold yellow]Warnings[/bold yellow]")
-        for w in p.warnings:
-            con.print(f"  - {w}", markup=False)
-    if explain:
-        render_explain(p, con)
+    for f in p.fallbacks:
+        for note in f.notes:
+            con.print(f"  {f.name}: {note}", markup=False, highlight=False)
 
 
 def render_explain(p: Plan, console: Console | None = None) -> None:
@@ -186,11 +194,11 @@ def plot_memory(p: Plan, path: str | Path) -> Path:
     for kv, style in sorted({(p.n_heads, "-"), (p.n_kv_heads, "--"), (1, ":")}, reverse=True):
         label = "MHA" if kv == p.n_heads else ("MQA" if kv == 1 else f"GQA-{kv}")
         label += f" (H_kv={kv}{', this model' if kv == p.n_kv_heads else ''})"
-        ys = [b / 1e9 for b in memory_curve(p, grid, kv_heads=kv)]
+        ys = [p.setup.memory(t, kv_heads=kv).total_bytes / 1e9 for t in grid]
         (line,) = ax.plot(grid, ys, style, label=label)
-        limit = longest_fitting_context(p, kv_heads=kv)
+        limit = max_tokens_that_fit(p.setup, kv)
         if 0 < limit < grid[-1]:
-            y = memory_curve(p, [limit], kv_heads=kv)[0] / 1e9
+            y = p.setup.memory(limit, kv_heads=kv).total_bytes / 1e9
             ax.plot([limit], [y], "o", color=line.get_color())
             ax.annotate(f"{limit:,}", (limit, y), textcoords="offset points", xytext=(4, -12), fontsize=8)
     ax.axhline(p.gpu_memory_bytes / 1e9, color="black", lw=1, label=f"GPU memory {p.gpu_memory_bytes / 1e9:,.0f} GB")

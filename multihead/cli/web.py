@@ -1,0 +1,43 @@
+"""``multihead web``: the planner and the lesson playground as a local web page."""
+from __future__ import annotations
+
+EXAMPLES = """examples:
+  multihead web                         # http://127.0.0.1:8000
+  multihead web --port 8080
+  multihead web --screenshot docs/img   # write planner.png and lesson.png, print page-load timings
+"""
+
+
+def register(subparsers) -> None:
+    import argparse
+
+    from multihead.cli import _args as A
+
+    p = subparsers.add_parser(
+        "web", help="the planner and the lesson playground as a local web page",
+        description="Serve the planner (every number from `multihead plan --json`) and the lesson's "
+                    "playground and quiz on a local web server. The page works offline.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=A.int_range(1, 65535), default=8000, help="port (default 8000)")
+    p.add_argument("--screenshot", metavar="DIR",
+                   help="instead of serving: open both pages in headless Chromium, write planner.png and "
+                        "lesson.png to DIR and print the page-load timings")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from pathlib import Path
+
+    if args.screenshot is not None:
+        out = Path(args.screenshot)
+        if not out.is_dir():
+            raise ValueError(f"screenshot: {out} is not an existing folder")
+        from multihead.web.shots import take_screenshots
+        for line in take_screenshots(out):
+            print(line)
+        return 0
+    from multihead.web.serve import serve
+    print(f"multihead web: serving on http://{args.host}:{args.port} (Ctrl-C stops)")
+    serve(args.host, args.port)
+    return 0

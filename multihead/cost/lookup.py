@@ -1,0 +1,71 @@
+"""Where ModelSpecs come from: the model catalog (config.json dicts with sources), a config file, or a name.
+
+``multihead/catalog/models.json`` holds each model's published config.json (the fields the cost
+model reads, verbatim) with the URL it came from and, where the publisher states one, the total
+parameter count to check against.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+from importlib import resources
+from pathlib import Path
+
+from multihead.cost.hf_config import read_config
+from multihead.cost.model import ModelSpec
+
+MAX_CONFIG_BYTES = 16 << 20        # the largest published config.json is well under 1 MB
+
+
+def model_catalog() -> dict[str, dict]:
+    text = resources.files("multihead.catalog").joinpath("models.json").read_text()
+    return {k: v for k, v in json.loads(text).items() if not k.startswith("_")}
+
+
+def catalog_model(name: str) -> ModelSpec:
+    """A catalog model by name (case-insensitive); an unknown name lists the closest ones."""
+    catalog = model_catalog()
+    key = {k.lower(): k for k in catalog}.get(name.lower())
+    if key is None:
+        close = difflib.get_close_matches(name, list(catalog), n=3, cutoff=0.3)
+        close = close or difflib.get_close_matches(name.lower(), [k.lower() for k in catalog], n=3, cutoff=0.3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise ValueError(f"model: unknown model {name!r}{hint} (known: {', '.join(catalog)}; "
+                         f"or give a config.json path)")
+    entry = catalog[key]
+    return read_config(entry["config"], name=key, params=entry.get("params"),
+                       params_published=entry.get("params_published"), source=entry["source"])
+
+
+def load_config_file(path: str | Path) -> ModelSpec:
+    """A ModelSpec from a config.json path (or a model folder holding one); a file that is missing,
+    not a regular file, too large, binary or malformed is named with why."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "config.json"
+    if not path.exists():
+        raise ValueError(f"model: config file {str(path)!r} does not exist")
+    if not path.is_file():
+        raise ValueError(f"model: {path} is not a regular file (expected a config.json)")
+    if path.stat().st_size > MAX_CONFIG_BYTES:
+        raise ValueError(f"model: {path} is {path.stat().st_size:,} bytes, too large for a config.json")
+    try:
+        config = json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ValueError(f"model: {path} is not text (a binary file?); expected a config.json") from None
+    except json.JSONDecodeError as err:
+        raise ValueError(f"model: {path} is not valid JSON ({err})") from None
+    except OSError as err:
+        raise ValueError(f"model: cannot read {path} ({err.strerror})") from None
+    label = path.name if path.name != "config.json" else f"{path.parent.name}/config.json"
+    return read_config(config, name=label, source=str(path))
+
+
+def resolve_model(model: str | Path | ModelSpec | None) -> ModelSpec | None:
+    """A ModelSpec from a catalog name, a config.json path or a ModelSpec (None stays None)."""
+    if model is None or isinstance(model, ModelSpec):
+        return model
+    text = str(model)
+    if text.endswith(".json") or Path(text).exists() or "/" in text:
+        return load_config_file(text)
+    return catalog_model(text)

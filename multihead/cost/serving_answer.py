@@ -1,0 +1,174 @@
+"""The serving answer for a user's question: the account, a one-line verdict, the launch command,
+and when the request does not fit, the combinations of fallbacks that make it fit, cheapest first.
+
+Names follow vLLM's flags. "Chunked prefill" here is the engine's: the same full attention over
+the whole request, computed ``max_num_batched_tokens`` tokens per step, so the prefill workspace
+is bounded and nothing of the document is lost; it is not cutting the document into pieces that
+never see each other (the planner's lossy "chunks").
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from importlib import resources
+
+from multihead.cost.serving import GIB, EngineArgs, ServingAccount, account
+from multihead.cost.serving_fit import load_fit
+from multihead.cost.serving_shape import shape_for
+from multihead.engines import LaunchPlan, command
+
+KV_DTYPES = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2")
+DTYPES = ("auto", "bfloat16", "float16", "float32")
+ENGINE_DTYPE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}     # cost.units name -> vLLM's
+GPUS_PER_NODE = 8
+
+
+def gpu_catalog() -> dict[str, dict]:
+    text = (resources.files("multihead.cost") / "catalog" / "gpu_memory.json").read_text()
+    return {k: v for k, v in json.loads(text).items() if not k.startswith("_")}
+
+
+def gpu_memory_bytes(name: str) -> tuple[str, int]:
+    """(catalog name, physical bytes as the device reports them) for a GPU name, case-insensitive;
+    'H100' means the SXM part."""
+    cat = gpu_catalog()
+    keys = {k.lower(): k for k in cat}
+    low = name.lower()
+    key = keys.get(low) or keys.get(f"{low}-sxm") or keys.get(low.removesuffix("-sxm"))
+    if key is None:
+        raise ValueError(f"gpu: unknown GPU {name!r} (known: {', '.join(cat)})")
+    return key, cat[key]["bytes"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Request(EngineArgs):
+    """A serving question in vLLM's terms: the engine's numeric flags (EngineArgs) plus the model,
+    the GPU and the flags named by strings. The KV and activation bytes are resolved from
+    ``kv_cache_dtype`` / ``dtype`` by ``serving_account``."""
+    model: str = ""
+    gpu: str = "H100-SXM"
+    kv_cache_dtype: str = "auto"
+    dtype: str = "auto"
+    quantization: str | None = None
+
+
+def serving_account(cfg: dict, req: Request, gpu_bytes: int | None = None) -> tuple[ServingAccount, str]:
+    """The account of ``cfg`` under ``req``; returns it with the resolved serving dtype (vLLM's name).
+    Precision follows the cost model (cost.precision.resolve: --dtype auto serves float32
+    checkpoints in bf16; --quantization over the checkpoint's quantization_config)."""
+    from multihead.cost.precision import resolve
+    from multihead.cost.serving_shape import read_spec
+    from multihead.cost.units import dtype_bytes
+    if req.kv_cache_dtype not in KV_DTYPES:
+        raise ValueError(f"kv-cache-dtype: expected one of {', '.join(KV_DTYPES)}, got {req.kv_cache_dtype!r}")
+    if req.dtype not in DTYPES:
+        raise ValueError(f"dtype: expected one of {', '.join(DTYPES)}, got {req.dtype!r}")
+    spec = read_spec(cfg, req.model)
+    prec = resolve(spec, None if req.dtype == "auto" else req.dtype,
+                   "fp8" if req.kv_cache_dtype.startswith("fp8") else None, req.quantization)
+    shape = shape_for(cfg, req.model, prec.weights, req.tensor_parallel_size, prec.quantization, spec)
+    args = dataclasses.replace(req, kv_cache_dtype_bytes=dtype_bytes(prec.kv),
+                               activation_dtype_bytes=dtype_bytes(prec.activation))
+    total = gpu_bytes if gpu_bytes is not None else gpu_memory_bytes(req.gpu)[1]
+    return account(shape, args, load_fit(), total), ENGINE_DTYPE.get(prec.weights, prec.weights)
+
+
+def launch_plan(req: Request, dtype: str) -> LaunchPlan:
+    return LaunchPlan(req.model, req.tensor_parallel_size, req.pipeline_parallel_size, GPUS_PER_NODE,
+                      req.gpu_memory_utilization, req.max_model_len, req.max_num_batched_tokens,
+                      req.max_num_seqs if req.max_num_seqs != 1024 else None, req.kv_cache_dtype, dtype,
+                      req.quantization, req.block_size if req.block_size != 16 else None)
+
+
+def verdict(a: ServingAccount, req: Request) -> str:
+    gpus = req.tensor_parallel_size * req.pipeline_parallel_size
+    where = f"{gpus}x {req.gpu}" + (f" (TP {req.tensor_parallel_size} x PP {req.pipeline_parallel_size})"
+                                    if req.pipeline_parallel_size > 1 else "")
+    if not a.fits:
+        return f"does not fit on {where}: {a.reason}"
+    return (f"fits on {where}: {a.max_concurrency:.2f} requests of {req.max_model_len:,} tokens at once "
+            f"({a.kv_cache_tokens:,} KV-cache tokens, {a.kv_cache_gib:.2f} GiB KV per GPU); "
+            f"prefill runs as chunked prefill of {req.max_num_batched_tokens:,} tokens per step, "
+            f"full attention over the whole request (nothing is cut)")
+
+
+# -- fallbacks -------------------------------------------------------------------------------------
+# What each lever costs: more GPUs first (money), then precision (quality), then length (the request).
+_LOSS = {"kv_cache_dtype": 1, "quantization": 2}
+
+
+def _candidates(req: Request, heads: int) -> list[Request]:
+    """Combinations of: TP up to one node (dividing the heads), PP across nodes when a node is not
+    enough, fp8 KV cache, fp8 weights."""
+    tps = [t for t in (1, 2, 4, 8) if t >= req.tensor_parallel_size and heads % t == 0]
+    out = []
+    for tp in tps:
+        for pp in ((req.pipeline_parallel_size,) if tp < GPUS_PER_NODE else (req.pipeline_parallel_size, 2, 4)):
+            for kv in dict.fromkeys((req.kv_cache_dtype, "fp8")):
+                for q in dict.fromkeys((req.quantization, "fp8")):
+                    out.append(dataclasses.replace(req, tensor_parallel_size=tp, pipeline_parallel_size=pp,
+                                                   kv_cache_dtype=kv, quantization=q))
+    return out
+
+
+def _cost(req: Request, base: Request) -> tuple:
+    loss = sum(w for k, w in _LOSS.items() if getattr(req, k) != getattr(base, k))
+    return (req.tensor_parallel_size * req.pipeline_parallel_size, loss)
+
+
+def _changes(req: Request, base: Request) -> list[str]:
+    flags = {"tensor_parallel_size": "--tensor-parallel-size", "pipeline_parallel_size": "--pipeline-parallel-size",
+             "kv_cache_dtype": "--kv-cache-dtype", "quantization": "--quantization"}
+    return [f"{flag} {getattr(req, k)}" for k, flag in flags.items() if getattr(req, k) != getattr(base, k)]
+
+
+def fallbacks(cfg: dict, req: Request, heads: int, min_concurrency: float = 1.0,
+              limit: int = 5) -> list[tuple[Request, ServingAccount]]:
+    """Ways to serve ``req`` at ``min_concurrency`` or more, cheapest first (GPUs, then precision
+    lost); under TP every KV figure is per GPU. The length cut (max_model_len_fit) is reported
+    with the account itself, since it changes the request."""
+    found = []
+    for cand in _candidates(req, heads):
+        if cand == req:
+            continue
+        try:
+            a, _ = serving_account(cfg, cand)
+        except ValueError:
+            continue                      # e.g. TP not dividing the KV heads
+        if a.fits and a.max_concurrency >= min_concurrency:
+            found.append((_cost(cand, req), -a.max_concurrency, cand, a))
+    found.sort(key=lambda f: (f[0], f[1]))
+    return [(c, a) for _, _, c, a in found[:limit]]
+
+
+def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None = None,
+           input_len: int | None = None, output_len: int | None = None) -> dict:
+    """The whole serving answer as one JSON-ready dict (the ``serving`` object); the time keys
+    (TTFT, TPOT, tokens/s at max concurrency: cost/serving_time.py) for requests of ``input_len``
+    prompt and ``output_len`` new tokens (defaults: serving_time.request_lengths)."""
+    from multihead.cost.serving_time import time_keys
+    a, dtype = serving_account(cfg, req)
+    out = {**a.to_json(), "gpu": req.gpu, "dtype": dtype, "kv_cache_dtype": req.kv_cache_dtype,
+           "tensor_parallel_size": req.tensor_parallel_size,
+           "pipeline_parallel_size": req.pipeline_parallel_size,
+           "gpu_memory_utilization": req.gpu_memory_utilization,
+           "max_num_batched_tokens": req.max_num_batched_tokens, "verdict": verdict(a, req),
+           "prefill": "chunked prefill: full attention, max_num_batched_tokens tokens per step (no document cut)"}
+    out.update(time_keys(cfg, req, out, input_len, output_len))
+    launch = req
+    if heads and (not a.fits or a.max_concurrency < 1):
+        found = fallbacks(cfg, req, heads)
+        out["fallbacks"] = [{"flags": _changes(c, req), "gpus": c.tensor_parallel_size * c.pipeline_parallel_size,
+                             "max_concurrency": f.max_concurrency, "kv_cache_tokens": f.kv_cache_tokens,
+                             "kv_cache_gib_per_gpu": f.kv_cache_gib} for c, f in found]
+        launch = found[0][0] if found else req
+        if a.max_model_len_fit > 0:      # last: it changes the request itself
+            out["fallbacks"].append({"flags": [f"--max-model-len {a.max_model_len_fit}"], "gpus":
+                                     req.tensor_parallel_size * req.pipeline_parallel_size, "max_concurrency": 1.0,
+                                     "kv_cache_tokens": None, "kv_cache_gib_per_gpu": a.kv_cache_gib,
+                                     "note": "shorter requests: a longer document must be cut"})
+    if emit:
+        cmd = command(emit, launch_plan(launch, dtype))
+        out["command"] = {"engine": emit, "text": cmd.render(), "argv": cmd.argv, "nodes": cmd.nodes,
+                          "note": cmd.note, "for": "the request" if launch is req else "the first fallback"}
+    return out

@@ -1,0 +1,81 @@
+"""Time keys of the ``serving`` object: TTFT, TPOT and aggregate tokens/s at the account's max concurrency.
+
+The serving account (serving_answer.answer) says how many requests of ``max_model_len`` tokens
+fit; this adds how fast they run (cost/timing.py): requests of ``input_len`` prompt tokens and
+``output_len`` new tokens, on the request's GPU, TP x PP, dtype, quantization and KV dtype, with
+the fixed costs of the vLLM engine family (the engine the account models).
+"""
+from __future__ import annotations
+
+from multihead.cost import timing
+from multihead.cost.device import gpu_catalog
+from multihead.cost.hf_config import read_config
+from multihead.cost.quantization import from_flag
+from multihead.cost.units import canonical_dtype
+
+DEFAULT_OUTPUT_LEN = 1024
+
+
+def request_lengths(max_model_len: int, input_len: int | None, output_len: int | None) -> tuple[int, int]:
+    """(input_len, output_len): the flags, else output 1024 (or a quarter of a short max_model_len)
+    and the prompt filling the rest of max_model_len. Their sum may not exceed max_model_len."""
+    out = output_len if output_len is not None else min(DEFAULT_OUTPUT_LEN, max(1, max_model_len // 4))
+    inp = input_len if input_len is not None else max(1, max_model_len - out)
+    for name, v in (("input-len", inp), ("output-len", out)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise ValueError(f"{name}: expected a positive integer, got {v!r}")
+    if inp + out > max_model_len:
+        raise ValueError(f"input-len: {inp:,} prompt + {out:,} output tokens exceed max-model-len {max_model_len:,}")
+    return inp, out
+
+
+def _gpu(name: str) -> timing.Gpu:
+    catalog = gpu_catalog()
+    keys = {k.lower(): k for k in catalog}
+    low = name.lower()
+    key = keys.get(low) or keys.get(f"{low}-sxm") or keys.get(low.removesuffix("-sxm"))
+    if key is None:
+        raise ValueError(f"gpu: no FLOP/s and bandwidth figures for {name!r} (known: {', '.join(catalog)})")
+    return timing.make_gpu(key, catalog[key])
+
+
+def setup_for(cfg: dict, req, dtype: str, constants: timing.Constants | None = None) -> timing.Setup:
+    """The timing Setup of a serving Request (vLLM's flags) for ``cfg`` served in ``dtype``."""
+    spec = read_config(cfg, name=req.model or "model")
+    weights = canonical_dtype(dtype, "dtype")
+    kv = "fp8" if str(req.kv_cache_dtype).startswith("fp8") else weights
+    quantization = from_flag(req.quantization) if req.quantization else spec.quantization
+    return timing.Setup(spec, _gpu(req.gpu), constants or timing.load_constants(), tp=req.tensor_parallel_size,
+                        pp=req.pipeline_parallel_size, weights=weights, quantization=quantization, kv=kv,
+                        engine="vllm")
+
+
+def time_keys(cfg: dict, req, serving: dict, input_len: int | None = None, output_len: int | None = None) -> dict:
+    """The keys to add to the ``serving`` dict (empty of times when the request does not fit)."""
+    inp, out = request_lengths(req.max_model_len, input_len, output_len)
+    if not serving.get("fits") or serving.get("max_concurrency", 0) < 1:
+        return {"input_len": inp, "output_len": out, "time": None,
+                "time_note": "no time: not one request of max_model_len fits"}
+    try:
+        setup = setup_for(cfg, req, serving["dtype"])
+    except ValueError as err:      # a model or GPU the time model cannot represent: say so, no numbers
+        return {"input_len": inp, "output_len": out, "time": None, "time_note": f"no time: {err}"}
+    return timing.serving_time_keys(setup, inp, out, serving["max_concurrency"])
+
+
+def _ms(s: float) -> str:
+    return f"{s * 1e3:,.1f} ms" if s < 10 else f"{s:,.1f} s"
+
+
+def render_lines(d: dict) -> list[str]:
+    """The serving section's time lines (text)."""
+    if "ttft_s" not in d:
+        return [d["time_note"]] if d.get("time_note") else []
+    c = d["concurrency"]
+    return [f"time, requests of {d['input_len']:,} prompt + {d['output_len']:,} output tokens "
+            f"({d['engine']} fixed costs; {d['attention_kernel']}):",
+            f"  at max concurrency {c}: TTFT {_ms(d['ttft_s'])}, TPOT {_ms(d['tpot_s'])}, "
+            f"{d['output_tokens_per_s']:,.1f} output tokens/s in all (decode {d['decode_bound']}-bound)",
+            f"  one request: TTFT {_ms(d['ttft_s_one_request'])}, TPOT {_ms(d['tpot_s_one_request'])}, "
+            f"decode {d['decode_tokens_per_s']:,.1f} tokens/s",
+            f"  constants: {d['time_constants']}; error on published measurements: docs/gpu-time.md"]

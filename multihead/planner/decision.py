@@ -1,0 +1,116 @@
+"""The decision: one full pass, the fewest chunks that fit, or nothing fits; and the chunked alternative.
+
+Positions decide too: learned positions (GPT-2) cannot run past their table, so chunks are capped
+there; RoPE runs past its covered length (max_position_embeddings and rope_scaling, cost/positions.py)
+but leaves the trained range, so the memory answer stands with a caveat and the factor needed.
+"""
+from __future__ import annotations
+
+from multihead.cost.positions import coverage, extension_needed
+from multihead.cost.units import fmt_bytes, fmt_int, fmt_seconds
+from multihead.planner.accounts import MemoryAccount, Setup, chunk_groups, chunk_tokens, fewest_chunks
+from multihead.planner.plan import Outcome
+
+COMPARE_CHUNKS = 8                      # the reference text's alternative: eight 16k chunks
+
+
+def positions_report(st: Setup, tokens: int) -> dict:
+    c, ext = coverage(st.spec), extension_needed(st.spec, tokens)
+    return {"covered_tokens": c.covered, "base_tokens": c.base, "how": c.how, "learned": c.learned,
+            "covered": c.covered is None or tokens <= c.covered,
+            "factor_needed": ext.factor if ext else None, "rope_scaling_snippet": ext.snippet if ext else None}
+
+
+def decide(st: Setup, tokens: int, chunks: int | None, single: MemoryAccount) -> tuple[str, int, bool, str]:
+    """(decision, chunks, fits, reason)."""
+    cov = coverage(st.spec)
+    learned = cov.covered if cov.learned else None
+    if chunks is not None:
+        return _requested(st, tokens, chunks, learned)
+    if single.fits and not (learned and tokens > learned):
+        return "single_pass", 1, True, (
+            f"one full pass needs {fmt_bytes(single.total_bytes)} (weights {fmt_bytes(single.weights_bytes)} + KV "
+            f"{fmt_bytes(single.kv_cache_bytes)} + workspace {fmt_bytes(single.workspace_bytes)}) of "
+            f"{fmt_bytes(st.usable)} usable: it fits, so read all {fmt_int(tokens)} tokens at once and keep every "
+            f"cross-reference")
+    best = fewest_chunks(st, tokens, learned)
+    if best is None:
+        return "does_not_fit", 1, False, (
+            f"the weights alone ({fmt_bytes(single.weights_bytes)}) plus a one-token workspace exceed the "
+            f"{fmt_bytes(st.usable)} usable: no split helps; see the fallbacks (more GPUs, quantized weights)")
+    why = (f"one full pass needs {fmt_bytes(single.total_bytes)} > {fmt_bytes(st.usable)} usable" if not single.fits
+           else f"{fmt_int(tokens)} tokens exceed the {learned} learned positions")
+    reason = (f"{why}; the fewest chunks that fit: {best} of about {fmt_int(chunk_tokens(tokens, best))} tokens, "
+              f"each {fmt_bytes(st.memory(chunk_tokens(tokens, best)).total_bytes)}")
+    if best != COMPARE_CHUNKS and COMPARE_CHUNKS <= tokens:
+        text_split = st.memory(chunk_tokens(tokens, COMPARE_CHUNKS))
+        reason += (f" (the reference text's {COMPARE_CHUNKS} chunks of {fmt_int(chunk_tokens(tokens, COMPARE_CHUNKS))} "
+                   f"need {fmt_bytes(text_split.total_bytes)}: {'they fit too' if text_split.fits else 'they do not fit'})")
+    return "chunked", best, True, reason
+
+
+def _requested(st: Setup, tokens: int, chunks: int, learned: int | None) -> tuple[str, int, bool, str]:
+    """A requested split (--chunks) is evaluated, not chosen."""
+    longest = chunk_tokens(tokens, chunks)
+    chosen = st.memory(longest)
+    reason = (f"{chunks} chunk{'s' if chunks > 1 else ''} requested: the largest ({fmt_int(longest)} tokens) needs "
+              f"{fmt_bytes(chosen.total_bytes)} of {fmt_bytes(st.usable)} usable -> "
+              f"{'fits' if chosen.fits else 'does not fit'}")
+    fits = chosen.fits
+    if learned and longest > learned:
+        fits = False
+        reason += f"; but chunks longer than the {learned} learned positions cannot run"
+    return "single_pass" if chunks == 1 else "chunked", chunks, fits, reason
+
+
+def positions_caveat(st: Setup, tokens: int, n_chunks: int) -> str:
+    """The caveat when RoPE runs past its covered length: the factor that would cover it, exactly."""
+    longest = chunk_tokens(tokens, n_chunks)
+    ext = extension_needed(st.spec, longest)
+    if ext is None:
+        return ""
+    return (f"; but {'each chunk' if n_chunks > 1 else 'the pass'} ({fmt_int(longest)} tokens) is longer than the "
+            f"{fmt_int(ext.covered)} positions the model covers: interpolate positions by >= {ext.factor:g}x "
+            f"(config.json {ext.snippet}) or use chunks of <= {fmt_int(ext.covered)} tokens (see the fallbacks)")
+
+
+def chunked_account(st: Setup, tokens: int, chunks: int, passes: int, causal_skip: bool) -> dict:
+    """The chunked alternative: chunks run one after another, each with its own KV cache."""
+    biggest = chunk_tokens(tokens, chunks)
+    mem = st.memory(biggest)
+    groups = chunk_groups(tokens, chunks)          # at most two lengths: ceil and floor of T/n
+    flops = sum(n * st.attention_flops(t, causal=False) for t, n in groups)
+    flops_causal = sum(n * st.attention_flops(t, causal=True) for t, n in groups)
+    attn_s = sum(st.attention_seconds(n * st.attention_flops(t, causal=causal_skip), t, calls_per_layer=n,
+                                      causal=causal_skip) for t, n in groups)
+    linear_s = st.linear_seconds(st.linear_flops(tokens))
+    read_bytes, _ = st.decode_weight_bytes()
+    kv_read = st.decode_seconds(biggest, mem.kv_cache_bytes, 0.0)
+    step = st.decode_seconds(biggest, mem.kv_cache_bytes, read_bytes)
+    return {
+        "chunks": chunks, "chunk_tokens": biggest, "kv_cache_bytes": mem.kv_cache_bytes,
+        "workspace_bytes": mem.workspace_bytes, "total_memory_bytes": mem.total_bytes, "fits": mem.fits,
+        "attention_flops": flops, "attention_flops_causal": flops_causal,
+        "attention_prefill_seconds": attn_s, "attention_prefill_seconds_all_passes": attn_s * passes,
+        "prefill_seconds": attn_s + linear_s, "prefill_seconds_all_passes": (attn_s + linear_s) * passes,
+        "decode_kv_read_seconds": kv_read, "decode_seconds_per_token": step, "tokens_per_second": st.batch / step,
+    }
+
+
+def build_outcome(st: Setup, tokens: int, passes: int, chunks: int | None, single: MemoryAccount,
+                  causal_skip: bool, attention_seconds: float) -> Outcome:
+    decision, n_chunks, fits, reason = decide(st, tokens, chunks, single)
+    if decision != "does_not_fit" and not coverage(st.spec).learned:
+        reason += positions_caveat(st, tokens, n_chunks)
+    compare = n_chunks if n_chunks > 1 else min(COMPARE_CHUNKS, tokens)
+    chunked = chunked_account(st, tokens, compare, passes, causal_skip)
+    chunked["why_this_count"] = ("the decision's split" if n_chunks > 1 else
+                                 f"the reference text's comparison ({COMPARE_CHUNKS} chunks)")
+    size = fmt_int(chunked["chunk_tokens"])
+    loses = (f"Chunking cuts the document into {compare} pieces of ~{size} tokens that never see each other: a "
+             f"token in one chunk cannot attend to any token in another, so cross-chunk references (a clause citing "
+             f"a definition {size}+ tokens earlier, a pronoun whose antecedent is in a previous chunk) are lost, and "
+             f"the per-chunk results must be merged without the model having read the whole. It saves "
+             f"{fmt_seconds(attention_seconds - chunked['attention_prefill_seconds'])} of attention per pass.")
+    return Outcome(chunked=chunked, fits=single.fits, decision=decision, chunks=n_chunks, decision_fits=fits,
+                   reason=reason, chunking_loses=loses, positions=positions_report(st, tokens))

@@ -1,0 +1,78 @@
+"""Time keys in the serving object: the user's case, defaults, refusals, the CLI."""
+import json
+
+import pytest
+
+from multihead.cli import main
+from multihead.cli.serving import load_model
+from multihead.cost import serving_answer as S, serving_time as T, timing
+
+
+def answer(model="meta-llama/Llama-3.1-70B-Instruct", **kw):
+    cfg, name = load_model(model)
+    req = S.Request(**{"tensor_parallel_size": 4, "max_model_len": 131072, "model": name, "gpu": "H100-SXM",
+                       "kv_cache_dtype": "fp8", **kw})
+    return S.answer(cfg, req, emit=None)
+
+
+def test_request_lengths():
+    assert T.request_lengths(131072, None, None) == (131072 - 1024, 1024)
+    assert T.request_lengths(2000, None, None) == (1500, 500)
+    assert T.request_lengths(4096, 1000, 200) == (1000, 200)
+    with pytest.raises(ValueError, match="input-len"):
+        T.request_lengths(4096, 4000, 200)
+    with pytest.raises(ValueError, match="output-len"):
+        T.request_lengths(4096, 10, 0)
+
+
+def test_users_case_llama31_70b_4xh100_128k_fp8_kv():
+    out = answer()
+    assert out["fits"] and out["concurrency"] == int(out["max_concurrency"]) >= 1
+    for key in ("ttft_s", "tpot_s", "output_tokens_per_s", "decode_tokens_per_s"):
+        assert out[key] > 0
+    curve = out["curve"]
+    assert [p["concurrency"] for p in curve][0] == 1 and curve[-1]["concurrency"] == out["concurrency"]
+    tpots = [p["tpot_s"] for p in curve]
+    assert tpots == sorted(tpots)
+    assert all(p["output_tokens_per_s"] >= curve[0]["output_tokens_per_s"] for p in curve)
+    # a 130k prompt is compute-bound: at least its linear FLOPs over the 4 GPUs' peak
+    assert out["ttft_s_one_request"] > 4 * 70e9 * 130_048 / (4 * 989e12)
+
+
+def test_does_not_fit_has_no_time():
+    out = answer(tensor_parallel_size=1, kv_cache_dtype="auto")
+    assert not out["fits"] and out["time"] is None and "no time" in out["time_note"]
+    assert "ttft_s" not in out
+
+
+def test_gpu_without_flops_figures_is_said_not_guessed():
+    cfg, name = load_model("meta-llama/Llama-3.1-70B-Instruct")
+    good = answer()
+    assert good["ttft_s"] > 0
+    keys = T.time_keys(cfg, S.Request(tensor_parallel_size=4, max_model_len=131072, model=name, gpu="TPU-v5e"), good)
+    assert keys["time"] is None and "gpu" in keys["time_note"]
+
+
+def test_every_catalog_gpu_has_a_link():
+    links = timing.interconnect_catalog()
+    for name in timing.gpu_catalog_names():
+        assert name in links["gpus"], name
+        assert links["gpus"][name]["intra_node"] in links["links"]
+
+
+def test_serving_cli_json_and_text(capsys):
+    assert main(["serving", "meta-llama/Llama-3.1-70B-Instruct", "--gpu", "H100", "-tp", "4", "--max-model-len",
+                 "131072", "--kv-cache-dtype", "fp8", "--input-len", "100000", "--output-len", "500", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)["serving"]
+    assert out["input_len"] == 100000 and out["output_len"] == 500 and out["tpot_s"] > 0
+    assert main(["serving", "meta-llama/Llama-3.1-70B-Instruct", "--gpu", "H100", "-tp", "4", "--max-model-len",
+                 "131072", "--kv-cache-dtype", "fp8"]) == 0
+    text = capsys.readouterr().out
+    assert "TTFT" in text and "TPOT" in text and "output tokens/s" in text
+
+
+def test_serving_cli_bad_lengths_one_line(capsys):
+    assert main(["serving", "meta-llama/Llama-3.1-70B-Instruct", "-tp", "4", "--max-model-len", "4096",
+                 "--input-len", "4000", "--output-len", "500"]) == 2
+    err = capsys.readouterr().err
+    assert "input-len" in err and "Traceback" not in err
