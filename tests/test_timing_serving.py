@@ -76,3 +76,25 @@ def test_serving_cli_bad_lengths_one_line(capsys):
                  "--input-len", "4000", "--output-len", "500"]) == 2
     err = capsys.readouterr().err
     assert "input-len" in err and "Traceback" not in err
+
+
+def test_time_plot_of_the_users_case(tmp_path):
+    from multihead.planner import time_plot
+    out = answer()
+    fig = time_plot.time_figure(out)
+    thr, tpot = fig.axes
+    assert list(thr.lines[0].get_xdata()) == [p["concurrency"] for p in out["curve"]]
+    assert list(tpot.lines[0].get_ydata()) == pytest.approx([p["tpot_s"] * 1e3 for p in out["curve"]])
+    assert "tokens/s" in thr.get_ylabel() and "TPOT" in tpot.get_ylabel()
+    written = time_plot.plot_plan_time({"serving": out}, tmp_path / "memory.png")
+    assert written and (tmp_path / "memory-serving.png").stat().st_size > 0
+    assert time_plot.plot_plan_time({}, tmp_path / "m.png") is None
+    assert time_plot.plot_plan_time({"serving": {"time": None}}, tmp_path / "m.png") is None
+
+
+def test_text_example_shows_the_texts_count_beside_the_causal_kernel(capsys):
+    assert main(["plan", "example-13b-gqa8", "--tokens", "128000", "--passes", "3", "--gpu-memory-gb", "80",
+                 "--effective-tflops", "100", "--bandwidth-tbps", "2"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "134.2 s" in text and "67.1 s" in text
+    assert "(the text's count)" in text and "(causal kernel)" in text

@@ -10,6 +10,7 @@ from multihead.hf.loading import SMOLLM2
 EXAMPLES = """examples:
   multihead generate --prompt "What is attention in a transformer?" --max-new-tokens 64
   multihead generate --prompt "The Roman Empire" --raw --attention sdpa --json
+  multihead generate --prompt "Hi" --prompt "Name three rivers in Europe." --page-size 16
 """
 
 
@@ -22,7 +23,10 @@ def register(subparsers) -> None:
                     "same tokens. The prompt is wrapped in the model's chat template (a user turn, assistant "
                     "turn opened) unless --raw is given. Stops at max-new-tokens or the end-of-turn token.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--prompt", required=True, help="prompt text")
+    p.add_argument("--prompt", required=True, action="append",
+                   help="prompt text; give it several times for one left-padded batch")
+    p.add_argument("--page-size", type=A.int_range(1, SMOLLM2.positions), default=None, metavar="N",
+                   help="keep K/V in a paged KVCache with pages of N tokens (read in place by the decode kernel)")
     # The prompt and the new tokens share the model's positions; the exact bound (positions minus
     # the prompt's tokens) is checked once the prompt is tokenized, before the cache is allocated.
     p.add_argument("--max-new-tokens", type=A.int_range(1, SMOLLM2.positions - 1), default=64, metavar="N",
@@ -38,8 +42,8 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from multihead.hf.generation import smollm2_generate
 
-    r = smollm2_generate(args.prompt, max_new_tokens=args.max_new_tokens, attention=args.attention,
-                         chat=not args.raw)
+    r = smollm2_generate(args.prompt if len(args.prompt) > 1 else args.prompt[0], max_new_tokens=args.max_new_tokens,
+                         attention=args.attention, chat=not args.raw, page_size=args.page_size)
     if args.json:
         print(json.dumps(r))
         return 0
@@ -47,8 +51,9 @@ def run(args) -> int:
     from rich.panel import Panel
 
     c = Console()
-    c.print(Panel(r["text"], title=f"{r['model']} (attention={r['attention']}, "
-                                    f"{'chat template' if r['chat_template'] else 'raw prompt'})"))
+    for row in r.get("batch", [r]):
+        c.print(Panel(row["text"], title=f"{r['model']} (attention={r['attention']}, "
+                                        f"{'chat template' if r['chat_template'] else 'raw prompt'})"))
     c.print(f"{r['prompt_tokens']} prompt tokens, {r['new_tokens']} new tokens in {r['seconds']:.1f} s "
             f"({r['tokens_per_second']:.1f} tokens/s)")
     return 0

@@ -109,8 +109,11 @@ def run(args) -> int:
         bandwidth_tbps=args.bandwidth_tbps, flops_efficiency=args.flops_efficiency,
         bandwidth_efficiency=args.bandwidth_efficiency, gpus=args.gpus, memory_utilization=args.memory_utilization,
         attention=args.attention, causal_skip=args.causal_skip)
+    time_plot = None
     if args.plot:
         planner.plot_memory(p, args.plot)
+        from multihead.planner.time_plot import plot_plan_time
+        time_plot = plot_plan_time(p.to_dict(), args.plot)      # throughput and TPOT vs concurrency
     if args.html:
         from multihead.web.report import write_report
         write_report(args.html, args)
@@ -119,7 +122,7 @@ def run(args) -> int:
     else:
         planner.render(p, explain=args.explain)
         if args.plot:
-            print(f"plot written to {args.plot}")
+            print(f"plot written to {args.plot}" + (f"; serving times: {time_plot}" if time_plot else ""))
         if args.html:
             print(f"report written to {args.html}")
     return 0

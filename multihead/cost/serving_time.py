@@ -30,13 +30,12 @@ def request_lengths(max_model_len: int, input_len: int | None, output_len: int |
 
 
 def _gpu(name: str) -> timing.Gpu:
+    """The FLOP/s and bandwidth figures of a serving GPU (``req.gpu`` is already a catalog name:
+    serving_answer.gpu_memory_bytes resolved it)."""
     catalog = gpu_catalog()
-    keys = {k.lower(): k for k in catalog}
-    low = name.lower()
-    key = keys.get(low) or keys.get(f"{low}-sxm") or keys.get(low.removesuffix("-sxm"))
-    if key is None:
+    if name not in catalog:
         raise ValueError(f"gpu: no FLOP/s and bandwidth figures for {name!r} (known: {', '.join(catalog)})")
-    return timing.make_gpu(key, catalog[key])
+    return timing.make_gpu(name, catalog[name])
 
 
 def setup_for(cfg: dict, req, dtype: str, constants: timing.Constants | None = None) -> timing.Setup:

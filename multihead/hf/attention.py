@@ -73,8 +73,13 @@ def multihead_attention_forward(module: torch.nn.Module, query: torch.Tensor, ke
     # the keys are exactly the queries' positions (no static-cache slots), where bottom-right = absolute.
     sliding = kwargs.get("sliding_window")
     window = (sliding - 1, -1) if sliding and key.shape[2] == Tq else (-1, -1)
-    out = multihead.attention(query, key, value, mask, is_causal=causal, scale=scaling, window_size=window,
-                              softcap=kwargs.get("softcap") or 0.0, backend=backend)  # (B, H, Tq, d)
+    kv = kwargs.get("multihead_kv")           # multihead.hf.cache.CachedLM with a paged / left-padded cache
+    if kv is not None:                        # key/value are this step's tokens: append in place, attend
+        out = kv.attend(module.layer_idx, query, key, value, is_causal=True, scale=scaling,
+                        softcap=kwargs.get("softcap") or 0.0, backend=backend)
+    else:
+        out = multihead.attention(query, key, value, mask, is_causal=causal, scale=scaling, window_size=window,
+                                  softcap=kwargs.get("softcap") or 0.0, backend=backend)  # (B, H, Tq, d)
     return out.transpose(1, 2).contiguous(), None   # (B, Tq, H, d)
 
 

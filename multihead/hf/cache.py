@@ -40,7 +40,7 @@ def head_dim(config) -> int:
 
 
 def kv_cache_for(config, batch: int, max_tokens: int, dtype: torch.dtype = torch.float32,
-                 device: torch.device | str | None = None) -> KVCache:
+                 device: torch.device | str | None = None, page_size: int | None = None) -> KVCache:
     """A KVCache holding ``max_tokens`` positions of every layer of the model ``config`` describes
     (HF field names: num_hidden_layers, num_key_value_heads, head_dim). ``max_tokens`` may not
     exceed the model's positions: past them RoPE was never trained and the cache only wastes memory."""
@@ -48,7 +48,8 @@ def kv_cache_for(config, batch: int, max_tokens: int, dtype: torch.dtype = torch
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 1 <= max_tokens <= limit:
         raise ValueError(f"max_tokens: expected 1..{limit} (the model's max_position_embeddings), got {max_tokens!r}")
     return KVCache(batch=batch, n_kv_heads=config.num_key_value_heads, max_tokens=max_tokens,
-                   head_dim=head_dim(config), n_layers=config.num_hidden_layers, dtype=dtype, device=device)
+                   head_dim=head_dim(config), n_layers=config.num_hidden_layers, dtype=dtype, device=device,
+                   page_size=page_size)
 
 
 class CacheAdapter:
@@ -58,10 +59,12 @@ class CacheAdapter:
     and attends to what it returns; we store into the multihead.KVCache and return its views.
     """
 
-    def __init__(self, cache: KVCache):
-        self.cache = cache
+    def __init__(self, cache: KVCache, through_attend: bool = False):
+        self.cache, self.through_attend = cache, through_attend
 
     def update(self, key_states, value_states, layer_idx, *args, **kwargs):
+        if self.through_attend:      # the attention function appends them itself (KVCache.attend)
+            return key_states, value_states
         return self.cache.update(layer_idx, key_states, value_states)   # (B, H_kv, t, d) views
 
     def get_seq_length(self, layer_idx: int = 0) -> int:
@@ -86,10 +89,17 @@ class CachedLM:
     ``forward`` needs the model's attention implementation to be ``multihead.hf.NAME`` (the
     caller owns that switch: ``greedy_generate`` sets and restores it around its loop)."""
 
-    def __init__(self, model, batch: int, max_tokens: int, device: torch.device | str | None = None):
+    def __init__(self, model, batch: int, max_tokens: int, device: torch.device | str | None = None,
+                 page_size: int | None = None, leftpad: torch.Tensor | None = None):
+        """page_size: a paged KVCache; leftpad [B]: left padding of each row of a padded batch.
+        With either, every layer appends and attends through KVCache.attend (in place, from each
+        row's first real token; paged caches read in place) instead of update() views."""
         self.model, self.base = model, base_model(model)
-        self.kv = kv_cache_for(model.config, batch, max_tokens, next(model.parameters()).dtype, device)
-        self.cache = CacheAdapter(self.kv)
+        self.kv = kv_cache_for(model.config, batch, max_tokens, next(model.parameters()).dtype, device, page_size)
+        if leftpad is not None:
+            self.kv.set_leftpad(leftpad)
+        self.leftpad = leftpad
+        self.cache = CacheAdapter(self.kv, through_attend=page_size is not None or leftpad is not None)
 
     @torch.no_grad()
     def forward(self, ids: torch.Tensor, backend: str) -> torch.Tensor:
@@ -97,11 +107,14 @@ class CachedLM:
         B, T = ids.shape
         pos0 = self.cache.get_seq_length(0)
         position_ids = torch.arange(pos0, pos0 + T, device=ids.device).unsqueeze(0).expand(B, T)   # (B, T)
+        if self.leftpad is not None:          # positions count from each row's first real token (as HF)
+            position_ids = (position_ids - self.leftpad.view(B, 1)).clamp(min=0)
+        extra = {"multihead_kv": self.kv} if self.cache.through_attend else {}
         h = self.base.embed_tokens(ids)                                   # (B, T, D)
         rope = self.base.rotary_emb(h, position_ids=position_ids)         # (cos, sin), each (B, T, d)
         for layer in self.base.layers[: self.model.config.num_hidden_layers]:
             # multihead_backend travels through the layer's **kwargs into multihead.hf's attention function
             h = layer(h, attention_mask=None, position_ids=position_ids, cache=self.cache, use_cache=True,
-                      position_embeddings=rope, multihead_backend=backend)
+                      position_embeddings=rope, multihead_backend=backend, **extra)
         h = self.base.norm(h[:, -1:])                                     # (B, 1, D): only the last position
         return self.model.lm_head(h)[:, -1].float()                       # (B, V)

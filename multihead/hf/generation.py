@@ -45,13 +45,16 @@ def check_new_tokens(config, prompt_tokens: int, max_new_tokens) -> None:
 
 
 def greedy_generate(model, input_ids: torch.Tensor, max_new_tokens: int, eos_token_id: int | list[int] | None = None,
-                    decode_backend: str = "fast_decode", stats: GenerationStats | None = None) -> torch.Tensor:
+                    decode_backend: str = "fast_decode", stats: GenerationStats | None = None, *,
+                    attention_mask: torch.Tensor | None = None, page_size: int | None = None) -> torch.Tensor:
     """Greedy decoding: input_ids [B, T] -> [B, T + n], n <= max_new_tokens.
 
     Stops early when every row has produced an ``eos_token_id`` (after it, a finished row is
     padded with its EOS, as transformers does with pad = eos). ``stats`` (optional) is filled
     with token counts, prefill/decode seconds and the cache size.
     The model's attention implementation is switched to "multihead" for the call and restored.
+    attention_mask [B, T] (HF's, 1 = token, 0 = padding) may mark a LEFT-padded batch: each row's
+    keys start at its first real token. page_size: store K/V in a paged KVCache (read in place).
     """
     from multihead.hf.attention import NAME, register
 
@@ -61,7 +64,14 @@ def greedy_generate(model, input_ids: torch.Tensor, max_new_tokens: int, eos_tok
     cfg = model.config
     eos = set([eos_token_id] if isinstance(eos_token_id, int) else (eos_token_id or []))
     B, T = input_ids.shape
-    lm = CachedLM(model, batch=B, max_tokens=T + max_new_tokens, device=input_ids.device)
+    leftpad = None
+    if attention_mask is not None:
+        if attention_mask.shape != input_ids.shape or not bool((attention_mask.diff(dim=1) >= 0).all()) \
+                or not bool(attention_mask[:, -1].all()):
+            raise ValueError("attention_mask: expected [B, T] with 0s only at the start of a row (left padding)")
+        leftpad = (attention_mask == 0).sum(dim=1)
+    lm = CachedLM(model, batch=B, max_tokens=T + max_new_tokens, device=input_ids.device,
+                  page_size=page_size, leftpad=leftpad)
     stats = stats if stats is not None else GenerationStats()
     stats.prompt_tokens, stats.kv_cache_bytes = T, lm.kv.nbytes
     stats.step_backends = {"prefill": "auto", "decode": decode_backend}
@@ -103,34 +113,55 @@ def prompt_ids(tokenizer, prompt: str, chat: bool = True) -> torch.Tensor:
     return tokenizer(prompt, return_tensors="pt")["input_ids"]
 
 
-def smollm2_generate(prompt: str, max_new_tokens: int = 64, attention: str = "multihead", chat: bool = True) -> dict:
+def smollm2_generate(prompt: str | list[str], max_new_tokens: int = 64, attention: str = "multihead", chat: bool = True,
+                     page_size: int | None = None) -> dict:
     """Greedy continuation of ``prompt`` by SmolLM2-135M-Instruct.
 
     attention "multihead": ``greedy_generate`` (multihead.KVCache + decode backend);
     "sdpa"/"eager": transformers' own ``model.generate(do_sample=False)``.
     Returns text, token_ids (new tokens only), prompt_tokens, chat_template, attention, seconds,
-    tokens_per_second.
+    tokens_per_second. Several prompts run as one left-padded batch (pad = EOS, HF's
+    attention_mask); the keys above are then the first prompt's and ``batch`` lists every
+    prompt's {prompt, prompt_tokens, text, token_ids, new_tokens}. page_size: a paged KVCache.
     """
     from multihead.hf.loading import load_smollm2
-    if not prompt:
+    prompts = [prompt] if isinstance(prompt, str) else list(prompt)
+    if not prompts or not all(isinstance(p, str) and p for p in prompts):
         raise ValueError("--prompt: expected a non-empty string")
+    if page_size is not None and (isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1):
+        raise ValueError(f"--page-size: expected an integer >= 1, got {page_size!r}")
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
         raise ValueError(f"--max-new-tokens: expected an integer >= 1, got {max_new_tokens!r}")
     if attention not in ("multihead", "sdpa", "eager"):
         raise ValueError(f"attention: expected multihead, sdpa or eager, got {attention!r}")
     model, tok = load_smollm2(attn_implementation="sdpa" if attention == "multihead" else attention)
-    ids = prompt_ids(tok, prompt, chat)                                        # (1, T)
-    check_new_tokens(model.config, ids.shape[1], max_new_tokens)              # before any cache is allocated
+    rows = [prompt_ids(tok, p, chat)[0] for p in prompts]                     # each (T_i,)
+    T = max(len(r) for r in rows)
+    ids = torch.full((len(rows), T), tok.eos_token_id, dtype=torch.long)       # (B, T), left-padded
+    mask = torch.zeros(len(rows), T, dtype=torch.long)
+    for b, r in enumerate(rows):
+        ids[b, T - len(r):], mask[b, T - len(r):] = r, 1
+    check_new_tokens(model.config, T, max_new_tokens)                         # before any cache is allocated
     t0 = time.perf_counter()
     if attention == "multihead":
-        out = greedy_generate(model, ids, max_new_tokens, eos_token_id=tok.eos_token_id)
+        out = greedy_generate(model, ids, max_new_tokens, eos_token_id=tok.eos_token_id, page_size=page_size,
+                              attention_mask=None if bool(mask.all()) else mask)
     else:
         with torch.no_grad():
-            out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new_tokens,
+            out = model.generate(ids, attention_mask=mask, max_new_tokens=max_new_tokens,
                                  do_sample=False, eos_token_id=tok.eos_token_id, pad_token_id=tok.eos_token_id)
     seconds = time.perf_counter() - t0
-    new = out[0, ids.shape[1]:].tolist()
-    return {"model": "SmolLM2-135M-Instruct", "attention": attention, "prompt": prompt,
-            "chat_template": bool(chat and getattr(tok, "chat_template", None)), "prompt_tokens": int(ids.shape[1]),
-            "text": tok.decode(new, skip_special_tokens=True), "token_ids": new, "new_tokens": len(new),
-            "seconds": seconds, "tokens_per_second": len(new) / seconds if seconds > 0 else None}
+    batch = []
+    for b, p in enumerate(prompts):
+        new = out[b, T:].tolist()
+        if tok.eos_token_id in new:                                           # a finished row's EOS padding
+            new = new[:new.index(tok.eos_token_id) + 1]
+        batch.append({"prompt": p, "prompt_tokens": len(rows[b]), "text": tok.decode(new, skip_special_tokens=True),
+                      "token_ids": new, "new_tokens": len(new)})
+    n_new = sum(r["new_tokens"] for r in batch)
+    return {"model": "SmolLM2-135M-Instruct", "attention": attention, "prompt": prompts[0],
+            "chat_template": bool(chat and getattr(tok, "chat_template", None)),
+            "prompt_tokens": batch[0]["prompt_tokens"], "text": batch[0]["text"], "token_ids": batch[0]["token_ids"],
+            "new_tokens": batch[0]["new_tokens"], "seconds": seconds,
+            "tokens_per_second": n_new / seconds if seconds > 0 else None, "page_size": page_size,
+            **({"batch": batch} if len(prompts) > 1 else {})}

@@ -117,9 +117,11 @@ def _time_table(p: Plan) -> Table:
               "4 * T^2 * (H*d_k) * L * B")
     t.add_row("attention FLOPs, causal", fmt_flops(p.attention_flops_causal), fmt_flops(c["attention_flops_causal"]),
               "kept pairs T(T+1)/2: about half")
-    basis = "causal count (--causal-skip)" if p.causal_skip else "full count"
+    basis = "causal count (--causal-skip)" if p.causal_skip else "the text's count"
     rows = [(f"attention prefill, per pass ({basis})", p.attention_prefill_seconds, c["attention_prefill_seconds"],
              "FLOPs / effective FLOP/s"),
+            ("attention prefill, per pass (causal kernel)", p.attention_prefill_seconds_causal, None,
+             "causal FLOPs / effective FLOP/s (FlashAttention-class: masked tiles skipped)"),
             (f"attention prefill, {_passes(p.passes)}", p.attention_prefill_seconds_all_passes,
              c["attention_prefill_seconds_all_passes"], ""),
             ("linear layers, per pass", p.linear_prefill_seconds, p.linear_prefill_seconds,
@@ -131,7 +133,7 @@ def _time_table(p: Plan) -> Table:
              "active weight bytes / bandwidth" if p.decode_experts_read else "weight bytes / bandwidth"),
             ("decode per token", p.decode_seconds_per_token, c["decode_seconds_per_token"], "(KV + weights) / bandwidth")]
     for name, one, chunked, formula in rows:
-        t.add_row(name, fmt_seconds(one), fmt_seconds(chunked), formula)
+        t.add_row(name, fmt_seconds(one), fmt_seconds(chunked) if chunked is not None else "", formula)
     t.add_row("tokens/s", f"{p.tokens_per_second:,.1f} (KV only {p.tokens_per_second_kv_only:,.0f})",
               f"{c['tokens_per_second']:,.1f}", "B / decode per token")
     return t

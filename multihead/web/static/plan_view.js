@@ -100,6 +100,7 @@ function renderKeys(root, plan) {
 function fmtByKey(key, v) {
   if (typeof v !== "number") return typeof v === "string" ? v : JSON.stringify(v);
   if (/gib$/.test(key)) return fmtNum(v, 2) + " GiB";
+  if (/per_s$/.test(key)) return fmtNum(v, 1) + " /s";
   if (/bytes/.test(key)) return fmtBytes(v);
   if (/seconds|_s$|ttft|tpot/.test(key)) return fmtSeconds(v);
   return fmtNum(v, 4);
@@ -140,20 +141,22 @@ function renderServing(root, plan) {
   root.hidden = !s;
   if (!s) return;
   const entries = Object.entries(s).filter(([k]) => !/command/.test(k));
-  const scalars = entries.filter(([, v]) => v === null || typeof v !== "object");
+  const scalars = entries.filter(([k, v]) => (v === null || typeof v !== "object") && k !== "verdict");
   const lists = entries.filter(([, v]) => Array.isArray(v) && v.length && v.every(x => x && typeof x === "object"));
   const objects = entries.filter(([, v]) => v && typeof v === "object" && !Array.isArray(v));
   const chart = el("div", {id: "serving-chart"});
   const folded = ([k, v]) => el("details", {}, el("summary", {text: k}), Array.isArray(v) ? rowsTable(v)
     : kvTable(Object.entries(v).filter(([, x]) => x === null || typeof x !== "object")));
-  root.replaceChildren(el("h2", {text: t("res.serving")}), kvTable(scalars), ...lists.map(folded),
-                       ...objects.map(folded), chart);
+  const half = Math.ceil(scalars.length / 2), verdict = typeof s.verdict === "string" ? s.verdict : null;
+  root.replaceChildren(el("h2", {text: t("res.serving")}), ...(verdict ? [el("p", {class: "reason", text: verdict})] : []),
+                       el("div", {class: "grid2"}, kvTable(scalars.slice(0, half)), kvTable(scalars.slice(half))),
+                       ...lists.map(folded), ...objects.map(folded), chart);
   const series = lists.find(([, v]) => "concurrency" in v[0]);
   if (series) loadPlotly().then(() => {
     const rows = series[1], keys = Object.keys(rows[0]).filter(k => k !== "concurrency" && typeof rows[0][k] === "number");
     Plotly.react(chart, keys.map(k => ({type: "scatter", mode: "lines+markers", name: k, x: rows.map(r => r.concurrency),
       y: rows.map(r => r[k]), yaxis: /throughput|tokens_per/.test(k) ? "y2" : "y"})), {height: 320, font: FONT,
-      margin: {l: 60, r: 60, t: 10, b: 80}, xaxis: {title: {text: "concurrency"}}, yaxis: {title: {text: "s"}},
+      margin: {l: 60, r: 60, t: 10, b: 80}, xaxis: {title: {text: "concurrency"}}, yaxis: {title: {text: "s"}, type: "log"},
       yaxis2: {overlaying: "y", side: "right", title: {text: "tokens/s"}}, legend: {orientation: "h", y: -0.3}}, PLOT_CONFIG);
   });
 }
