@@ -228,3 +228,22 @@ def test_huge_sizes_are_closed_form():
     T = 10 ** 12
     assert cost.kv_bytes(s, T, "bf16") == 131_072 * T
     assert cost.spec_attention_flops(s, T, causal=True) == 32 * 32 * 4 * 128 * (T * (T + 1) // 2)
+
+
+# -- the library allocates what the formulas say (layers.py reads cost.formulas) ----------------------
+@settings(max_examples=40, deadline=None)
+@given(H_kv=st.integers(1, 4), G=st.integers(1, 4), d=st.sampled_from([4, 8, 16]), L=st.integers(1, 3),
+       B=st.integers(1, 3), T=st.integers(1, 24), bias=st.booleans())
+def test_formulas_equal_what_the_library_builds(H_kv, G, d, L, B, T, bias):
+    torch = pytest.importorskip("torch")
+    from multihead.layers import KVCache, MultiHeadAttention
+    H = H_kv * G
+    D = H * d
+    mha = MultiHeadAttention(D, H, n_kv_heads=H_kv, head_dim=d, bias=bias)
+    spec = cost.ModelSpec("p", hidden_size=D, num_layers=L, num_heads=H, num_kv_heads=H_kv, head_dim=d,
+                          attention_bias="all" if bias else "none")
+    assert cost.params.attention_params_per_layer(spec) == sum(p.numel() for p in mha.parameters())
+    cache = KVCache(B, H_kv, T, d, n_layers=L, dtype=torch.float16)
+    allocated = cache.k.numel() * cache.k.element_size() + cache.v.numel() * cache.v.element_size()
+    assert cost.kv_bytes(spec, T, "fp16", batch=B) == allocated
+    assert cost.kv_bytes_per_token(spec, "fp16") * T * B == allocated

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from multihead.cost.model import LayerGroup, LayerKind, MlpKind, ModelSpec, NormKind
-from multihead.cost.units import dtype_bytes
+from multihead.cost.model import LayerKind, MlpKind, ModelSpec
 
 
 @dataclass(frozen=True)

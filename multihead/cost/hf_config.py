@@ -9,7 +9,7 @@ worse than none.
 from __future__ import annotations
 
 from multihead.cost import quantization as quant
-from multihead.cost.model import Bias, LayerKind, MlpKind, ModelSpec, MoE, MLA, NormKind, Positions
+from multihead.cost.model import MLA, Bias, MlpKind, ModelSpec, MoE, NormKind, Positions
 from multihead.cost.positions import rope_scaling_of
 from multihead.cost.units import canonical_dtype
 

@@ -7,15 +7,13 @@ side (the flat keys the CLI has always printed) plus one object per section (``s
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from multihead.cost.device import DeviceSpec
+from multihead.cost.device import memory_seconds
 from multihead.cost.memory import kv_bytes_per_token, kv_layer_groups
 from multihead.cost.params import attention_params_per_layer, non_embedding_params, param_counts, total_params
-from multihead.cost.precision import Precision
 from multihead.planner.accounts import MemoryAccount, Setup
 
 
@@ -208,7 +206,6 @@ def build_memory(st: Setup, single: MemoryAccount, tokens: int) -> Memory:
 
 
 def build_compute(st: Setup, single: MemoryAccount, tokens: int, passes: int, causal_skip: bool) -> Compute:
-    from multihead.cost.device import memory_seconds
     full, causal = st.attention_flops(tokens, causal=False), st.attention_flops(tokens, causal=True)
     att_full = st.attention_seconds(full, tokens)
     att_causal = st.attention_seconds(causal, tokens, causal=True)
