@@ -98,3 +98,12 @@ def test_text_example_shows_the_texts_count_beside_the_causal_kernel(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "134.2 s" in text and "67.1 s" in text
     assert "(the text's count)" in text and "(causal kernel)" in text
+
+
+def test_plan_carries_the_serving_times_and_the_request_flags(capsys):
+    assert main(["plan", "Llama-3.1-70B", "--tokens", "131072", "--gpu", "H100-SXM", "--gpus", "4", "--kv-dtype", "fp8",
+                 "--input-len", "100000", "--output-len", "2000", "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)["serving"]
+    assert (s["input_len"], s["output_len"]) == (100000, 2000)
+    assert s["concurrency"] == int(s["max_concurrency"]) and s["ttft_s"] > 0 and s["tpot_s"] > 0
+    assert s["output_tokens_per_s"] >= s["curve"][0]["output_tokens_per_s"]

@@ -13,7 +13,6 @@ Modules (signature "module") are wrapped in ModuleTarget: target(x, mask=None, i
 from __future__ import annotations
 
 import inspect
-import math
 import re
 from dataclasses import dataclass, field
 
@@ -161,12 +160,17 @@ class FunctionTarget:
         if is_causal:
             i = torch.arange(Tq, device=q.device)[:, None]
             keep = torch.arange(Tk, device=q.device)[None, :] <= i + (Tk - Tq)   # bottom-right, as HF's cache masks
-        if mask is not None:
+        if mask is not None and mask.dim() == 4 and mask.shape[1] > 1:
+            raise Unsupported("HF attention masks are [B, 1, Tq, Tk]: a per-head mask is not part of the convention")
+        bias = None
+        if mask is not None and mask.dtype != torch.bool:
+            bias = mask.to(q.dtype).expand(B, 1, Tq, Tk)
+        elif mask is not None:
             keep = mask if keep is None else mask & keep
-        additive = None
+        additive = bias
         if keep is not None:   # HF convention: a float mask added to the scores, 0 = attend, finfo.min = masked
             keep = keep.expand(B, 1, Tq, Tk)
-            zero = torch.zeros((), dtype=q.dtype, device=q.device)
+            zero = torch.zeros((), dtype=q.dtype, device=q.device) if bias is None else bias
             additive = torch.where(keep, zero, torch.finfo(q.dtype).min)
         module = _HFModule(H, k.shape[1], d)
         scaling = module.scaling if scale is None else float(scale)
@@ -326,6 +330,3 @@ class ModuleTarget:
             y = y[0]
         return y
 
-
-def default_scale(d: int) -> float:
-    return 1.0 / math.sqrt(d)

@@ -1,14 +1,16 @@
 """check_attention: run every probe that applies to a target and gather a Report."""
 from __future__ import annotations
 
-import contextlib
 import inspect
+import math
+import threading
 import time
 
 import torch
 
-from multihead.checker import module_probes, probes
-from multihead.checker.adapters import CheckError, FunctionTarget, ModuleTarget, Unsupported
+from multihead.checker import module_probes, path_probes, probes
+from multihead.checker.adapters import FunctionTarget, ModuleTarget, Unsupported
+from multihead.checker.calls import ModuleRecorder, Recorder, TargetExited, TargetRaised
 from multihead.checker.report import Finding, Report
 
 SIGNATURES = ("auto", "sdpa", "module", "hf")
@@ -42,18 +44,9 @@ def _dtype(dtype) -> torch.dtype:
     raise ValueError(f"dtype: expected float32, float64, bfloat16 or float16, got {dtype!r}")
 
 
-def _run(check: str, probe, ctx) -> Finding:
-    try:
-        return probe(ctx)
-    except Unsupported as err:
-        return Finding(check, "skip", f"not checked: {err}")
-    except Exception as err:   # noqa: BLE001 - a crash inside a probe is a finding, not a checker crash
-        return Finding(check, "fail", f"the target raised {type(err).__name__}: {err}")
-
-
 def check_attention(fn, *, signature: str = "auto", dtype="float32", device="cpu", expect_alignment: str | None = None,
                     seed: int = 0, name: str | None = None, module_sizes: tuple[int, int, int] = (64, 4, 2),
-                    progress: bool = False) -> Report:
+                    timeout: float = 60.0) -> Report:
     """Probe an attention implementation for the classic bugs and return a Report.
 
     fn: one of
@@ -74,56 +67,139 @@ def check_attention(fn, *, signature: str = "auto", dtype="float32", device="cpu
     expect_alignment: None (report whichever causal alignment fn uses when Tq != Tk; only a mixed
     or off-by-one alignment fails), "bottom-right" (fn claims the KV-cache convention: top-left
     fails) or "top-left". module_sizes: (d_model, n_heads, n_kv_heads) for building a module class.
+    timeout: seconds one probe may take; a probe that takes longer stops the check with a
+    `timeout` finding naming the call in flight (in-process the hung call keeps its thread: run
+    untrusted code through the CLI, which isolates it in a child process).
+
+    Threads: every probe runs in a fresh thread and the checker changes no process-wide state
+    (not torch's thread count either); set a thread count of your own with torch.set_num_threads.
 
     Raises CheckError (a ValueError) when fn cannot be called at all.
     """
-    with single_thread():
-        return _check(fn, signature, dtype, device, expect_alignment, seed, name, module_sizes, progress)
+    return _check(fn, signature, dtype, device, expect_alignment, seed, name, module_sizes, timeout)
 
 
-@contextlib.contextmanager
-def single_thread():
-    """The probes are tiny (T <= 16): one intra-op thread avoids OpenMP start-up and barrier
-    costs that dominate at this size (measured 15 ms vs 0.1 ms per softmax on a busy 2-core
-    machine). The previous thread count is restored afterwards."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+def check_device(device) -> torch.device:
+    """The device the probes run on: one that holds values (not meta) and is available."""
     try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
+        dev = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise ValueError(f"device: expected a torch device such as 'cpu' or 'cuda', got {device!r}") from None
+    if dev.type == "meta":
+        raise ValueError("device: 'meta' tensors have shapes but no values, so no output can be compared; "
+                         "use cpu or cuda")
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device: {device!r} requested but torch.cuda.is_available() is False")
+    try:
+        torch.ones(1, device=dev).add(1).cpu()
+    except Exception as err:   # noqa: BLE001 - any backend that cannot hold a tensor
+        raise ValueError(f"device: {device!r} cannot run a tensor operation here ({type(err).__name__}: "
+                         f"{str(err)[:100]})") from None
+    return dev
 
 
-def _check(fn, signature, dtype, device, expect_alignment, seed, name, module_sizes, progress) -> Report:
+
+class _Stopped(Exception):
+    """The check cannot go on (the target hung or ended the process): `finding` says why."""
+
+    def __init__(self, finding: Finding):
+        super().__init__(finding.evidence)
+        self.finding = finding
+
+
+def _in_thread(probe, ctx, timeout: float):
+    """Run probe(ctx) in a daemon thread; (finding or None, exception or None, finished)."""
+    box = {}
+
+    def work():
+        try:
+            box["finding"] = probe(ctx)
+        except BaseException as err:   # noqa: BLE001 - SystemExit from the target included
+            box["error"] = err
+
+    thread = threading.Thread(target=work, name=f"multihead-check:{probe.__name__}", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    return box.get("finding"), box.get("error"), not thread.is_alive()
+
+
+def _run(check: str, probe, ctx, timeout: float) -> Finding:
+    """One probe under a watchdog. A probe that does not finish within `timeout` seconds stops the
+    check (in-process the hung call cannot be killed and keeps its thread; the CLI runs the target
+    in a child process that it kills); a target that calls sys.exit stops it too."""
+    finding, err, finished = _in_thread(probe, ctx, timeout)
+    if not finished:
+        call = ctx.target.in_flight
+        raise _Stopped(Finding("timeout", "fail", f"probe {check} did not finish within {timeout:g} s"
+                               + (f"; the call in flight: {call}" if call else ""), {"probe": check, "call": call,
+                                                                                     "timeout_s": timeout}))
+    if err is None:
+        return finding
+    if isinstance(err, (TargetExited, SystemExit)):
+        what = str(err) if isinstance(err, TargetExited) else f"the target called sys.exit({err.code!r})"
+        raise _Stopped(Finding("exit", "fail", f"{what} during probe {check}", {"probe": check}))
+    if isinstance(err, KeyboardInterrupt):
+        raise err
+    if isinstance(err, Unsupported):
+        return Finding(check, "skip", f"not checked: {err}")
+    if isinstance(err, TargetRaised):
+        return Finding(check, "fail", f"the target raised {err} on {err.call}")
+    # A crash inside a probe on a module target, or a wrong output shape found mid-run.
+    return Finding(check, "fail", f"the target raised {type(err).__name__}: {err}")
+
+
+def _probes(sig: str) -> list:
+    if sig == "module":
+        return [(p.__name__.removeprefix("probe_"), p) for p in module_probes.MODULE_PROBES]
+    basic = [(p.__name__.removeprefix("probe_"), p) for p in probes.BASIC_PROBES]
+    paths = [(p.__name__.removeprefix("probe_"), p) for p in path_probes.PATH_PROBES]
+    # fully_masked_rows keeps its place after mask_polarity (a report reads top-down).
+    at = [c for c, _ in basic].index("mask_polarity") + 1
+    return basic[:at] + [("fully_masked_rows", path_probes.probe_fully_masked_rows)] + basic[at:] + paths
+
+
+def _mutation(recorder) -> Finding:
+    if recorder.mutated:
+        return Finding("input_mutation", "fail", "; ".join(recorder.mutated) + " (the probes passed copies, so "
+                       "no other check is affected)")
+    return Finding("input_mutation", "pass", "q, k, v and the mask are unchanged after every call")
+
+
+def _check(fn, signature, dtype, device, expect_alignment, seed, name, module_sizes, timeout,
+           listener=None) -> Report:
+    """check_attention's body; listener(check) is told each probe before it starts (the CLI's
+    child process passes it on, so that a process that dies is reported with its probe)."""
     t0 = time.perf_counter()
     sig = resolve_signature(fn, signature)
     dt = _dtype(dtype)
     if expect_alignment not in ALIGNMENTS:
         raise ValueError(f"expect_alignment: expected 'bottom-right', 'top-left' or None, got {expect_alignment!r}")
-    try:
-        dev = torch.device(device)
-    except (RuntimeError, TypeError):
-        raise ValueError(f"device: expected a torch device such as 'cpu' or 'cuda', got {device!r}") from None
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device: {device!r} requested but torch.cuda.is_available() is False")
+    dev = check_device(device)
+    if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
+        raise ValueError(f"timeout: expected a positive number of seconds, got {timeout!r}")
     name = name or getattr(fn, "__qualname__", None) or type(fn).__name__
     if sig == "module":
-        target = ModuleTarget.build(fn, dt, dev, module_sizes)
+        target = ModuleRecorder(ModuleTarget.build(fn, dt, dev, module_sizes), dt)
         ctx = module_probes.ModuleCtx(target, dt, dev, seed)
-        runs = [(p.__name__.removeprefix("probe_"), p) for p in module_probes.MODULE_PROBES]
         extra = module_probes.not_applicable()
         notes = [f"module built/checked with D={target.d_model}, H={target.n_heads}, H_kv={target.n_kv_heads}"]
     else:
-        target = FunctionTarget.build(fn, sig)
+        target = Recorder(FunctionTarget.build(fn, sig))
         ctx = probes.Ctx(target, dt, dev, seed, expect_alignment)
-        runs = [(probes.CHECK_OF[p], p) for p in probes.PROBES]
-        extra = []
-        notes = []
+        extra, notes = [], []
     notes += target.notes
-    iterator = runs
-    if progress:
-        from tqdm import tqdm
-        iterator = tqdm(runs, desc="probes", unit="probe", leave=False, delay=2.0)   # only when slow
-    findings = [_run(check, probe, ctx) for check, probe in iterator] + extra
+    findings, runs = [], _probes(sig)
+    for i, (check, probe) in enumerate(runs):
+        if listener:
+            listener(check)
+        try:
+            findings.append(_run(check, probe, ctx, timeout))
+        except _Stopped as stop:
+            findings.append(stop.finding)
+            findings += [Finding(c, "skip", f"not run: the check stopped at probe {check} ({stop.finding.check})")
+                         for c, _ in runs[i + 1:]]
+            break
+    findings += extra + [_mutation(target)]
     return Report(target=name, signature=sig, dtype=str(dt).replace("torch.", ""), device=str(dev),
-                  findings=findings, notes=notes, seconds=time.perf_counter() - t0)
+                  findings=findings, notes=notes, seconds=time.perf_counter() - t0,
+                  coverage=target.coverage.rows(), refusals=dict(list(target.coverage.refusals.items())[:12]))

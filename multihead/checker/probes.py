@@ -10,11 +10,12 @@ them, so rounding of the inputs is never counted as error.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
-from multihead.checker.adapters import FunctionTarget, Unsupported
+from multihead.checker.adapters import Unsupported
+from multihead.checker.calls import Recorder, TargetRaised
 from multihead.checker.reference import causal_mask, expand_kv, reference_attention
 from multihead.checker.report import Finding
 
@@ -28,11 +29,12 @@ FLOAT64_EXACT = 1e-12
 
 @dataclass
 class Ctx:
-    target: FunctionTarget
+    target: Recorder
     dtype: torch.dtype
     device: torch.device
     seed: int = 0
     expect_alignment: str | None = None
+    facts: dict = field(default_factory=dict)     # what earlier probes established (the causal alignment)
 
     @property
     def tol(self) -> float:
@@ -187,7 +189,7 @@ def probe_scale(ctx: Ctx) -> Finding:
 def self_reference(ctx: Ctx, q, k, v, keep: torch.Tensor) -> torch.Tensor:
     """What fn must return under the bool mask keep [Tq, Tk] (shared by all batches and heads),
     built from unmasked calls of fn itself: query row i attends exactly the keys keep[i], so it
-    equals fn(q[:, :, i:i+1], k[:, :, keep[i]], v[:, :, keep[i]]). Rows with no key are 0.
+    equals fn(q[:, :, [i, i]], k[:, :, keep[i]], v[:, :, keep[i]])[:, :, 0]. Rows with no key are 0.
     Returns float64 [B, H, Tq, d_v] on the CPU."""
     rows = []
     for i in range(q.shape[2]):
@@ -195,8 +197,12 @@ def self_reference(ctx: Ctx, q, k, v, keep: torch.Tensor) -> torch.Tensor:
         if idx.numel() == 0:
             rows.append(torch.zeros(q.shape[0], q.shape[1], 1, v.shape[-1], dtype=torch.float64))
             continue
-        out_i, _ = ctx.target(q[:, :, i:i + 1], k.index_select(2, idx), v.index_select(2, idx))
-        rows.append(out_i.detach().to("cpu", torch.float64))
+        # Row i twice (Tq = 2), so that a bug of a one-row (decode) path does not enter the
+        # reference; a single key twice too (two equal keys give the same output), so that Tq <= Tk
+        # for a function that refuses more queries than keys.
+        idx = idx.repeat(2) if idx.numel() == 1 else idx
+        out_i, _ = ctx.target(q[:, :, [i, i]], k.index_select(2, idx), v.index_select(2, idx))
+        rows.append(out_i[:, :, :1].detach().to("cpu", torch.float64))
     return torch.cat(rows, dim=2)
 
 
@@ -227,10 +233,10 @@ def probe_overflow(ctx: Ctx) -> Finding:
         name = str(dtype).replace("torch.", "")
         (ql, kl, v), (qs, ks, _) = _shift_pair(ctx, g, dtype, base)
         try:
-            out_l, _ = ctx.target(ql, kl, v)
+            out_l, _ = ctx.target(ql, kl, v, pattern="large logits")
             out_s, _ = ctx.target(qs, ks, v)
-        except Exception as err:   # noqa: BLE001 - a dtype the function does not take is not a bug
-            skipped.append(f"{name}: not supported ({type(err).__name__})")
+        except TargetRaised as err:   # a dtype the function does not take is not a bug
+            skipped.append(f"{name}: not supported ({type(err.error).__name__})")
             continue
         n_bad = int((~torch.isfinite(out_l)).sum())
         diff = max_err(out_l, out_s.detach().to("cpu", torch.float64))
@@ -291,48 +297,77 @@ def probe_causal_mask(ctx: Ctx) -> Finding:
 
 
 # -- 5. causal alignment when Tq != Tk ----------------------------------------------------------------
+ALIGNMENT_SHAPES = ((3, 8), (1, 40), (5, 37))     # (Tq, Tk): chunked prefill, a decode step, odd lengths
+
+
+def _offset(ctx: Ctx, q, k, v, out, Tq: int, Tk: int) -> tuple[str | None, int | None, dict]:
+    """Which causal offset o (query i sees keys j <= i + o) explains out: ("bottom-right" or
+    "top-left", o, errors) or (None, o or None, errors) for any other single offset."""
+    def err_at(offset):
+        keep = torch.arange(Tk)[None, :] <= torch.arange(Tq)[:, None] + offset
+        return max_err(out, self_reference(ctx, q, k, v, keep))
+
+    errs = {"bottom-right": err_at(Tk - Tq), "top-left": err_at(0)}
+    found = next((a for a, e in errs.items() if e <= ctx.tol), None)
+    if found:
+        return found, Tk - Tq if found == "bottom-right" else 0, errs
+    offsets = [o for o in range(-Tq, Tk + 1) if o not in (0, Tk - Tq) and err_at(o) <= ctx.tol]
+    return None, offsets[0] if offsets else None, errs
+
+
+def _off_text(Tq: int, Tk: int, o: int | None) -> str:
+    if o is None:
+        return "no single causal offset explains it"
+    if Tq == 1 and o == Tk - 2:
+        return (f"the new token sees keys 0..{Tk - 2} but not itself (key {Tk - 1}): off by one on every decode "
+                f"step, deterministically")
+    return f"query i sees keys j <= i + {o} (bottom-right is i + {Tk - Tq}, top-left i + 0)"
+
+
 def probe_causal_alignment(ctx: Ctx) -> Finding:
     if ctx.target.kind == "hf":
         return Finding("causal_alignment", "skip", "HF attention functions receive causality as an explicit "
                        "mask built by the model; its alignment is the mask builder's job")
     g = ctx.gen(5)
-    Tq, Tk = 3, 8
-    q, k, v = ctx.qkv(g, 1, 2, Tq, Tk, 16)
-    try:
-        out, _ = ctx.target(q, k, v, is_causal=True)
-    except Unsupported:
-        raise
-    except Exception as err:   # noqa: BLE001 - refusing Tq != Tk is safe: it cannot misalign silently
-        return Finding("causal_alignment", "skip", f"the function refuses is_causal with Tq={Tq} != Tk={Tk} "
-                       f"({type(err).__name__}); it cannot misalign silently")
-
-    def err_at(offset):   # against "query i sees keys j <= i + offset"
-        keep = torch.arange(Tk)[None, :] <= torch.arange(Tq)[:, None] + offset
-        return max_err(out, self_reference(ctx, q, k, v, keep))
-
-    errs = {"bottom-right": err_at(Tk - Tq), "top-left": err_at(0)}
-    metrics = {"err_bottom_right": errs["bottom-right"], "err_top_left": errs["top-left"]}
-    found = next((a for a, e in errs.items() if e <= ctx.tol), None)
-    expect = ctx.expect_alignment
-    if found is None:
-        offsets = [o for o in range(-Tq, Tk + 1) if o not in (0, Tk - Tq) and err_at(o) <= ctx.tol]
-        what = (f"query i sees keys j <= i + {offsets[0]} (bottom-right is i + {Tk - Tq}, top-left i + 0)"
-                if offsets else "no single causal offset explains it")
-        metrics["offset"] = offsets[0] if offsets else None
-        return Finding("causal_alignment", "fail", f"Tq={Tq}, Tk={Tk}: matches neither convention (diff "
-                       f"{_fmt(errs['bottom-right'])} from bottom-right, {_fmt(errs['top-left'])} from top-left); "
-                       f"{what}", metrics)
+    seen, bad, metrics, refused = {}, [], {}, []
+    for Tq, Tk in ALIGNMENT_SHAPES:
+        q, k, v = ctx.qkv(g, 1, 2, Tq, Tk, 16)
+        try:
+            out, _ = ctx.target(q, k, v, is_causal=True)
+        except TargetRaised as err:   # refusing Tq != Tk is safe: it cannot misalign silently
+            refused.append(f"Tq={Tq}, Tk={Tk} refused ({err})")
+            continue
+        found, o, errs = _offset(ctx, q, k, v, out, Tq, Tk)
+        metrics[f"Tq{Tq}_Tk{Tk}"] = {"alignment": found, "offset": o, "err_bottom_right": errs["bottom-right"],
+                                     "err_top_left": errs["top-left"]}
+        if found:
+            seen[(Tq, Tk)] = found
+        else:
+            bad.append(f"Tq={Tq}, Tk={Tk}: matches neither convention (diff {_fmt(errs['bottom-right'])} from "
+                       f"bottom-right, {_fmt(errs['top-left'])} from top-left); {_off_text(Tq, Tk, o)}")
+    if not seen and not bad:
+        return Finding("causal_alignment", "skip", "the function refuses is_causal with Tq != Tk: it cannot misalign "
+                       "silently; " + "; ".join(refused), metrics)
+    kinds = set(seen.values())
+    shapes = lambda a: ", ".join(f"Tq={t}, Tk={u}" for (t, u), x in seen.items() if x == a)   # noqa: E731
+    if len(kinds) > 1:
+        bad.append(f"mixed: bottom-right at {shapes('bottom-right')} but top-left at {shapes('top-left')}")
+    if bad:
+        return Finding("causal_alignment", "fail", "; ".join(bad), metrics)
+    found = kinds.pop()
+    ctx.facts["alignment"] = found
     metrics["alignment"] = found
+    expect, note = ctx.expect_alignment, ("; " + "; ".join(refused)) if refused else ""
     if expect and found != expect:
-        return Finding("causal_alignment", "fail", f"Tq={Tq}, Tk={Tk}: aligned {found}, but {expect} was "
-                       f"expected (diff from {expect}: {_fmt(errs[expect])})", metrics)
+        return Finding("causal_alignment", "fail", f"{shapes(found)}: aligned {found}, but {expect} was expected{note}",
+                       metrics)
     if found == "bottom-right":
-        return Finding("causal_alignment", "pass", f"Tq={Tq}, Tk={Tk}: bottom-right, query i sees keys 0..Tk-Tq+i "
-                       f"(the KV-cache convention); diff {_fmt(errs[found])}", metrics)
+        return Finding("causal_alignment", "pass", f"{shapes(found)}: bottom-right, query i sees keys 0..Tk-Tq+i "
+                       f"(the KV-cache convention){note}", metrics)
     status = "pass" if expect == "top-left" else "info"
-    return Finding("causal_alignment", status, f"Tq={Tq}, Tk={Tk}: top-left (torch SDPA's convention), query i "
+    return Finding("causal_alignment", status, f"{shapes(found)}: top-left (torch SDPA's convention), query i "
                    f"sees keys 0..i; over a KV cache do not pass is_causal=True for a decode step (the new "
-                   f"token would see only key 0): use an explicit mask", metrics)
+                   f"token would see only key 0): use an explicit mask{note}", metrics)
 
 
 # -- 6/7. masks ------------------------------------------------------------------------------------
@@ -370,35 +405,41 @@ def probe_mask_polarity(ctx: Ctx) -> Finding:
                    f"attending the False keys {_fmt(err_inv)}", metrics)
 
 
-def probe_fully_masked_rows(ctx: Ctx) -> Finding:
-    g = ctx.gen(7)
-    B, T = 2, 10
-    q, k, v = ctx.qkv(g, B, 2, T, T, 16)
-    keep = _random_mask(g, T)
-    empty = [2, 7]
+def masked_rows_case(ctx: Ctx, B: int, Tq: int, Tk: int, empty: list[int], salt: int) -> Finding:
+    """Query rows `empty` (at decode, Tq = 1: whole sequences `empty`) with every key masked
+    must be finite and leave the other rows as they are without the holes."""
+    g = ctx.gen(salt)
+    q, k, v = ctx.qkv(g, B, 2, Tq, Tk, 16)
+    keep = torch.rand(B, 1, Tq, Tk, generator=g) < 0.6
+    keep[..., 0] = True
     holes = keep.clone()
-    holes[empty] = False
-    out, _ = ctx.target(q, k, v, mask=holes[None, None].to(ctx.device))
-    base, _ = ctx.target(q, k, v, mask=keep[None, None].to(ctx.device))
-    rows = out[:, :, empty].detach().to("cpu", torch.float64)
+    if Tq == 1:
+        holes[empty] = False
+    else:
+        holes[:, :, empty] = False
+    out, _ = ctx.target(q, k, v, mask=holes.to(ctx.device))
+    base, _ = ctx.target(q, k, v, mask=keep.to(ctx.device))
+    out = out.detach().to("cpu", torch.float64)
+    sel = (holes.any(-1) == False).expand(B, q.shape[1], Tq)          # noqa: E712 - (B, H, Tq): the empty rows
+    rows = out[sel]
     n_bad = int((~torch.isfinite(rows)).sum())
-    others = [i for i in range(T) if i not in empty]
-    diff_others = max_err(out[:, :, others], base[:, :, others].detach().to("cpu", torch.float64))
-    metrics = {"nonfinite_in_empty_rows": n_bad, "empty_row_max_abs": rows.nan_to_num(math.inf).abs().max().item(),
-               "other_rows_diff": diff_others}
+    diff_others = max_err(out[~sel].view(1, -1), base.detach().to("cpu", torch.float64)[~sel].view(1, -1))
+    where = (f"decode Tq=1, Tk={Tk}, B={B}, sequences {empty} fully masked" if Tq == 1
+             else f"Tq={Tq}, Tk={Tk}, rows {empty} fully masked")
+    metrics = {"case": where, "nonfinite_in_empty_rows": n_bad,
+               "empty_row_max_abs": rows.nan_to_num(math.inf).abs().max().item(), "other_rows_diff": diff_others}
     if n_bad or diff_others > ctx.tol:
-        where = f"{n_bad} of {rows.numel()} values in the {len(empty)} fully masked rows are inf/NaN" if n_bad \
+        what = f"{n_bad} of {rows.numel()} values in the fully masked rows are inf/NaN" if n_bad \
             else "fully masked rows are finite"
-        return Finding("fully_masked_rows", "fail", f"{where}; the other rows moved by {_fmt(diff_others)} "
+        return Finding("fully_masked_rows", "fail", f"{where}: {what}; the other rows moved by {_fmt(diff_others)} "
                        f"(must be 0)", metrics)
     if rows.abs().max().item() <= ctx.tol:
-        return Finding("fully_masked_rows", "pass", f"rows {empty} with every key masked return 0 (as PyTorch "
-                       f"does); other rows unchanged (diff {_fmt(diff_others)})", metrics)
-    mean_v = v.to("cpu", torch.float64).mean(2, keepdim=True).expand(-1, -1, len(empty), -1)
+        return Finding("fully_masked_rows", "pass", f"{where}: 0 (as PyTorch returns); other rows unchanged", metrics)
+    mean_v = v.to("cpu", torch.float64).mean(2, keepdim=True).expand(B, q.shape[1], Tq, -1)[sel]
     what = "the mean of V (uniform weights, as an additive finfo.min mask gives)" \
         if max_err(rows, mean_v) <= 10 * ctx.tol else f"finite nonzero values (max {rows.abs().max().item():.3g})"
-    return Finding("fully_masked_rows", "info", f"rows {empty} with every key masked return {what}, not 0: "
-                   f"finite, so harmless if the caller ignores those rows; other rows unchanged", metrics)
+    return Finding("fully_masked_rows", "info", f"{where}: {what}, not 0: finite, so harmless if the caller ignores "
+                   f"those rows; other rows unchanged", metrics)
 
 
 # -- 8/9. heads ------------------------------------------------------------------------------------
@@ -430,31 +471,43 @@ def probe_head_independence(ctx: Ctx) -> Finding:
     return Finding("head_independence", "pass", "perturbing head 0 (then 2) of 4 moves only that output head")
 
 
+GQA_SHAPES = ((4, 2), (6, 2), (8, 2), (4, 1))     # (H, H_kv): G = 2, 3 (odd), 4, MQA
+
+
 def probe_gqa_grouping(ctx: Ctx) -> Finding:
     if ctx.target.gqa == "repeat":
+        from multihead.checker.coverage import heads_value
+        for H, H_kv in GQA_SHAPES:
+            ctx.target.coverage.not_tried("heads", heads_value(H, H_kv), "the function takes only H_kv == H "
+                                          "(the checker expands K/V with repeat_interleave)")
         return Finding("gqa_grouping", "skip", "the function only takes H_kv == H; grouping is the caller's job "
                        "(the checker expands with repeat_interleave)")
     g = ctx.gen(9)
-    H, H_kv = 4, 2
-    grp = H // H_kv
-    q, k, v = ctx.qkv(g, 1, H, 8, 8, 16, h_kv=H_kv)
-    out, _ = ctx.target(q, k, v)
-    # The same attention with K/V expanded by hand to H heads: what fn must reproduce.
-    err = max_err(out, ctx.target(q, expand_kv(k, H), expand_kv(v, H))[0].detach().to("cpu", torch.float64))
-    err_tile = max_err(out, ctx.target(q, expand_kv(k, H, "tile"), expand_kv(v, H, "tile"))[0]
-                       .detach().to("cpu", torch.float64))
-    moved = {kv: _moved_heads(ctx, out, q, k, v, False, kv, g) for kv in range(H_kv)}
-    expect = {kv: list(range(kv * grp, (kv + 1) * grp)) for kv in range(H_kv)}
-    metrics = {"diff_vs_repeat_interleave": err, "diff_vs_h_mod_hkv": err_tile,
-               "moved": {str(a): b for a, b in moved.items()}}
     via = f" (via {ctx.target.gqa.replace('native', 'GQA-shaped k/v')})" if ctx.target.kind == "sdpa" else ""
-    if moved == expect and err <= ctx.tol:
-        return Finding("gqa_grouping", "pass", f"H={H}, H_kv={H_kv}{via}: KV head 0 feeds query heads {moved[0]}, "
-                       f"KV head 1 feeds {moved[1]} (h // {grp}); equals repeat_interleave (diff {_fmt(err)})", metrics)
-    what = "query head h reads KV head h % H_kv (repeat/tile instead of repeat_interleave)" \
-        if err_tile <= ctx.tol else f"differs from repeat_interleave by {_fmt(err)}"
-    return Finding("gqa_grouping", "fail", f"H={H}, H_kv={H_kv}: KV head 0 feeds query heads {moved[0]}, KV head 1 "
-                   f"feeds {moved[1]} (expected {expect[0]} and {expect[1]}): {what}", metrics)
+    passed, metrics = [], {}
+    for H, H_kv in GQA_SHAPES:
+        grp = H // H_kv
+        q, k, v = ctx.qkv(g, 1, H, 8, 8, 16, h_kv=H_kv)
+        out, _ = ctx.target(q, k, v)
+        # The same attention with K/V expanded by hand to H heads: what fn must reproduce.
+        err = max_err(out, ctx.target(q, expand_kv(k, H), expand_kv(v, H))[0].detach().to("cpu", torch.float64))
+        err_tile = max_err(out, ctx.target(q, expand_kv(k, H, "tile"), expand_kv(v, H, "tile"))[0]
+                           .detach().to("cpu", torch.float64))
+        moved = {kv: _moved_heads(ctx, out, q, k, v, False, kv, g) for kv in range(H_kv)}
+        expect = {kv: list(range(kv * grp, (kv + 1) * grp)) for kv in range(H_kv)}
+        metrics[f"H{H}_Hkv{H_kv}"] = {"diff_vs_repeat_interleave": err, "diff_vs_h_mod_hkv": err_tile,
+                                      "moved": {str(a): b for a, b in moved.items()}}
+        feeds = "; ".join(f"KV head {kv} feeds query heads {m}" for kv, m in moved.items())
+        if moved != expect or err > ctx.tol:
+            what = "query head h reads KV head h % H_kv (repeat/tile instead of repeat_interleave)" \
+                if err_tile <= ctx.tol else f"differs from repeat_interleave by {_fmt(err)}"
+            want = "; ".join(f"{kv}: {m}" for kv, m in expect.items())
+            ok = f" (right at {', '.join(passed)})" if passed else ""
+            return Finding("gqa_grouping", "fail", f"H={H}, H_kv={H_kv} (G={grp}): {feeds} (expected {want}): "
+                           f"{what}{ok}", metrics)
+        passed.append(f"H={H}/H_kv={H_kv}")
+    return Finding("gqa_grouping", "pass", f"{', '.join(passed)}{via}: KV head j feeds query heads jG..jG+G-1 "
+                   f"(h // G), equal to repeat_interleave", metrics)
 
 
 # -- 10. batch -------------------------------------------------------------------------------------
@@ -516,7 +569,6 @@ def probe_normalization(ctx: Ctx) -> Finding:
                    + ("; " + "; ".join(parts) if parts else ""), metrics)
 
 
-PROBES = [probe_reference, probe_scale, probe_overflow, probe_causal_mask, probe_causal_alignment,
-          probe_mask_polarity, probe_fully_masked_rows, probe_head_independence, probe_gqa_grouping,
-          probe_batch_independence, probe_normalization]
-CHECK_OF = {p: p.__name__.removeprefix("probe_") for p in PROBES}
+BASIC_PROBES = [probe_reference, probe_scale, probe_overflow, probe_causal_mask, probe_causal_alignment,
+                probe_mask_polarity, probe_head_independence, probe_gqa_grouping, probe_batch_independence,
+                probe_normalization]

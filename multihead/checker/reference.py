@@ -55,9 +55,10 @@ def reference_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *,
                         grouping: str = "interleave", return_weights: bool = False):
     """Float64 attention on the CPU.
 
-    q: [B, H, Tq, d]; k, v: [B, H_kv, Tk, d] (H % H_kv == 0); mask: bool, broadcastable to
-    [B, H, Tq, Tk], True = attend. Returns out [B, H, Tq, d] float64 (and the weights
-    [B, H, Tq, Tk] when return_weights).
+    q: [B, H, Tq, d]; k, v: [B, H_kv, Tk, d] (H % H_kv == 0); mask: broadcastable to
+    [B, H, Tq, Tk], bool (True = attend) or float (added to the scaled scores, as torch SDPA
+    does; -inf drops a key). Returns out [B, H, Tq, d] float64 (and the weights [B, H, Tq, Tk]
+    when return_weights).
     """
     q, k, v = (t.detach().to("cpu", torch.float64) for t in (q, k, v))
     n_heads, t_q, d = q.shape[1], q.shape[2], q.shape[3]
@@ -69,8 +70,10 @@ def reference_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *,
     keep = torch.ones(t_q, t_k, dtype=torch.bool)
     if is_causal:
         keep = keep & causal_mask(t_q, t_k, align)
-    if mask is not None:
-        keep = keep & mask.detach().to("cpu", torch.bool)
+    if mask is not None and mask.dtype == torch.bool:
+        keep = keep & mask.detach().to("cpu")
+    elif mask is not None:                                     # additive: biases and -inf
+        logits = logits + mask.detach().to("cpu", torch.float64)
     keep = keep.expand_as(logits)
     logits = logits.masked_fill(~keep, float("-inf"))
     # Stable softmax with empty rows sent to 0 instead of 0/0: subtract a finite row max.

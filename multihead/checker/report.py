@@ -13,12 +13,28 @@ _PASSED = {"pass": True, "info": True, "fail": False, "skip": None}
 # A failing check on the left makes the checks on the right fail as a consequence (they compare
 # the output under a mask, a causal mask or GQA with fn's own unmasked rows, or with the float64
 # reference): heads in the wrong place or weights that do not sum to 1 break every comparison.
+# The path checks compare with the float64 reference, so a wrong scale or a basic failure shows
+# in them too; among the paths, a long-key or mask bug also shows at decode and in other dtypes.
+# The relation is acyclic: a root cause is never explained away by its own consequence.
+_PATHS = {"gqa_masks", "long_keys", "decode", "padding", "additive_mask", "dtypes"}
 _CONSEQUENCES = {
     "head_layout": {"causal_mask", "mask_polarity", "fully_masked_rows", "normalization", "reference"},
     "head_independence": {"causal_mask", "mask_polarity", "fully_masked_rows", "normalization", "gqa_grouping",
-                          "causal_alignment", "reference"},
-    "normalization": {"causal_mask", "causal_alignment", "mask_polarity", "fully_masked_rows", "reference"},
-    "causal_mask": {"causal_alignment", "reference"},
+                          "causal_alignment", "reference"} | _PATHS,
+    "normalization": {"causal_mask", "causal_alignment", "mask_polarity", "fully_masked_rows", "reference"} | _PATHS,
+    "scale": _PATHS,
+    "overflow": _PATHS,          # the path patterns reach logits of ~12: exp() overflows fp16 without the max
+    "causal_mask": {"causal_alignment", "reference"} | _PATHS,
+    "causal_alignment": {"gqa_masks", "decode", "dtypes"},
+    "mask_polarity": {"fully_masked_rows", "gqa_masks", "decode", "padding", "additive_mask", "dtypes"},
+    "gqa_grouping": _PATHS,
+    "batch_independence": _PATHS,
+    "gqa_masks": {"decode", "dtypes"},
+    "long_keys": {"decode", "padding", "additive_mask", "dtypes"},
+    # a mask applied to the wrong sequence shows wherever masks differ per sequence
+    "padding": {"fully_masked_rows", "decode", "dtypes"},
+    "additive_mask": {"decode"},
+    "decode": {"dtypes"},
 }
 
 
@@ -72,6 +88,16 @@ class Report:
     findings: list[Finding]
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    coverage: list[dict] = field(default_factory=list)    # checker.coverage.Coverage.rows()
+    refusals: dict[str, str] = field(default_factory=dict)   # call -> what the target raised
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Report":
+        """The inverse of to_dict (the CLI's child process sends its report this way)."""
+        keys = {"check", "status", "evidence", "metrics", "title", "symptom", "fix"}
+        findings = [Finding(**{k: v for k, v in f.items() if k in keys}) for f in d["findings"]]
+        return cls(d["target"], d["signature"], d["dtype"], d["device"], findings, d.get("notes", []),
+                   d.get("seconds", 0.0), d.get("coverage", []), d.get("refusals", {}))
 
     @property
     def passed(self) -> bool:
@@ -126,6 +152,7 @@ class Report:
         console.print(table)
         for note in self.notes:
             console.print(f"[dim]note: {note}[/]")
+        self._render_coverage(console)
         causes = self.causes
         for f in causes:
             console.print(f"\n[bold red]FAIL {f.check}[/]: {f.title}")
@@ -138,6 +165,29 @@ class Report:
         n_fail = len(self.failures)
         verdict = "[green]all checks passed[/]" if not n_fail else f"[bold red]{n_fail} check(s) failed[/]"
         console.print(f"\n{verdict} ({len(self.findings)} checks, {self.seconds:.1f} s)")
+        missing = [f"{r['dimension']} {m['value']}" for r in self.coverage for m in r["not_tried"]]
+        if missing:
+            console.print(f"[yellow]not tried (see the coverage table): {', '.join(missing)}[/]")
+
+    def _render_coverage(self, console) -> None:
+        from rich.table import Table
+
+        if not self.coverage:
+            return
+        table = Table(title="coverage: what the probes tried (calls) and what they could not try",
+                      title_justify="left")
+        table.add_column("dimension", no_wrap=True)
+        table.add_column("tried")
+        table.add_column("not tried (why)")
+        for row in self.coverage:
+            by_why = {}
+            for m in row["not_tried"]:
+                by_why.setdefault(m["why"], []).append(m["value"])
+            missing = "; ".join(f"{', '.join(values)}: {why}" for why, values in by_why.items()) or "-"
+            table.add_row(row["dimension"], ", ".join(row["tried"]) or "-", missing)
+        console.print(table)
+        for call, why in list(self.refusals.items())[:6]:
+            console.print(f"[dim]refused: {call} -> {why}[/]")
 
     def __str__(self) -> str:
         from rich.console import Console

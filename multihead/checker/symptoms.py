@@ -48,7 +48,11 @@ CATALOGUE: dict[str, Symptom] = {
         "With top-left alignment, is_causal=True on a decode step (one new query against a cache "
         "of Tk keys) lets the new token see only the first cached token: the model forgets its "
         "prompt and generation turns incoherent after the first token. A mask that is neither "
-        "top-left nor bottom-right hides or reveals a few tokens at random.",
+        "top-left nor bottom-right is off by a fixed number of tokens on every call of that shape: "
+        "off by one at a decode step, the new token never sees its own key and value (every "
+        "generated token, deterministically), so generation drifts from what a full forward pass "
+        "of the same text gives. An alignment that changes with Tq (one at decode, another in "
+        "chunked prefill) makes the same text give different results depending on how it was fed.",
         "Align bottom-right (query i sees keys 0..Tk-Tq+i, the FlashAttention and KV-cache "
         "convention) or build the mask from absolute positions. With torch SDPA (top-left), pass "
         "is_causal=False for a one-token decode step and an explicit mask for chunked prefill."),
@@ -104,6 +108,72 @@ CATALOGUE: dict[str, Symptom] = {
         "axis, the output's size grows or shrinks with the context length: fine on short "
         "prompts, degrading as documents get longer.",
         "Softmax over the last (key) axis: torch.softmax(scores, dim=-1)."),
+    "gqa_masks": Symptom(
+        "GQA / MQA (G = 2, 3, 4 and H_kv = 1) combined with causal, bool and per-head masks equals the reference",
+        "Only GQA/MQA checkpoints (Llama 3, Mistral, Qwen, SmolLM2) are hit; MHA models and unmasked tests look "
+        "fine. With the causal mask built over the folded G*Tq rows of packed GQA, every query head but the "
+        "first of each group sees future tokens during prefill: prompt processing and token-by-token decoding "
+        "of the same text disagree, and answers degrade on every prompt longer than one token.",
+        "Build the mask for Tq rows and repeat it for the G heads of a group (row g*Tq + i uses row i's mask), "
+        "or index the mask by (query row // G) when rows are interleaved."),
+    "long_keys": Symptom(
+        "Several hundred to a few thousand keys (several key blocks) give the reference result",
+        "Short prompts are fine; once a prompt spans several key blocks, the answer degrades. Without the "
+        "running-output rescale, a later block with a larger score (a relevant word late in the prompt) is "
+        "mixed with stale, unscaled earlier blocks: outputs have the wrong size and long-context retrieval "
+        "fails. With a dropped last partial block, the last tokens of the prompt (often the question itself) "
+        "are invisible whenever the length is not a multiple of the block size.",
+        "In an online softmax, when the running max grows from m_old to m_new multiply both the running sum "
+        "and the running output by exp(m_old - m_new) before adding the new block; loop to the end of the "
+        "keys, including the last partial block (mask its padding instead of skipping it)."),
+    "decode": Symptom(
+        "One query over a KV cache (Tq = 1, the decode step) gives the reference result",
+        "The prompt is processed correctly (prefill uses another path), but every generated token is "
+        "computed wrongly once the cache is long or the scores are uneven: generation drifts or turns "
+        "incoherent a few tokens in, while perplexity measured on full prompts looks normal. A split-K "
+        "merge without the parts' maxima weights unimportant parts of the cache far too much.",
+        "Merge split-K parts by log-sum-exp: with per-part (m_i, l_i, o_i), m = max m_i, "
+        "out = sum_i exp(m_i - m) l_i o_i / sum_i exp(m_i - m) l_i; apply the mask and causal limit in the "
+        "decode path exactly as in prefill."),
+    "padding": Symptom(
+        "A different padding length in every sequence of a batch is applied to its own sequence",
+        "Batched generation differs from the same prompts one at a time: sequences attend to padding or "
+        "lose real tokens depending on who else is in the batch (with the first sequence's mask applied to "
+        "all, only the first request is right). Results change with the batch size and order.",
+        "Keep the batch axis of the mask: mask[b] for sequence b (broadcast [B, 1, 1, Tk] or "
+        "[B, 1, Tq, Tk] over heads, never over the batch); when flattening (B, H), repeat the mask with "
+        "repeat_interleave(H, dim=0), not repeat."),
+    "additive_mask": Symptom(
+        "A float mask (-inf, finfo.min, or a real-valued bias such as ALiBi) is added to the scaled scores",
+        "Models that pass biases (ALiBi, T5/relative positions, soft prompts masks) or HF-style finfo.min "
+        "masks get wrong attention: read as bool, -inf positions are attended; scaled with the scores, the "
+        "position bias is too weak and long-range behaviour changes; ignored, the model loses its sense of "
+        "distance. Bool-mask tests all pass.",
+        "Add a float mask after scaling: softmax(q k^T * scale + mask); convert bool masks with "
+        "torch.where(mask, 0, -inf), never float masks with .bool()."),
+    "dtypes": Symptom(
+        "bfloat16 / float16 (and the other float dtypes) stay within a few times PyTorch's own rounding error",
+        "The usual deployment dtype (bf16/fp16) drifts from fp32 far more than rounding explains: quality "
+        "drops only in production, while fp32 tests pass; worse on long prompts, where sums over thousands "
+        "of keys are accumulated in 8 bits of mantissa.",
+        "Accumulate scores, the running max, the running sum and the output in float32 for fp16/bf16 "
+        "inputs, and round once at the end (as torch SDPA and FlashAttention do)."),
+    "input_mutation": Symptom(
+        "The function leaves q, k, v and the mask unchanged",
+        "The caller's tensors change under it: scaling q in place or writing into k/v corrupts the KV cache, "
+        "so every later decode step reads modified keys and values; the error compounds over generation and "
+        "differs between the first and second call on the same input.",
+        "Never write into the inputs (q = q * scale, not q.mul_(scale)); clone before an in-place op."),
+    "timeout": Symptom(
+        "Every call returns within the time limit",
+        "The request never returns: the serving process hangs on inputs of this shape and must be killed.",
+        "Find the loop that does not terminate for this shape (the probe and call are named); loops over "
+        "blocks must advance by the block size and stop at Tk."),
+    "exit": Symptom(
+        "The function returns normally, without ending the process",
+        "The calling process exits (sys.exit / os._exit) in the middle of a request: the server dies, and a "
+        "test run or CI job that calls it may even read the exit status as a success.",
+        "Raise an exception instead of exiting; never call sys.exit or os._exit in library code."),
 }
 
 

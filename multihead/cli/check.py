@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from multihead.cli._args import float_range, int_range
+
 EXAMPLES = """examples:
   multihead check torch.nn.functional:scaled_dot_product_attention
   multihead check multihead:attention --expect-alignment bottom-right
@@ -11,7 +13,9 @@ EXAMPLES = """examples:
   multihead check transformers.integrations.sdpa_attention:sdpa_attention_forward --signature hf
   multihead check tests/broken_impls.py:no_scale --json
 
-exit status: 0 all checks pass, 1 a check failed, 2 the target cannot be imported or called.
+exit status: 0 all checks pass, 1 a check failed (or the target hung past --timeout, or ended the
+process), 2 the target cannot be imported or called. The target runs in a child process; a pass
+covers exactly the coverage table printed with it.
 """
 
 
@@ -33,25 +37,27 @@ def register(subparsers) -> None:
     p.add_argument("--device", default="cpu", help="device the target runs on (default cpu)")
     p.add_argument("--expect-alignment", choices=["bottom-right", "top-left"],
                    help="causal alignment the target claims for Tq != Tk (default: report it; only a mixed one fails)")
-    p.add_argument("--d-model", type=int, default=64, help="width used to build a module class (default 64)")
-    p.add_argument("--heads", type=int, default=4, help="n_heads used to build a module class (default 4)")
-    p.add_argument("--kv-heads", type=int, default=2, help="n_kv_heads used to build a module class (default 2)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the probes' random inputs (default 0)")
+    p.add_argument("--d-model", type=int_range(1, 8192), default=64,
+                   help="width used to build a module class (default 64)")
+    p.add_argument("--heads", type=int_range(1, 256), default=4, help="n_heads used to build a module class (default 4)")
+    p.add_argument("--kv-heads", type=int_range(1, 256), default=2,
+                   help="n_kv_heads used to build a module class (default 2)")
+    p.add_argument("--seed", type=int_range(0, 2**31 - 1), default=0, help="seed of the probes' random inputs (default 0)")
+    p.add_argument("--timeout", type=float_range(0, 3600, lo_open=True), default=60.0,
+                   help="seconds one probe may take before the target is stopped and reported (default 60)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from multihead.checker import CheckError, check_attention
-    from multihead.checker.load import load_target
+    from multihead.checker.check import check_device
+    from multihead.checker.isolate import run_isolated
 
-    fn = load_target(args.target)
-    try:
-        report = check_attention(fn, signature=args.signature, dtype=args.dtype, device=args.device,
-                                 expect_alignment=args.expect_alignment, seed=args.seed, name=args.target,
-                                 module_sizes=(args.d_model, args.heads, args.kv_heads), progress=not args.json)
-    except CheckError as err:     # the target cannot be called at all: name the argument, exit 2
-        raise ValueError(f"target: {args.target}: {err}") from None
+    check_device(args.device)           # a bad device is the caller's mistake, not the target's: exit 2
+    options = {"signature": args.signature, "dtype": args.dtype, "device": args.device,
+               "expect_alignment": args.expect_alignment, "seed": args.seed,
+               "module_sizes": [args.d_model, args.heads, args.kv_heads]}
+    report = run_isolated(args.target, options, args.timeout)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, default=float))
     else:

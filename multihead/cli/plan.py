@@ -44,6 +44,10 @@ def register(subparsers) -> None:
         g.add_argument(flag, type=A.int_range(1, 1 << 40) if flag == "--max-position" else _SIZE, help=text)
     _workload_args(p.add_argument_group("workload and precision"))
     _device_args(p.add_argument_group("GPU"))
+    from multihead.cli.serving import add_engine_flags
+    add_engine_flags(p, for_plan=True)      # the serving section's flags, vLLM's names (issue 13)
+    from multihead.cli.gpu_time import add_request_flags
+    add_request_flags(p)                     # --input-len / --output-len of the serving times (issue 14)
     o = p.add_argument_group("output")
     o.add_argument("--explain", action="store_true", help="print every formula with the numbers substituted")
     o.add_argument("--json", action="store_true", help="print one JSON object")
@@ -86,9 +90,10 @@ def _device_args(d) -> None:
                    help="fraction of a catalog GPU's peak FLOP/s reached (default 0.5, see cost/device.py)")
     d.add_argument("--bandwidth-efficiency", type=A.PROBABILITY,
                    help="fraction of a catalog GPU's bandwidth reached (default 0.8, see cost/device.py)")
-    d.add_argument("--gpus", type=A.int_range(1, 4096), default=1,
-                   help="tensor-parallel GPUs (must divide H and fit H_kv)")
-    d.add_argument("--memory-utilization", type=A.PROBABILITY, default=0.9,
+    d.add_argument("--gpus", "--tensor-parallel-size", "-tp", dest="gpus", type=A.int_range(1, 4096), default=1,
+                   help="tensor-parallel GPUs (must divide H and fit H_kv); vLLM's --tensor-parallel-size")
+    d.add_argument("--memory-utilization", "--gpu-memory-utilization", dest="memory_utilization",
+                   type=A.PROBABILITY, default=0.9,
                    help="fraction of GPU memory usable (default 0.9: CUDA context, fragmentation)")
 
 
@@ -98,8 +103,15 @@ def run(args) -> int:
 
     if args.list:
         return _list()
+    from multihead.cli.serving import ENGINE_TO_PLAN_DTYPE, plan_options
     if args.tokens is None:
-        raise ValueError("tokens: expected --tokens T (a positive integer)")
+        args.tokens = args.max_model_len         # --tokens and --max-model-len default to each other
+    if args.tokens is None:
+        raise ValueError("tokens: expected --tokens T (or --max-model-len; a positive integer)")
+    if args.kv_dtype is None and (args.kv_cache_dtype or "").startswith("fp8"):
+        args.kv_dtype = "fp8"
+    if args.weights_dtype is None and args.quantization is None:
+        args.weights_dtype = ENGINE_TO_PLAN_DTYPE.get(args.dtype)
     p = planner.plan(
         args.model, tokens=args.tokens, batch=args.batch, passes=args.passes, chunks=args.chunks,
         params=args.params, layers=args.layers, heads=args.heads, kv_heads=args.kv_heads, head_dim=args.head_dim,
@@ -108,7 +120,7 @@ def run(args) -> int:
         device=args.device, gpu_memory_gb=args.gpu_memory_gb, effective_tflops=args.effective_tflops,
         bandwidth_tbps=args.bandwidth_tbps, flops_efficiency=args.flops_efficiency,
         bandwidth_efficiency=args.bandwidth_efficiency, gpus=args.gpus, memory_utilization=args.memory_utilization,
-        attention=args.attention, causal_skip=args.causal_skip)
+        attention=args.attention, causal_skip=args.causal_skip, options={"serving": plan_options(args)})
     time_plot = None
     if args.plot:
         planner.plot_memory(p, args.plot)

@@ -19,27 +19,51 @@ EXAMPLES = """examples:
 """
 
 
-def add_engine_flags(p: argparse.ArgumentParser, defaults: bool = True) -> None:
-    """vLLM's engine flags, under vLLM's names (shared with ``multihead plan``)."""
+def add_engine_flags(p: argparse.ArgumentParser, for_plan: bool = False) -> None:
+    """vLLM's engine flags, under vLLM's names. ``for_plan``: only those ``multihead plan`` lacks
+    (it has --gpus = --tensor-parallel-size, --memory-utilization = --gpu-memory-utilization and
+    --quantization already), and the launch command's --emit."""
     g = p.add_argument_group("serving engine (vLLM's flags)")
-    g.add_argument("--tensor-parallel-size", "-tp", type=A.int_range(1, 1024), default=1 if defaults else None,
-                   help="GPUs per model replica, splitting every layer (default 1)")
-    g.add_argument("--pipeline-parallel-size", "-pp", type=A.int_range(1, 1024), default=1 if defaults else None,
+    if not for_plan:
+        g.add_argument("--tensor-parallel-size", "-tp", type=A.int_range(1, 1024), default=1,
+                       help="GPUs per model replica, splitting every layer (default 1)")
+        g.add_argument("--gpu-memory-utilization", type=A.PROBABILITY, default=0.9,
+                       help="fraction of the GPU's physical memory the engine may use, in (0, 1] (default 0.9)")
+        g.add_argument("--quantization", "-q", help="runtime weight quantization, vLLM's name (e.g. fp8)")
+    g.add_argument("--pipeline-parallel-size", "-pp", type=A.int_range(1, 1024), default=1,
                    help="pipeline stages, each holding whole layers (default 1)")
-    g.add_argument("--gpu-memory-utilization", type=A.PROBABILITY, default=0.9 if defaults else None,
-                   help="fraction of the GPU's physical memory the engine may use, in (0, 1] (default 0.9)")
-    g.add_argument("--max-model-len", type=A.int_range(1, A.MAX_TOKENS), help="the longest request, tokens")
+    g.add_argument("--max-model-len", type=A.int_range(1, A.MAX_TOKENS),
+                   help="the longest request, tokens" + (" (default: --tokens; and --tokens defaults to it)"
+                                                          if for_plan else ""))
     g.add_argument("--max-num-batched-tokens", type=A.int_range(1, A.MAX_TOKENS), default=8192,
                    help="tokens per engine step: the chunked-prefill chunk (default 8192)")
     g.add_argument("--max-num-seqs", type=A.int_range(1, 1 << 20), default=1024,
                    help="requests per step (default 1024, vLLM's default on 80 GB-class GPUs)")
-    g.add_argument("--kv-cache-dtype", choices=["auto", "fp8", "fp8_e4m3", "fp8_e5m2"], default="auto",
-                   help="KV cache storage (auto: the model dtype)")
+    g.add_argument("--kv-cache-dtype", choices=["auto", "fp8", "fp8_e4m3", "fp8_e5m2"],
+                   default=None if for_plan else "auto", help="KV cache storage (auto: the model dtype)")
     g.add_argument("--dtype", choices=["auto", "bfloat16", "float16", "float32"], default="auto",
                    help="weights and activations (auto: the checkpoint's; float32 checkpoints run in bfloat16)")
-    g.add_argument("--quantization", "-q", help="runtime weight quantization, vLLM's name (e.g. fp8)")
     g.add_argument("--block-size", type=int, choices=[1, 8, 16, 32, 64, 128], default=16,
                    help="tokens per KV-cache page (default 16)")
+    if for_plan:
+        g.add_argument("--emit", choices=["vllm", "sglang"], default="vllm",
+                       help="launch command in the serving section (default vllm)")
+
+
+ENGINE_TO_PLAN_DTYPE = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}   # --dtype -> --weights-dtype
+
+
+def plan_options(args) -> dict:
+    """The plan's ``serving`` section options from its parsed flags (engine names as keys)."""
+    keys = ("pipeline_parallel_size", "max_model_len", "max_num_batched_tokens", "max_num_seqs", "kv_cache_dtype",
+            "dtype", "block_size", "emit", "quantization", "input_len", "output_len")
+    out = {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
+    if args.model:
+        try:
+            out["config"], out["model_id"] = load_model(args.model)
+        except ValueError:
+            pass                      # a model from flags alone: the spec is all there is
+    return out
 
 
 def register(subparsers) -> None:

@@ -181,7 +181,8 @@ def activation_bytes(shape: ServingShape, args: EngineArgs, fit: Fit, last_stage
     forward  ~ T * (2 D + 3 I / TP) * act_bytes   (residual stream, gate/up and activated MLP)
     sampler  ~ R * V * 4, R = min(max_num_seqs, T) (fp32 logits rows; the LM head is gathered)
     moe      ~ T * k * (max(2 I_e / TP, D) + I_e / TP) * act_bytes
-    Only the last pipeline stage samples."""
+    Only the last pipeline stage samples. A size the model does not state (a --params-only model
+    has no vocabulary or MLP width) contributes nothing; the plan's model summary says it is missing."""
     tp, t = args.tensor_parallel_size, args.max_num_batched_tokens
     forward = t * (2 * shape.hidden_size + 3 * shape.intermediate_size / tp) * args.activation_dtype_bytes
     rows = min(args.max_num_seqs, t)

@@ -52,10 +52,13 @@ class Request(EngineArgs):
     quantization: str | None = None
 
 
-def serving_account(cfg: dict, req: Request, gpu_bytes: int | None = None) -> tuple[ServingAccount, str]:
+def serving_account(cfg: dict, req: Request, gpu_bytes: float | None = None,
+                    spec=None) -> tuple[ServingAccount, str]:
     """The account of ``cfg`` under ``req``; returns it with the resolved serving dtype (vLLM's name).
     Precision follows the cost model (cost.precision.resolve: --dtype auto serves float32
-    checkpoints in bf16; --quantization over the checkpoint's quantization_config)."""
+    checkpoints in bf16; --quantization over the checkpoint's quantization_config). ``spec``: the
+    ModelSpec when the caller has one (a plan's, overrides included); ``gpu_bytes``: physical memory
+    when the GPU is not a catalog name."""
     from multihead.cost.precision import resolve
     from multihead.cost.serving_shape import read_spec
     from multihead.cost.units import dtype_bytes
@@ -63,7 +66,7 @@ def serving_account(cfg: dict, req: Request, gpu_bytes: int | None = None) -> tu
         raise ValueError(f"kv-cache-dtype: expected one of {', '.join(KV_DTYPES)}, got {req.kv_cache_dtype!r}")
     if req.dtype not in DTYPES:
         raise ValueError(f"dtype: expected one of {', '.join(DTYPES)}, got {req.dtype!r}")
-    spec = read_spec(cfg, req.model)
+    spec = spec or read_spec(cfg, req.model)
     prec = resolve(spec, None if req.dtype == "auto" else req.dtype,
                    "fp8" if req.kv_cache_dtype.startswith("fp8") else None, req.quantization)
     shape = shape_for(cfg, req.model, prec.weights, req.tensor_parallel_size, prec.quantization, spec)
@@ -122,8 +125,8 @@ def _changes(req: Request, base: Request) -> list[str]:
     return [f"{flag} {getattr(req, k)}" for k, flag in flags.items() if getattr(req, k) != getattr(base, k)]
 
 
-def fallbacks(cfg: dict, req: Request, heads: int, min_concurrency: float = 1.0,
-              limit: int = 5) -> list[tuple[Request, ServingAccount]]:
+def fallbacks(cfg: dict, req: Request, heads: int, min_concurrency: float = 1.0, limit: int = 5,
+              **account_kw) -> list[tuple[Request, ServingAccount]]:
     """Ways to serve ``req`` at ``min_concurrency`` or more, cheapest first (GPUs, then precision
     lost); under TP every KV figure is per GPU. The length cut (max_model_len_fit) is reported
     with the account itself, since it changes the request."""
@@ -132,7 +135,7 @@ def fallbacks(cfg: dict, req: Request, heads: int, min_concurrency: float = 1.0,
         if cand == req:
             continue
         try:
-            a, _ = serving_account(cfg, cand)
+            a, _ = serving_account(cfg, cand, **account_kw)
         except ValueError:
             continue                      # e.g. TP not dividing the KV heads
         if a.fits and a.max_concurrency >= min_concurrency:
@@ -142,22 +145,28 @@ def fallbacks(cfg: dict, req: Request, heads: int, min_concurrency: float = 1.0,
 
 
 def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None = None,
-           input_len: int | None = None, output_len: int | None = None) -> dict:
+           input_len: int | None = None, output_len: int | None = None, **account_kw) -> dict:
     """The whole serving answer as one JSON-ready dict (the ``serving`` object); the time keys
     (TTFT, TPOT, tokens/s at max concurrency: cost/serving_time.py) for requests of ``input_len``
-    prompt and ``output_len`` new tokens (defaults: serving_time.request_lengths)."""
+    prompt and ``output_len`` new tokens (defaults: serving_time.request_lengths). ``account_kw``:
+    ``spec`` / ``gpu_bytes`` for serving_account."""
     from multihead.cost.serving_time import time_keys
-    a, dtype = serving_account(cfg, req)
+    a, dtype = serving_account(cfg, req, **account_kw)
     out = {**a.to_json(), "gpu": req.gpu, "dtype": dtype, "kv_cache_dtype": req.kv_cache_dtype,
            "tensor_parallel_size": req.tensor_parallel_size,
            "pipeline_parallel_size": req.pipeline_parallel_size,
            "gpu_memory_utilization": req.gpu_memory_utilization,
            "max_num_batched_tokens": req.max_num_batched_tokens, "verdict": verdict(a, req),
            "prefill": "chunked prefill: full attention, max_num_batched_tokens tokens per step (no document cut)"}
-    out.update(time_keys(cfg, req, out, input_len, output_len))
+    try:
+        out.update(time_keys(cfg, req, out, input_len, output_len, spec=account_kw.get("spec")))
+    except ValueError as err:
+        if input_len is not None or output_len is not None:
+            raise                          # the user's own lengths: bad input
+        out.update({"time": None, "time_note": f"no time: {err}"})    # e.g. max_model_len 1: no default split
     launch = req
     if heads and (not a.fits or a.max_concurrency < 1):
-        found = fallbacks(cfg, req, heads)
+        found = fallbacks(cfg, req, heads, **account_kw)
         out["fallbacks"] = [{"flags": _changes(c, req), "gpus": c.tensor_parallel_size * c.pipeline_parallel_size,
                              "max_concurrency": f.max_concurrency, "kv_cache_tokens": f.kv_cache_tokens,
                              "kv_cache_gib_per_gpu": f.kv_cache_gib} for c, f in found]

@@ -85,18 +85,16 @@ def shape_for(cfg: dict, name: str, dtype: str, tp: int = 1, quantization=None, 
     from multihead.cost.params import param_counts
     from multihead.cost.units import dtype_bytes
     spec = spec or read_spec(cfg, name)
-    counts = param_counts(spec)
-    if counts is None:
-        raise ValueError(f"model: {name} lacks the sizes to count its weights (vocab_size / intermediate_size)")
+    counts = param_counts(spec)          # None for a stated total (--params): all of it in the layers
     q = quantization or spec.quantization
     act = dtype_bytes(dtype)
     total = weight_bytes(spec, dtype, q).total
-    embedding, lm_head = counts.embedding * act, counts.lm_head * act
-    padding = _mxfp4_padding_bytes(spec, counts, q, tp)
+    embedding, lm_head = (counts.embedding * act, counts.lm_head * act) if counts else (0.0, 0.0)
+    padding = _mxfp4_padding_bytes(spec, counts, q, tp) if counts else 0.0
     return ServingShape(
         name=name, layer_kinds=layer_kinds(spec), num_kv_heads=1 if spec.mla else spec.num_kv_heads,
         head_dim=spec.head_dim, num_heads=spec.num_heads, hidden_size=spec.hidden_size,
-        intermediate_size=spec.intermediate_size or 0, vocab_size=spec.vocab_size,
+        intermediate_size=spec.intermediate_size or 0, vocab_size=spec.vocab_size or 0,
         mla_latent=spec.mla.latent_dim if spec.mla else 0,
         experts_per_token=spec.moe.experts_per_token if spec.moe else 0,
         moe_intermediate_size=spec.moe.expert_intermediate_size if spec.moe else 0,

@@ -38,9 +38,10 @@ def _gpu(name: str) -> timing.Gpu:
     return timing.make_gpu(name, catalog[name])
 
 
-def setup_for(cfg: dict, req, dtype: str, constants: timing.Constants | None = None) -> timing.Setup:
-    """The timing Setup of a serving Request (vLLM's flags) for ``cfg`` served in ``dtype``."""
-    spec = read_config(cfg, name=req.model or "model")
+def setup_for(cfg: dict, req, dtype: str, constants: timing.Constants | None = None, spec=None) -> timing.Setup:
+    """The timing Setup of a serving Request (vLLM's flags) for ``cfg`` served in ``dtype`` (``spec``:
+    the ModelSpec when the caller has it, e.g. a plan's with its overrides and stated params)."""
+    spec = spec or read_config(cfg, name=req.model or "model")
     weights = canonical_dtype(dtype, "dtype")
     kv = "fp8" if str(req.kv_cache_dtype).startswith("fp8") else weights
     quantization = from_flag(req.quantization) if req.quantization else spec.quantization
@@ -49,14 +50,15 @@ def setup_for(cfg: dict, req, dtype: str, constants: timing.Constants | None = N
                         engine="vllm")
 
 
-def time_keys(cfg: dict, req, serving: dict, input_len: int | None = None, output_len: int | None = None) -> dict:
+def time_keys(cfg: dict, req, serving: dict, input_len: int | None = None, output_len: int | None = None,
+              spec=None) -> dict:
     """The keys to add to the ``serving`` dict (empty of times when the request does not fit)."""
     inp, out = request_lengths(req.max_model_len, input_len, output_len)
     if not serving.get("fits") or serving.get("max_concurrency", 0) < 1:
         return {"input_len": inp, "output_len": out, "time": None,
                 "time_note": "no time: not one request of max_model_len fits"}
     try:
-        setup = setup_for(cfg, req, serving["dtype"])
+        setup = setup_for(cfg, req, serving["dtype"], spec=spec)
     except ValueError as err:      # a model or GPU the time model cannot represent: say so, no numbers
         return {"input_len": inp, "output_len": out, "time": None, "time_note": f"no time: {err}"}
     return timing.serving_time_keys(setup, inp, out, serving["max_concurrency"])

@@ -113,9 +113,11 @@ def _merge(q: Tensor, d_v: int, outs: list[Tensor], lses: list[Tensor],
     lse = torch.full((B, H, Tq), float("-inf"), dtype=lse_dtype, device=q.device)
     if not outs:
         return torch.zeros(B, H, Tq, d_v, dtype=ct, device=q.device), lse
-    sid = torch.cat(seqs)
-    keep = sid >= 0
-    sid, o, ls = sid[keep], torch.cat(outs)[keep].to(ct), torch.cat(lses)[keep].to(lse_dtype)
+    cat = (lambda ts: ts[0] if len(ts) == 1 else torch.cat(ts))   # noqa: E731  (no copy for one run)
+    sid, o, ls = cat(seqs), cat(outs).to(ct), cat(lses).to(lse_dtype)
+    if bool((sid < 0).any()):                                      # pages nobody owns: drop them
+        keep = sid >= 0
+        sid, o, ls = sid[keep], o[keep], ls[keep]
     m = lse.scatter_reduce(0, sid.view(-1, 1, 1).expand_as(ls), ls, "amax")       # (B, H, Tq)
     m = torch.where(torch.isneginf(m), torch.zeros_like(m), m)
     w = torch.exp(ls - m[sid])                                                  # 0 for empty partials

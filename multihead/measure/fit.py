@@ -1,4 +1,4 @@
-"""Fit the time model of ``multihead.devices`` to measured points.
+"""Fit the CPU time model (``multihead.cost.cpu_profile``) to measured points.
 
 Every fit is a non-negative least-squares problem in relative error,
 
@@ -21,7 +21,8 @@ import statistics
 import numpy as np
 from scipy.optimize import nnls
 
-from multihead.devices import SPILL_BYTES_PER_SCORE, DecodeCosts, PrefillCosts, decode_rows_class
+from multihead.cost.attention_time import SPILL_BYTES_PER_SCORE
+from multihead.cost.cpu_profile import DecodeCosts, PrefillCosts, decode_rows_class
 from multihead.measure.shapes import AttnShape
 
 # multihead.attention's kernels that materialize the [B, H, Tq, Tk] score matrix (kernels/__init__.py).
@@ -53,7 +54,7 @@ def fit_prefill(points: list[tuple[AttnShape, float]], skips_masked: bool = True
                 materializes: bool = False, cache_bytes: float = 0.0,
                 noise: list[float] | None = None, matmul_flops: float | None = None) -> tuple[PrefillCosts, float]:
     """``PrefillCosts`` from (shape, best seconds) points of one kernel, and the RMS relative
-    residual. Counts follow what the kernel does, as ``devices.attention_seconds`` counts them: a
+    residual. Counts follow what the kernel does, as ``cost.attention_time.attention_seconds`` counts them: a
     kernel that does not skip masked scores computes Tq * Tk of them even when causal; one that
     materializes the scores pays the spilled-score term once a call's fp32 scores exceed ``cache_bytes``.
 

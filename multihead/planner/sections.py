@@ -20,7 +20,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-BUILTIN: list[str] = []
+BUILTIN: list[str] = ["multihead.planner.serving"]     # issue 13: always computed
 _BUILDERS: dict[str, Callable[["Context"], Any]] = {}
 
 
