@@ -90,13 +90,6 @@ ROWS = [(prefix, arg, bad) for prefix, arg, bads in TABLE for bad in bads]
 # owner), as measured when this table landed. Strict xfail: a row that starts passing fails
 # the run until it is taken off this list. The lead removes entries as the owners land.
 PENDING: dict[str, str] = {
-    "check --d-model='-1'": 'i15 (checker)',
-    "check --d-model='0'": 'i15 (checker)',
-    "check --heads='-1'": 'i15 (checker)',
-    "check --heads='0'": 'i15 (checker)',
-    "check --kv-heads='-1'": 'i15 (checker)',
-    "check --kv-heads='0'": 'i15 (checker)',
-    "check --seed='-1'": 'i15 (checker)',
     "gpu-time --measurements=''": 'i14 (gpu-time)',
     "gpu-time --out=''": 'i14 (gpu-time)',
     "gpu-time --out='@full'": 'i14 (gpu-time)',
