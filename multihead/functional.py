@@ -9,12 +9,12 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
-import os
 from typing import Iterator
 
 import torch
 from torch import Tensor
 
+from multihead._env import env_int
 from multihead.accounting import score_matrix_bytes
 from multihead.kernels import BACKENDS, fast_native, window
 from multihead.kernels.mods import NO_MODS, ScoreMods
@@ -26,7 +26,7 @@ __all__ = ["attention", "choose_backend", "score_mods", "score_limit", "max_scor
 # The reference backend refuses to materialize a score matrix larger than this (bytes, in the
 # compute dtype). Override: the environment variable MULTIHEAD_MAX_SCORE_BYTES, assigning this
 # module attribute, or `with score_limit(n):` for one block of code.
-MAX_SCORE_BYTES: int = int(os.environ.get("MULTIHEAD_MAX_SCORE_BYTES", 2 * 1024**3))
+MAX_SCORE_BYTES: int = env_int("MULTIHEAD_MAX_SCORE_BYTES", 2 * 1024**3)   # ValueError naming it if bad
 _score_limit: contextvars.ContextVar[int | None] = contextvars.ContextVar("score_limit", default=None)
 
 # backend="auto": few queries -> fast_decode; a small score matrix -> reference (one big matmul is
@@ -238,12 +238,12 @@ def _run(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, is_causal: bool, 
     if not isinstance(backend, str) or (backend != "auto" and backend not in BACKENDS):
         raise ValueError(f"backend: expected 'auto' or one of {sorted(BACKENDS)}, got {backend!r}")
     name = choose_backend(B, H, Tq, Tk, q.dtype) if backend == "auto" else backend
-    if name == "reference":
+    if name in ("reference", "decode"):      # both hold all B*H*Tq*Tk scores at once
         need = score_matrix_bytes(B, H, Tq, Tk, compute_dtype(q.dtype).itemsize)
         limit = max_score_bytes()
         if need > limit:
             raise ValueError(
-                f"backend: 'reference' would materialize a [B, H, Tq, Tk] = [{B}, {H}, {Tq}, {Tk}] score "
+                f"backend: {name!r} would materialize a [B, H, Tq, Tk] = [{B}, {H}, {Tq}, {Tk}] score "
                 f"matrix of {need:,.0f} bytes ({need / 1e9:.2f} GB), over the limit of {limit:,} bytes "
                 f"(multihead.functional.MAX_SCORE_BYTES, score_limit(), or MULTIHEAD_MAX_SCORE_BYTES); "
                 f"use backend='tiled', whose memory grows with T, not T^2")

@@ -163,6 +163,8 @@ class KVCache:
                 got = tuple(t.shape) if isinstance(t, Tensor) else type(t).__name__
                 raise ValueError(f"{name}: expected shape [B, H_kv, T, d] = [{self.batch}, {self.n_kv_heads}, "
                                  f"T, {self.head_dim}], got {got}")
+            if not t.is_floating_point():      # copy_ would cast int/bool/complex silently
+                raise ValueError(f"{name}: expected a floating-point tensor, got dtype {t.dtype}")
         if k_new.shape != v_new.shape:
             raise ValueError(f"v_new: shape {tuple(v_new.shape)} does not match k_new's {tuple(k_new.shape)}")
         t0, n = self._lengths[layer], k_new.shape[2]
@@ -226,6 +228,9 @@ class MultiHeadAttention(nn.Module):
         elif isinstance(head_dim, bool) or not isinstance(head_dim, int) or head_dim < 1:
             raise ValueError(f"head_dim: expected an integer >= 1, got {head_dim!r}")
         self.d_model, self.n_heads, self.n_kv_heads, self.head_dim = d_model, n_heads, n_kv_heads, head_dim
+        from multihead.kernels import BACKENDS
+        if not isinstance(backend, str) or (backend != "auto" and backend not in BACKENDS):
+            raise ValueError(f"backend: expected 'auto' or one of {sorted(BACKENDS)}, got {backend!r}")
         self.bias, self.backend = bias, backend
         self.window_size, self.softcap = tuple(window_size), softcap
         self.register_buffer("alibi_slopes", alibi_slopes, persistent=False)

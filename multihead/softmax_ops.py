@@ -74,8 +74,9 @@ def _logits(x: Tensor, temperature: float, mask: Tensor | None, dim: int) -> tup
             z = z.masked_fill(torch.isneginf(fmask), float("-inf"))
         m = _safe_max(z, dim)                                  # (..., 1, ...): kept entries' max
         d = z - m
-        if temperature < torch.finfo(ct).tiny:                 # tau is not a normal number in ct:
-            z = (d.double() / temperature).to(ct)              # divide in fp64 (0 / tau stays 0)
+        info = torch.finfo(ct)
+        if not info.tiny <= temperature <= info.max:           # tau is not a normal number in ct
+            z = (d.double() / temperature).to(ct)              # (0 or inf there): divide in fp64
         else:
             z = d / temperature
         shift = m.double() / temperature if temperature < 1 else m / temperature

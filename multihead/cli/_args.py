@@ -7,6 +7,7 @@ Usage (in a cli/<command>.py ``register``)::
 
     p.add_argument("--tokens", type=A.int_range(1, A.MAX_TOKENS), metavar="T")
     p.add_argument("--seed", type=A.SEED, default=0)
+    p.add_argument("--windows", type=A.POSITIVE_INT)                      # 1 to MAX_COUNT
     p.add_argument("--lr", type=A.float_range(0, 1, lo_open=True))      # finite, in (0, 1]
     p.add_argument("--top-p", type=A.PROBABILITY)                         # (0, 1]
     p.add_argument("--tflops", type=A.POSITIVE_FLOAT)                     # finite, > 0
@@ -40,7 +41,8 @@ __all__ = ["int_range", "float_range", "list_of", "output_file", "input_file", "
            "POSITIVE_FLOAT", "POSITIVE_INT", "MAX_TOKENS", "MAX_THREADS", "check_output_file"]
 
 # Upper bounds for "how many" arguments when nothing tighter is known. 10M tokens is 10x the
-# longest context any catalog model supports; a thread count beyond 1024 is a typo.
+# longest context any catalog model supports; a thread count beyond 1024 is a typo; a million of
+# anything else (windows, rows, sentences) is past what these commands can run in a day.
 MAX_TOKENS = 10_000_000
 MAX_THREADS = 1024
 MAX_COUNT = 1_000_000
@@ -122,7 +124,7 @@ def list_of(item: Callable[[str], object], *, min_len: int = 1, max_len: int = 1
     return _named(parse, "list")
 
 
-POSITIVE_INT = int_range(1, None)
+POSITIVE_INT = int_range(1, MAX_COUNT)    # "how many" with no tighter bound known: 1 to 1,000,000
 SEED = int_range(0, 2**32 - 1)            # numpy's and torch's seeds both take this range
 PROBABILITY = float_range(0.0, 1.0, lo_open=True)
 POSITIVE_FLOAT = float_range(0.0, None, lo_open=True)

@@ -1,0 +1,362 @@
+"""Issue 11 (reliability): one test per item, named after it. Crash reproducers run in a
+subprocess, so a regression fails its test instead of killing pytest.
+
+Items owned by other modules are tested next to them: 6 and 9 in test_checker.py; 7, 10, 14's
+plan parts, 18's plan parts and 19's float99 / --effective-tflops in the planner tests; 11, 13,
+16, 17 and 14/18's heads/generate/perplexity parts in the hf / heads / validate tests;
+tests/test_cli_table.py holds every command x bad value.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+import torch
+
+import multihead as mh
+from multihead.kernels import BACKENDS, fast_native
+from conftest import attention_fp64
+
+ROOT = Path(__file__).resolve().parents[1]
+NATIVE = fast_native.library() is not None
+
+
+def run_py(code: str, timeout: float = 600, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh interpreter from the repository root (this checkout's package)."""
+    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, env=full_env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def rand(*shape, dtype=torch.float32, seed=0):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(dtype)
+
+
+# 1. The C decode path allocated its buffers with the default dtype/device while C writes fp32.
+def test_item01_default_dtype_and_device_decode_no_segfault():
+    r = run_py("""
+        import torch, multihead as mh
+        torch.manual_seed(0)
+        for dt in (torch.bfloat16, torch.float16, torch.float64):
+            torch.set_default_dtype(dt)
+            m = mh.MultiHeadAttention(576, 9, 3)
+            x = torch.randn(1, 8, 576)
+            y = m(x, is_causal=True)
+            m.backend = "reference"
+            ref = m(x, is_causal=True)
+            tol = 1e-10 if dt == torch.float64 else 3e-2
+            assert y.dtype == dt and torch.isfinite(y).all(), dt
+            assert (y.double() - ref.double()).abs().max() < tol, (dt, (y - ref).abs().max())
+        torch.set_default_dtype(torch.float32)
+        q, k, v = torch.randn(1, 9, 1, 64), torch.randn(1, 3, 40, 64), torch.randn(1, 3, 40, 64)
+        ref = mh.attention(q, k, v, is_causal=True, backend="reference")
+        torch.set_default_device("meta")
+        out = mh.attention(q, k, v, is_causal=True, backend="fast_decode")
+        m = mh.MultiHeadAttention(576, 9, 3)          # parameters on meta: runs, no crash
+        assert m(torch.randn(1, 8, 576), is_causal=True).device.type == "meta"
+        torch.set_default_device(None)
+        assert out.device.type == "cpu" and (out - ref).abs().max() < 1e-5
+        print("ok")
+    """)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-2000:]
+
+
+# 2. fast_prefill's causal limits were created on the default device (null for C: all visible).
+def test_item02_fast_prefill_keeps_causal_under_default_device():
+    r = run_py("""
+        import torch, multihead as mh
+        torch.set_num_threads(1)
+        q, k, v = (torch.randn(1, 4, 300, 64) for _ in range(3))
+        ref = mh.attention(q, k, v, is_causal=True, backend="reference")
+        torch.set_default_device("meta")
+        out = mh.attention(q, k, v, is_causal=True, backend="fast_prefill")
+        torch.set_default_device(None)
+        err = (out - ref).abs().max().item()
+        assert err < 1e-5, err
+        print("ok")
+    """)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-2000:]
+
+
+def _poison_cases():
+    for backend in BACKENDS:
+        for name in "qkv":
+            for value in (float("nan"), float("inf"), float("-inf")):
+                for tq in (1, 70):
+                    yield backend, name, value, tq
+
+
+# 3. NaN/Inf in q/k/v must come out as non-finite wherever the float64 reference is non-finite.
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_item03_nan_and_inf_are_never_hidden(dtype):
+    hidden = []
+    for backend, name, value, tq in _poison_cases():
+        t = {"q": rand(1, 4, tq, 64, dtype=dtype, seed=1), "k": rand(1, 2, 200, 64, dtype=dtype, seed=2),
+             "v": rand(1, 2, 200, 64, dtype=dtype, seed=3)}
+        t[name][0, 1, 0 if name == "q" else 5, 3] = value       # a key every query sees
+        for causal in (False, True):
+            out = mh.attention(t["q"], t["k"], t["v"], is_causal=causal, backend=backend)
+            ref, _ = attention_fp64(t["q"], t["k"], t["v"], is_causal=causal)
+            bad = ~torch.isfinite(ref) & torch.isfinite(out.double())
+            if bad.any():
+                hidden.append((backend, name, value, tq, causal, int(bad.sum())))
+            fine = torch.isfinite(ref)
+            assert torch.allclose(out.double()[fine], ref[fine], atol=2e-2, rtol=0), (backend, name, value)
+    assert not hidden, hidden
+
+
+# 4. A truncated cached .so killed the process (SIGBUS); a garbage one was never rebuilt.
+@pytest.mark.skipif(not NATIVE, reason=f"C kernel unavailable: {fast_native.why_unavailable}")
+def test_item04_corrupt_cached_kernel_is_rebuilt(tmp_path):
+    # One interpreter walks through every corruption (the module's state is reset between
+    # loads); a SIGBUS would end it with a signal and fail the test, not kill pytest. The files
+    # are corrupted as a crash between runs would leave them (the process's own mapping of an
+    # earlier load is a different inode and stays valid; truncating a mapped file in place
+    # would kill any process, which is why builds only ever rename new files into place).
+    r = run_py("""
+        import os, torch, multihead as mh
+        from pathlib import Path
+        from multihead.kernels import fast_native as f
+
+        def load():
+            f._lib, f._tried, f.why_unavailable = None, False, None
+            assert f.library() is not None, f.why_unavailable
+            q, k, v = torch.randn(1, 4, 1, 64), torch.randn(1, 2, 50, 64), torch.randn(1, 2, 50, 64)
+            d = mh.attention(q, k, v, backend="fast_decode") - mh.attention(q, k, v, backend="reference")
+            assert d.abs().max() < 1e-5
+
+        load()
+        native = f._cache_dir()
+        (so,) = native.glob("*.so")
+        sidecar = so.with_name(so.name + ".sha256")
+        def replace(data):      # a new file (inode): the copy this process has mapped stays intact
+            Path(str(so) + ".new").write_bytes(data)
+            os.replace(str(so) + ".new", so)
+
+        for corrupt in (lambda: replace(so.read_bytes()[:4096]), lambda: replace(os.urandom(20000)),
+                        lambda: sidecar.unlink(), lambda: sidecar.write_text("0" * 64)):
+            corrupt()
+            load()
+            assert sidecar.read_text() == f._digest(so)
+        stale = native / ".tmp-999999999-x"          # a killed build's folder (no such pid)
+        stale.mkdir()
+        so.unlink()
+        load()
+        assert not stale.exists()
+        print("ok")
+    """, env={"MULTIHEAD_CACHE": str(tmp_path)})
+    assert r.returncode == 0 and "ok" in r.stdout, (r.returncode, r.stderr[-2000:])
+
+
+# 5. finfo.min float masks (Hugging Face padding) must give the average, like SDPA, on every backend.
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
+def test_item05_finfo_min_mask_rows_average_like_sdpa(dtype):
+    q, k, v = rand(1, 2, 40, 64, dtype=dtype), rand(1, 2, 40, 64, dtype=dtype, seed=1), rand(1, 2, 40, 64, dtype=dtype, seed=2)
+    mask = torch.zeros(1, 1, 40, 40, dtype=dtype)
+    mask[..., :20, :] = torch.finfo(dtype).min          # rows 0-19: every key min-masked
+    mask[..., 20:, 30:] = torch.finfo(dtype).min         # rows 20-39: keys 30-39 min-masked
+    sdpa = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(),
+                                                            attn_mask=mask.double())
+    for backend in ["auto", *BACKENDS]:
+        out = mh.attention(q, k, v, mask, backend=backend).double()
+        if dtype != torch.float16:     # fp16's min (-65504) is not absorbed by fp32 scores: exact is softmax(s)
+            assert torch.allclose(out[..., :20, :], v.double().mean(2, keepdim=True).expand(1, 2, 20, 64),
+                                  atol=2e-2), backend
+        assert torch.allclose(out, sdpa, atol=2e-2), backend
+
+
+# 8. softmax with a tiny temperature was NaN (x / 1e-45 = inf, inf - inf = NaN).
+@pytest.mark.parametrize("temperature", [1e-45, 1e-50, 1e-300, 1e-8])
+def test_item08_softmax_tiny_temperature_is_never_nan(temperature):
+    x = torch.tensor([2.0, 1.0, 0.0])
+    assert mh.softmax(x, temperature=temperature).tolist() == [1.0, 0.0, 0.0]
+    assert mh.softmax(torch.tensor([2.0, 2.0, 0.0]), temperature=temperature).tolist() == [0.5, 0.5, 0.0]
+    ls = mh.log_softmax(x, temperature=temperature)
+    assert ls[0] == 0 and not torch.isnan(ls).any()
+    lse = mh.logsumexp(x, temperature=temperature)
+    assert torch.isclose(lse.double(), torch.tensor(2.0 / temperature, dtype=torch.float64), rtol=1e-6) \
+        or (lse == float("inf") and 2.0 / temperature > 3.4e38)
+    keep = torch.tensor([False, True, True])
+    assert mh.softmax(torch.tensor([1000.0, 1.0, 0.0]), temperature=temperature, mask=keep).tolist() == [0, 1, 0]
+    drop = torch.tensor([float("-inf"), 0.0, 0.0])
+    assert mh.softmax(torch.tensor([1000.0, 1.0, 0.0]), temperature=temperature, mask=drop).tolist() == [0, 1, 0]
+    for dt in (torch.float16, torch.bfloat16, torch.float64):
+        assert not torch.isnan(mh.softmax(x.to(dt), temperature=temperature)).any()
+
+
+def test_item08_softmax_moderate_temperature_matches_torch():
+    x = rand(4, 33, dtype=torch.float64)
+    for t in (0.01, 0.3, 7.0):
+        assert torch.allclose(mh.softmax(x, temperature=t), torch.softmax(x / t, -1))
+        assert torch.allclose(mh.logsumexp(x, temperature=t), torch.logsumexp(x / t, -1))
+
+
+# 12. A child forked after threaded work hung on its next call.
+def test_item12_fork_after_threads_does_not_hang():
+    r = run_py("""
+        import os, torch, multihead as mh
+        torch.set_num_threads(2)
+        q, k, v = torch.randn(1, 8, 1, 64), torch.randn(1, 2, 8192, 64), torch.randn(1, 2, 8192, 64)
+        qp = torch.randn(1, 8, 1024, 64)
+        a = torch.randn(512, 512)
+        def work():
+            mh.attention(q, k, v, backend="fast_decode")
+            mh.attention(qp, k, v, backend="fast_prefill")
+            (a @ a).exp().sum()
+        work()
+        pid = os.fork()
+        if pid == 0:
+            work()
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        assert status == 0, status
+        work()
+        assert torch.get_num_threads() == 2
+        print("ok")
+    """, timeout=300)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-2000:]
+
+
+def test_item12_overlapping_fast_prefill_calls_restore_thread_count():
+    before = torch.get_num_threads()
+    q, k, v = rand(1, 4, 1024, 64), rand(1, 4, 1024, 64, seed=1), rand(1, 4, 1024, 64, seed=2)
+    ref = mh.attention(q, k, v, is_causal=True, backend="reference")
+    errors = []
+
+    def call():
+        for _ in range(3):
+            errors.append((mh.attention(q, k, v, is_causal=True, backend="fast_prefill") - ref).abs().max().item())
+
+    threads = [threading.Thread(target=call) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert torch.get_num_threads() == before
+    assert max(errors) < 1e-5
+
+
+# 14 (demo part). `demo --tokens 1e9` died in the allocator.
+def test_item14_demo_tokens_out_of_range_refused(capsys):
+    from multihead.cli import main
+    for bad in ("1e9", "0", "-3", "nan", "inf", "", "x"):
+        assert main(["demo", "--tokens", bad]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "argument --tokens" in err and "Traceback" not in err, err
+
+
+# 15. MULTIHEAD_MAX_SCORE_BYTES: parsed in one place, errors name it; explicit decode is guarded.
+@pytest.mark.parametrize("value, expect", [("", 2 * 1024**3), ("1e9", 10**9), ("123", 123), ("2_000", 2000),
+                                           ("abc", None), ("-5", None), ("1.5", None), ("inf", None)])
+def test_item15_max_score_bytes_env_parsing(value, expect, monkeypatch):
+    from multihead._env import env_int
+    monkeypatch.setenv("MULTIHEAD_MAX_SCORE_BYTES", value)
+    if expect is None:
+        with pytest.raises(ValueError, match=r"^MULTIHEAD_MAX_SCORE_BYTES: expected a whole number >= 0"):
+            env_int("MULTIHEAD_MAX_SCORE_BYTES", 2 * 1024**3)
+    else:
+        assert env_int("MULTIHEAD_MAX_SCORE_BYTES", 2 * 1024**3) == expect
+
+
+def test_item15_max_score_bytes_env_read_by_functional():
+    r = run_py("""
+        import multihead.functional as f
+        print(f.max_score_bytes())
+        import os, subprocess, sys
+        bad = subprocess.run([sys.executable, "-c", "import multihead.functional"], capture_output=True,
+                             text=True, env={**os.environ, "MULTIHEAD_MAX_SCORE_BYTES": "-5"})
+        print(bad.stderr.strip().splitlines()[-1])
+    """, env={"MULTIHEAD_MAX_SCORE_BYTES": "1e9"})
+    assert r.returncode == 0, r.stderr[-2000:]
+    first, last = r.stdout.strip().splitlines()
+    assert first == "1000000000" and last.startswith("ValueError: MULTIHEAD_MAX_SCORE_BYTES:"), r.stdout
+
+
+def test_item15_explicit_decode_backend_has_memory_guard():
+    from multihead.functional import score_limit
+    q, k = torch.empty(1, 32, 16, 128), torch.empty(1, 8, 10**6, 128)
+    with score_limit(10**9):
+        for backend in ("decode", "reference"):
+            with pytest.raises(ValueError, match=f"backend: '{backend}' would materialize"):
+                mh.attention(q, k, k, backend=backend)
+
+
+# 19 (KVCache / MultiHeadAttention parts).
+@pytest.mark.parametrize("dtype", [torch.int64, torch.bool, torch.complex64])
+def test_item19_kvcache_update_refuses_non_float(dtype):
+    cache = mh.KVCache(batch=1, n_kv_heads=2, max_tokens=8, head_dim=4)
+    good = torch.zeros(1, 2, 1, 4)
+    bad = torch.zeros(1, 2, 1, 4, dtype=dtype)
+    with pytest.raises(ValueError, match="k_new: expected a floating-point tensor"):
+        cache.update(0, bad, good)
+    with pytest.raises(ValueError, match="v_new: expected a floating-point tensor"):
+        cache.update(0, good, bad)
+    assert cache.length(0) == 0
+
+
+def test_item19_bogus_backend_refused_at_construction():
+    with pytest.raises(ValueError, match="backend: expected 'auto' or one of"):
+        mh.MultiHeadAttention(64, 4, backend="bogus")
+    assert mh.MultiHeadAttention(64, 4, backend="tiled").backend == "tiled"
+
+
+# 20. The cache folder: one resolver; "~" expanded; XDG honoured; killed builds cleaned.
+def test_item20_cache_dir_resolution(monkeypatch, tmp_path):
+    from multihead import paths
+    from multihead.measure import calibrate
+    from multihead.kernels import fast_native as fn
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("MULTIHEAD_CACHE", "~/x")
+    assert paths.cache_dir() == tmp_path / "home" / "x"
+    monkeypatch.setenv("MULTIHEAD_CACHE", "")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert paths.cache_dir("native") == tmp_path / "xdg" / "multihead" / "native"
+    assert fn._cache_dir() == paths.cache_dir("native")
+    assert calibrate.default_profile_path() == paths.cache_dir("profile.json")
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/dir")       # the XDG spec: ignore it
+    assert paths.cache_dir() == tmp_path / "home" / ".cache" / "multihead"
+
+
+def test_item20_atomic_build_leaves_nothing_on_failure(tmp_path):
+    from multihead import paths
+    dest = tmp_path / "out.bin"
+    with pytest.raises(RuntimeError):
+        with paths.atomic_build(dest) as tmp:
+            tmp.write_bytes(b"half")
+            raise RuntimeError("killed")
+    assert list(tmp_path.iterdir()) == []
+    with paths.atomic_build(dest) as tmp:
+        tmp.write_bytes(b"whole")
+    assert dest.read_bytes() == b"whole" and [p.name for p in tmp_path.iterdir()] == ["out.bin"]
+
+
+# 21. torch.compile(mh.attention, fullgraph=True): the fast paths are torch.library custom ops.
+@pytest.mark.slow
+def test_item21_torch_compile_fullgraph():
+    r = run_py("""
+        import torch, multihead as mh
+        torch._dynamo.config.cache_size_limit = 8
+        f = torch.compile(mh.attention, fullgraph=True, backend="eager")
+        k, v = torch.randn(1, 2, 300, 64), torch.randn(1, 2, 300, 64)
+        for tq, backend in ((1, "auto"), (1, "fast_decode"), (300, "fast_prefill")):
+            q = torch.randn(1, 8, tq, 64)
+            out = f(q, k, v, is_causal=True, backend=backend)
+            ref = mh.attention(q, k, v, is_causal=True, backend="reference")
+            assert (out - ref).abs().max() < 1e-5, backend
+        print("ok")
+    """, timeout=300)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-3000:]
+
+
+def test_item21_custom_ops_are_registered_with_fake_kernels():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode():
+        q, k, v = torch.empty(2, 8, 5, 64), torch.empty(2, 2, 9, 64), torch.empty(2, 2, 9, 32, dtype=torch.float32)
+        for op in (torch.ops.multihead.fast_decode, torch.ops.multihead.fast_prefill):
+            out, lse = op(q, k, v, None, True, 0.125)
+            assert out.shape == (2, 8, 5, 32) and lse.shape == (2, 8, 5)
