@@ -240,3 +240,16 @@ def test_prefill_worker_threads_match_oracle(heads, monkeypatch):
         torch.set_num_threads(before)
     ref, ref_lse = oracle(q, k, v, mask, True, scale=0.25)
     assert err(out, ref) < 2e-5 and err(lse, ref_lse) < 2e-5
+
+
+@pytest.mark.parametrize("backend", ["fast_prefill", "auto"])
+def test_prefill_under_inference_mode_matches_sdpa(backend):
+    """torch.inference_mode() is thread-local: fast_prefill's worker threads must run in the
+    caller's mode (they raised 'Inplace update to inference tensor outside InferenceMode')."""
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(1, 8, 1024, 64) for _ in range(3))
+    with torch.inference_mode():
+        out = mh.attention(q, k, v, is_causal=True, backend=backend)
+        ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert out.is_inference()
+    torch.testing.assert_close(out, ref, atol=2e-5, rtol=2e-5)

@@ -148,9 +148,17 @@ def _run_parallel(p: "_Problem", tiles: list, out: Tensor, lse: Tensor, workers:
         with lock:
             return next(queue, None)
 
+    # Grad and inference mode are thread-local: the workers take the caller's, or a call made
+    # under torch.inference_mode() would write into its inference-mode `out` from outside it.
+    inference, grad = torch.is_inference_mode_enabled(), torch.is_grad_enabled()
+
+    def work(_):
+        with torch.inference_mode(inference), torch.set_grad_enabled(grad):
+            _run(p, iter(next_tile, None), out, lse)
+
     # A pool per call (not kept between calls): nothing of it survives into a fork()ed child.
     with ThreadPoolExecutor(workers) as pool:
-        list(pool.map(lambda _: _run(p, iter(next_tile, None), out, lse), range(workers)))
+        list(pool.map(work, range(workers)))
 
 
 def _base2_mask(mask: Tensor | None, ct: torch.dtype) -> Tensor | None:
