@@ -168,6 +168,20 @@ def output_file(suffixes: Sequence[str] | None = None) -> Callable[[str], Path]:
     return _named(parse, "path")
 
 
+def output_dir() -> Callable[[str], Path]:
+    """A folder to write into: an existing writable one, or one that can be made under an existing
+    writable folder (checked at parse time; nothing is created until the command writes)."""
+    def parse(text: str) -> Path:
+        p = Path(text).expanduser()
+        if not text.strip() or (p.exists() and not p.is_dir()):
+            _fail(f"expected a folder, got {text!r}")
+        existing = next(a for a in (p, *p.absolute().parents) if a.exists())
+        if not existing.is_dir() or not os.access(existing, os.W_OK):
+            _fail(f"{text!r}: cannot write in {str(existing)!r}")
+        return p
+    return _named(parse, "folder")
+
+
 def input_file() -> Callable[[str], Path]:
     """An existing, readable, regular file; returns a Path."""
     def parse(text: str) -> Path:

@@ -4,10 +4,11 @@ from __future__ import annotations
 import argparse
 import json
 
+from multihead.cli import _args as A
+
 
 def add_request_flags(p: argparse.ArgumentParser) -> None:
     """The request the serving times are for (shared by ``multihead serving`` and ``multihead plan``)."""
-    from multihead.cli import _args as A
     g = p.add_argument_group("request (for TTFT, TPOT and tokens/s)")
     g.add_argument("--input-len", type=A.int_range(1, A.MAX_TOKENS),
                    help="prompt tokens per request (default: max-model-len less --output-len)")
@@ -23,8 +24,8 @@ def register(subparsers) -> None:
                     "error on training and held-out rows. --fit refits the constants on the training rows only "
                     "(fixed hash split) and rewrites multihead/cost/catalog/gpu_time_fit.json and reports/gpu-time/.")
     p.add_argument("--fit", action="store_true", help="refit the constants and rewrite the fit file and the reports")
-    p.add_argument("--measurements", help="table of measurements (default reports/gpu-time/measurements.json)")
-    p.add_argument("--out", help="report folder for --fit (default reports/gpu-time/)")
+    p.add_argument("--measurements", type=A.input_file(), help="table of measurements (default reports/gpu-time/measurements.json)")
+    p.add_argument("--out", type=A.output_dir(), help="report folder for --fit (default reports/gpu-time/)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=run)
 

@@ -97,25 +97,11 @@ def register(subparsers) -> None:
                                     "under --out-dir, with the command that made it at the top.")
     _text_args(rp)
     _merge_args(rp)
-    rp.add_argument("--out-dir", type=_out_dir, default="reports/heads", help="output folder (default reports/heads)")
+    rp.add_argument("--out-dir", type=A.output_dir(), default="reports/heads", help="output folder (default reports/heads)")
     rp.add_argument("--reuse", action="store_true",
                     help="reuse stage JSON files already in --out-dir instead of re-running them")
     rp.set_defaults(func=run_report)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
-
-
-def _out_dir(text: str) -> Path:
-    """A folder to write into: an existing writable one, or one that can be made (checked now,
-    nothing created until the report runs)."""
-    import argparse
-    import os
-    p = Path(text).expanduser()
-    if not text.strip() or (p.exists() and not p.is_dir()):
-        raise argparse.ArgumentTypeError(f"expected a folder, got {text!r}")
-    existing = next(a for a in (p, *p.absolute().parents) if a.exists())
-    if not existing.is_dir() or not os.access(existing, os.W_OK):
-        raise argparse.ArgumentTypeError(f"{text!r}: cannot write in {str(existing)!r}")
-    return p
 
 
 def _threads(args) -> None:

@@ -39,7 +39,7 @@ def _profile(args) -> Path:
     """The profile to use: --profile (an existing, readable file), else the default one, calibrated
     first when missing (the default folder is checked to be writable by calibrate's --out rules)."""
     from multihead.measure.calibrate import default_profile_path, run_calibration
-    if args.profile:
+    if args.profile is not None:         # '' is a bad path, not 'use the default'
         try:
             return A.input_file()(args.profile)
         except argparse.ArgumentTypeError as err:

@@ -115,7 +115,7 @@ def load_device(name_or_path: str, *, flops_efficiency: float | None = None,
     if not str(name_or_path).strip():
         raise ValueError("gpu: expected a catalog GPU name or a profile .json path, got ''")
     if path.exists() and not path.is_file():
-        raise ValueError(f"device: {path} is not a regular file (expected a profile .json)")
+        raise ValueError(f"gpu: {path} is not a regular file (expected a profile .json)")
     spec = _device_from_profile(path) if path.suffix == ".json" or path.exists() else catalog_gpu(str(name_or_path))
     if flops_efficiency is not None:
         spec.flops_efficiency = flops_efficiency
@@ -154,12 +154,12 @@ def _number(p: dict, key: str, where: str, *, positive: bool = True, optional: b
     if key not in p or p[key] is None:
         if optional:
             return None
-        raise ValueError(f"device: {where} lacks the field {key!r}")
+        raise ValueError(f"gpu: {where} lacks the field {key!r}")
     value = p[key]
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError(f"device: {where} field {key!r}: expected a finite number, got {value!r}")
+        raise ValueError(f"gpu: {where} field {key!r}: expected a finite number, got {value!r}")
     if value < 0 or (positive and value == 0):
-        raise ValueError(f"device: {where} field {key!r}: expected a {'positive' if positive else 'non-negative'}"
+        raise ValueError(f"gpu: {where} field {key!r}: expected a {'positive' if positive else 'non-negative'}"
                          f" number, got {value!r}")
     return float(value)
 
@@ -167,7 +167,7 @@ def _number(p: dict, key: str, where: str, *, positive: bool = True, optional: b
 def _flag(p: dict, key: str, where: str, default: bool = True) -> bool:
     value = p.get(key, default)
     if not isinstance(value, bool):
-        raise ValueError(f"device: {where} field {key!r}: expected true or false, got {value!r}")
+        raise ValueError(f"gpu: {where} field {key!r}: expected true or false, got {value!r}")
     return value
 
 
@@ -175,35 +175,35 @@ def _table(p: dict, key: str, where: str, optional: bool = False) -> dict:
     if key not in p:
         if optional:
             return {}
-        raise ValueError(f"device: {where} lacks the field {key!r}")
+        raise ValueError(f"gpu: {where} lacks the field {key!r}")
     if not isinstance(p[key], dict):
-        raise ValueError(f"device: {where} field {key!r}: expected an object {{dtype: ...}}, got {p[key]!r}")
+        raise ValueError(f"gpu: {where} field {key!r}: expected an object {{dtype: ...}}, got {p[key]!r}")
     return p[key]
 
 
 def _device_from_profile(path: Path) -> DeviceSpec:
     """Read a profile written by ``multihead calibrate`` (schema: ``device_to_profile``)."""
     if not path.exists():
-        raise ValueError(f"device: profile file {str(path)!r} does not exist")
+        raise ValueError(f"gpu: profile file {str(path)!r} does not exist")
     try:
         p = json.loads(path.read_text())
     except json.JSONDecodeError as err:
-        raise ValueError(f"device: {path} is not valid JSON ({err})") from None
+        raise ValueError(f"gpu: {path} is not valid JSON ({err})") from None
     if not isinstance(p, dict):
-        raise ValueError(f"device: profile {path}: expected a JSON object, got {type(p).__name__}")
+        raise ValueError(f"gpu: profile {path}: expected a JSON object, got {type(p).__name__}")
     where = f"profile {path}"
     if not isinstance(p.get("name"), str):
-        raise ValueError(f"device: {where} lacks the field 'name' (a string)")
+        raise ValueError(f"gpu: {where} lacks the field 'name' (a string)")
     flops = _table(p, "matmul_flops", where)
     if not flops:
-        raise ValueError(f"device: {where} field 'matmul_flops' is empty: expected {{dtype: FLOP/s}}")
+        raise ValueError(f"gpu: {where} field 'matmul_flops' is empty: expected {{dtype: FLOP/s}}")
     matmul = {dtype_key(k): _number(flops, k, f"{where} matmul_flops") for k in flops}
     attention = _table(p, "attention", where, optional=True)
     prefill = {}
     for dt, c in _table(attention, "prefill", f"{where} attention", optional=True).items():
         w = f"{where} attention.prefill.{dt}"
         if not isinstance(c, dict):
-            raise ValueError(f"device: {w}: expected an object, got {c!r}")
+            raise ValueError(f"gpu: {w}: expected an object, got {c!r}")
         dkey = "/".join([dtype_key(dt.split("/")[0])] + dt.split("/")[1:])
         prefill[dkey] = PrefillCosts(
             flops_per_s=_number(c, "flops_per_s", w, optional=True),
@@ -220,7 +220,7 @@ def _device_from_profile(path: Path) -> DeviceSpec:
     for dt, c in _table(attention, "decode", f"{where} attention", optional=True).items():
         w = f"{where} attention.decode.{dt}"
         if not isinstance(c, dict):
-            raise ValueError(f"device: {w}: expected an object, got {c!r}")
+            raise ValueError(f"gpu: {w}: expected an object, got {c!r}")
         decode["/".join([dtype_key(dt.split("/")[0])] + dt.split("/")[1:])] = DecodeCosts(
             bytes_per_s=_number(c, "bytes_per_s", w, optional=True),
             flops_per_s=_number(c, "flops_per_s", w, optional=True),
