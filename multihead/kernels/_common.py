@@ -45,3 +45,24 @@ def safe_max(s: Tensor, dim: int = -1) -> Tensor:
     """Max over ``dim`` (kept), with 0 for rows that are all -inf so exp(s - max) gives 0, not NaN."""
     m = s.amax(dim=dim, keepdim=True)
     return torch.where(torch.isneginf(m), torch.zeros_like(m), m)
+
+
+# The fast kernels' signature as torch.compile sees it: (out, lse) in the compute dtype.
+_ATTENTION_OP_SCHEMA = "(Tensor q, Tensor k, Tensor v, Tensor? mask, bool is_causal, float scale) -> (Tensor, Tensor)"
+
+
+def register_attention_op(name: str, impl) -> None:
+    """Register ``impl(q, k, v, mask, *, is_causal, scale) -> (out, lse)`` as the custom op
+    ``torch.ops.multihead.<name>``. torch.compile then sees the kernel as one opaque op (ctypes
+    calls, data pointers and worker threads cannot be traced): the real implementation runs eagerly
+    inside the compiled graph, and the fake one gives the compiler the output shapes and dtypes."""
+    def run(q, k, v, mask, is_causal, scale):
+        return impl(q, k, v, mask, is_causal=is_causal, scale=scale)
+
+    op = torch.library.custom_op(f"multihead::{name}", run, mutates_args=(), schema=_ATTENTION_OP_SCHEMA)
+
+    @op.register_fake
+    def _fake(q, k, v, mask, is_causal, scale):
+        B, H, Tq, _ = q.shape                                   # out [B, H, Tq, d_v], lse [B, H, Tq]
+        ct = compute_dtype(q.dtype)
+        return q.new_empty(B, H, Tq, v.shape[-1], dtype=ct), q.new_empty(B, H, Tq, dtype=ct)

@@ -37,7 +37,7 @@ import torch
 from torch import Tensor
 
 from multihead.kernels import decode, fast_native
-from multihead.kernels._common import compute_dtype, grouped_mask
+from multihead.kernels._common import compute_dtype, grouped_mask, register_attention_op
 
 # Keys per chunk. The fp32 chunk of K for 8 KV heads at d=128 is 8*4096*128*4 B = 16 MiB of
 # streamed input; its scores are 8*4096*G*Tq*4 B (0.5 MiB for G=4, Tq=1).
@@ -54,7 +54,7 @@ def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal
     if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (q, k, v, mask)):
         # Inference kernel (out= buffers, in-place updates): autograd takes the plain path.
         return decode.attention(q, k, v, mask, is_causal=is_causal, scale=scale)
-    if torch.compiler.is_compiling():       # one opaque op for torch.compile (see _op below)
+    if torch.compiler.is_compiling():       # one opaque op for torch.compile (registered below)
         return torch.ops.multihead.fast_decode(q, k, v, mask, is_causal, scale)
     return _attention(q, k, v, mask, is_causal=is_causal, scale=scale, chunk=chunk)
 
@@ -153,17 +153,6 @@ def _native(q: Tensor, k: Tensor, v: Tensor, *, is_causal: bool, scale: float) -
     return out, lse
 
 
-# torch.compile sees the kernel as one custom op (ctypes calls, data pointers and worker threads
-# cannot be traced): the real implementation runs eagerly inside the compiled graph, and the fake
-# one tells the compiler the output shapes and dtypes. Eager calls skip the op's dispatch cost.
-@torch.library.custom_op("multihead::fast_decode", mutates_args=(), schema=(
-    "(Tensor q, Tensor k, Tensor v, Tensor? mask, bool is_causal, float scale) -> (Tensor, Tensor)"))
-def _op(q, k, v, mask, is_causal, scale):
-    return _attention(q, k, v, mask, is_causal=is_causal, scale=scale)
-
-
-@_op.register_fake
-def _op_fake(q, k, v, mask, is_causal, scale):
-    B, H, Tq, _ = q.shape
-    ct = compute_dtype(q.dtype)
-    return q.new_empty(B, H, Tq, v.shape[-1], dtype=ct), q.new_empty(B, H, Tq, dtype=ct)
+# torch.compile sees the kernel as one custom op (kernels/_common.register_attention_op);
+# eager calls skip its dispatch cost.
+register_attention_op("fast_decode", _attention)

@@ -44,7 +44,7 @@ import torch
 from torch import Tensor
 
 from multihead.kernels import fast_native, tiled
-from multihead.kernels._common import compute_dtype, grouped_mask
+from multihead.kernels._common import compute_dtype, grouped_mask, register_attention_op
 
 # Queries per block (times G rows per KV head), keys per block and KV heads per tile. With G=4 a
 # tile's score block is [2, 4*256, 512] fp32 = 4 MiB. Measured at T=4096, one thread, CPU time, vs
@@ -69,7 +69,7 @@ def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal
     if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (q, k, v, mask)):
         # Inference kernel (out= buffers, in-place updates): autograd takes the plain path.
         return tiled.attention(q, k, v, mask, is_causal=is_causal, scale=scale)
-    if torch.compiler.is_compiling():       # one opaque op for torch.compile (see _op below)
+    if torch.compiler.is_compiling():       # one opaque op for torch.compile (registered below)
         return torch.ops.multihead.fast_prefill(q, k, v, mask, is_causal, scale)
     return _attention(q, k, v, mask, is_causal=is_causal, scale=scale, block_q=block_q, block_k=block_k)
 
@@ -268,17 +268,6 @@ def _mask_block(s4: Tensor, mb: Tensor | None, q0: int, q1: int, k0: int, k1: in
         s4[..., j0 - k0:].masked_fill_(kj > qi + offset, neg)              # broadcast over H_kv, G
 
 
-# torch.compile sees the kernel as one custom op (ctypes calls, data pointers and worker threads
-# cannot be traced): the real implementation runs eagerly inside the compiled graph, and the fake
-# one tells the compiler the output shapes and dtypes. Eager calls skip the op's dispatch cost.
-@torch.library.custom_op("multihead::fast_prefill", mutates_args=(), schema=(
-    "(Tensor q, Tensor k, Tensor v, Tensor? mask, bool is_causal, float scale) -> (Tensor, Tensor)"))
-def _op(q, k, v, mask, is_causal, scale):
-    return _attention(q, k, v, mask, is_causal=is_causal, scale=scale)
-
-
-@_op.register_fake
-def _op_fake(q, k, v, mask, is_causal, scale):
-    B, H, Tq, _ = q.shape
-    ct = compute_dtype(q.dtype)
-    return q.new_empty(B, H, Tq, v.shape[-1], dtype=ct), q.new_empty(B, H, Tq, dtype=ct)
+# torch.compile sees the kernel as one custom op (kernels/_common.register_attention_op);
+# eager calls skip its dispatch cost.
+register_attention_op("fast_prefill", _attention)
