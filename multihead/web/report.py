@@ -27,13 +27,7 @@ TEMPLATE = """<!doctype html>
 <header><span class="brand">multihead plan</span><span class="muted">{title}</span>
 <button id="lang" type="button" data-i18n="lang">中文</button></header>
 <main class="lesson" id="results">
-<div id="decision" class="card"></div>
-<div class="card"><h2 data-i18n="res.breakdown">Memory per GPU</h2><div id="breakdown"></div></div>
-<div class="card"><h2 data-i18n="res.curve">Memory vs context length</h2><div id="curve"></div></div>
-<div class="card" id="serving" hidden></div>
-<div class="card" id="command" hidden></div>
-<div class="card"><h2 data-i18n="res.keys">Key numbers</h2><div id="keys"></div></div>
-<div class="card" id="notes"></div>
+{cards}
 <div class="card"><h2>CLI</h2><pre class="muted" id="cli">{command}</pre></div>
 </main>
 <script>
@@ -45,6 +39,13 @@ renderPlanView(DATA.plan, DATA.curve).then(() => {{ document.body.dataset.ready 
 </script>
 </body></html>
 """
+
+
+def _result_cards(page: str) -> str:
+    """The result cards of the planner page (static/planner.html), so the report and the page
+    share one markup for the view that plan_view.js fills."""
+    start = page.index('<section id="results">') + len('<section id="results">')
+    return page[start:page.index("</section>", start)].strip()
 
 
 def _script(text: str) -> str:
@@ -65,6 +66,7 @@ def report_html(options: dict, config_text: str | None = None) -> str:
     command = "multihead plan " + " ".join(plan_api.options_to_argv(options)) + " --json"
     read = lambda name: (STATIC / name).read_text(encoding="utf-8")   # noqa: E731
     return TEMPLATE.format(title=html.escape(title), css=read("style.css"), command=html.escape(command),
+                           cards=_result_cards(read("planner.html")),
                            plotly=_script(plotly_js().read_text(encoding="utf-8")),
                            common=_script(read("common.js")), view=_script(read("plan_view.js")),
                            data=_script(json.dumps({"plan": plan, "curve": curve})))
