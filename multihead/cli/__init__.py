@@ -38,13 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"multihead {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:
-        try:
-            module = importlib.import_module(f"multihead.cli.{name.replace('-', '_')}")
-        except ModuleNotFoundError as err:
-            if err.name == f"multihead.cli.{name.replace('-', '_')}":
-                continue   # command not built yet
-            raise
-        module.register(sub)
+        importlib.import_module(f"multihead.cli.{name.replace('-', '_')}").register(sub)
     return parser
 
 

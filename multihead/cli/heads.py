@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from multihead.cli import _args as A
-from multihead.hf.loading import MINILM, SMOLLM2
+from multihead.hf.shipped import MINILM, SMOLLM2
 
 PLOT = A.output_file(suffixes=(".png", ".svg", ".pdf"))
 FRACTIONS = A.list_of(A.float_range(0.0, 1.0))

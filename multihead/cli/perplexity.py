@@ -5,7 +5,7 @@ import argparse
 import json
 
 from multihead.cli import _args as A
-from multihead.hf.loading import SMOLLM2
+from multihead.hf.shipped import SMOLLM2
 
 ATTENTIONS = ["multihead", "sdpa", "eager", "multihead_reference", "multihead_tiled", "multihead_decode"]
 

@@ -12,7 +12,7 @@ import dataclasses
 import json
 from importlib import resources
 
-from multihead.cost.serving import GIB, EngineArgs, ServingAccount, account
+from multihead.cost.serving import EngineArgs, ServingAccount, account
 from multihead.cost.serving_fit import load_fit
 from multihead.cost.serving_shape import shape_for
 from multihead.engines import LaunchPlan, command

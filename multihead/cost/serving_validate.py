@@ -13,8 +13,6 @@ Errors are (predicted - logged) / logged of kv_cache_tokens and max_concurrency.
 from __future__ import annotations
 
 import dataclasses
-import json
-from pathlib import Path
 
 from multihead.cost.serving import GIB, Fit, ServingShape, account
 from multihead.cost.serving_fit import engine_args_of, held_out_fits, load_fit, log_rows

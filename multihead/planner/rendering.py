@@ -182,13 +182,17 @@ def _yes(flag: bool) -> str:
 
 # -- the plot ---------------------------------------------------------------------------------------
 def plot_memory(p: Plan, path: str | Path) -> Path:
+    """Write memory_figure(p) to ``path`` (format from the extension)."""
+    from multihead.figures import save
+    return Path(save(memory_figure(p), path))
+
+
+def memory_figure(p: Plan):
     """Memory per GPU versus context length at H_kv = H, the model's H_kv and 1, with the GPU's memory.
 
     Each curve is marked where it stops fitting (the longest single pass that fits).
     """
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from multihead.figures import plt
 
     top = max(4 * p.tokens, 8192)
     grid = sorted({int(round(1024 * (top / 1024) ** (i / 80))) for i in range(81)} | {p.tokens})
@@ -214,8 +218,4 @@ def plot_memory(p: Plan, path: str | Path) -> Path:
     ax.set_title(f"{p.model} on {p.device}: one pass, batch {p.batch}")
     ax.legend(fontsize=8)
     ax.grid(True, which="both", alpha=0.3)
-    path = Path(path)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return fig
