@@ -267,14 +267,22 @@ def test_smollm2_64_greedy_tokens_equal_transformers_generate(smollm2):
 
 @pytest.mark.models
 @needs_smollm2
-def test_cli_perplexity_and_generate_json(capsys):
+def test_cli_perplexity_and_generate_json(capsys, smollm2):
     from multihead.cli import main
+    from multihead.hf.perplexity import perplexity
+    from multihead.hf.text import eval_windows
+    model, tok = smollm2
     assert main(["perplexity", "--attention", "multihead", "--windows", "1", "--window-tokens", "32", "--json"]) == 0
     r = json.loads(capsys.readouterr().out)
-    assert r["tokens"] == 31 and r["windows"] == 1 and r["window_tokens"] == 32 and r["perplexity"] > 1
+    assert r["tokens"] == 31 and r["windows"] == 1 and r["window_tokens"] == 32
+    model.set_attn_implementation("multihead")                # the library on the same seeded window
+    expected = perplexity(model, eval_windows(tok, 1, 32, seed=0)).perplexity
+    model.set_attn_implementation("sdpa")
+    assert r["perplexity"] == pytest.approx(expected, rel=1e-6)
     assert main(["generate", "--prompt", "What is 2+2?", "--max-new-tokens", "4", "--json"]) == 0
     g = json.loads(capsys.readouterr().out)
-    assert g["chat_template"] and 1 <= len(g["token_ids"]) <= 4 and isinstance(g["text"], str)
+    assert g["chat_template"] and 1 <= len(g["token_ids"]) <= 4
+    assert g["text"] == tok.decode(g["token_ids"], skip_special_tokens=True)
     assert main(["perplexity", "--windows", "0"]) == 2
 
 
