@@ -7,7 +7,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-transformers = pytest.importorskip("transformers")
+from conftest import require  # noqa: E402
+
+transformers = require("transformers")     # missing: fails in CI with what to install
 import multihead.hf  # noqa: E402
 
 SEQ = 40

@@ -63,7 +63,7 @@ def test_kv_chunked_attention_llama4_style():
 
 @pytest.mark.parametrize("B, Hkv, T, d, L", [(1, 8, 16, 32, 3), (2, 1, 5, 8, 2), (3, 4, 7, 16, 1)])
 def test_kv_equals_what_kvcache_allocates(B, Hkv, T, d, L):
-    torch = pytest.importorskip("torch")
+    import torch
     from multihead.layers import KVCache
     s = cost.ModelSpec("t", hidden_size=Hkv * 2 * d, num_layers=L, num_heads=Hkv * 2, num_kv_heads=Hkv, head_dim=d)
     for dtype, name in ((torch.float32, "fp32"), (torch.bfloat16, "bf16")):
@@ -235,7 +235,7 @@ def test_huge_sizes_are_closed_form():
 @given(H_kv=st.integers(1, 4), G=st.integers(1, 4), d=st.sampled_from([4, 8, 16]), L=st.integers(1, 3),
        B=st.integers(1, 3), T=st.integers(1, 24), bias=st.booleans())
 def test_formulas_equal_what_the_library_builds(H_kv, G, d, L, B, T, bias):
-    torch = pytest.importorskip("torch")
+    import torch
     from multihead.layers import KVCache, MultiHeadAttention
     H = H_kv * G
     D = H * d

@@ -22,8 +22,10 @@ _NOT_FOR_TRANSFORMERS = {"quantization_config", "torch_dtype"}
 
 def _meta_model(config: dict):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    transformers = pytest.importorskip("transformers")
-    torch = pytest.importorskip("torch")
+    import torch
+
+    from conftest import require
+    transformers = require("transformers")
     kwargs = {k: v for k, v in config.items() if k not in _NOT_FOR_TRANSFORMERS and k != "model_type"}
     hf_config = transformers.AutoConfig.for_model(config["model_type"], **kwargs)
     with torch.device("meta"):
