@@ -27,6 +27,7 @@
 
 #define BK 32          /* keys per block: a block of fp32 V rows (32 x 128 x 4 B = 16 KiB) stays in L1 */
 #define LINE 64        /* bytes per cache line */
+#define AHEAD BK       /* keys ahead whose K and V rows are requested into L2 (see prefetch_rows) */
 #define MAXD 512
 #define MAXR 64
 
@@ -71,11 +72,14 @@ static inline float hmax8(__m256 a) {
 /* Request the cache lines of rows [j, j + n) of a K or V head (row bytes rb, stride st elements).
  * Why: without it the core computed, then waited for memory, in turn (measured: 8.8 GB/s per
  * core vs 17.5 GB/s for a plain sum over the same rows). The kernel asks for this block's V rows
- * while it computes the block's scores, so they are in L1 for P V. Asking for K and V rows one or
- * more blocks ahead into L2 as well was faster when the cache length was a power of two and
- * ~20% slower at other lengths (100,000 or 131,040 keys), so it is not done. A macro, not a
- * function: GCC deems a function holding only prefetches free of side effects and deletes the
- * calls. */
+ * into L1 while it computes the block's scores, so they are there for P V, and for the next
+ * block's K and V rows (AHEAD keys on) into L2. Measured on the 2-core Intel Xeon (KVM) of
+ * 2026-11-30, fp32, 32/8 heads, d=128, helpers paused: one thread 10.3-10.6 -> 11.6-12.2 GB/s at
+ * 100,000, 120,000, 131,040 and 131,072 keys alike; two threads 72-76% -> 83% of the streaming
+ * read rate (G=4) and 55% -> 70% (G=8); 16 or 48 keys ahead, or into L1, were no better. (On the
+ * AMD EPYC of 2026-11-29 a 1-4-blocks-ahead prefetch had helped at power-of-two lengths only,
+ * within that day's noise.) A macro, not a function: GCC deems a function holding only
+ * prefetches free of side effects and deletes the calls. */
 #define prefetch_rows(base, esize, off, st, j, n, rb, hint)                                   \
     for (int64_t t_ = 0; t_ < (n); t_++) {                                                   \
         const char *row_ = (const char *)(base) + ((off) + ((j) + t_) * (st)) * (esize);      \
@@ -101,6 +105,10 @@ static inline __attribute__((always_inline)) void item(const float *q, const voi
         for (; jj + 2 <= nb; jj += 2) {
             int64_t kr = koff + (b0 + jj) * kst, kr1 = kr + kst;
             prefetch_rows(v, esize, voff, vst, b0 + jj, 2, dv * esize, _MM_HINT_T0);  /* for P V */
+            if (b0 + jj + AHEAD + 2 <= j1) {                                          /* next block */
+                prefetch_rows(k, esize, koff, kst, b0 + jj + AHEAD, 2, d * esize, _MM_HINT_T1);
+                prefetch_rows(v, esize, voff, vst, b0 + jj + AHEAD, 2, dv * esize, _MM_HINT_T1);
+            }
             int64_t r = 0;
             for (; r + 4 <= R; r += 4) {
                 __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
