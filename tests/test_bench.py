@@ -146,8 +146,9 @@ def test_peak_extra_memory_is_linear_not_quadratic():
     rounding; 4-5 MiB measured here). The reference backend, by contrast, must show the score matrix."""
     H, H_kv, d, T, workers = 8, 2, 64, 4096, 2
     fast = peak_extra_memory("fast_prefill", T, H, H_kv, d=d, threads=workers)
-    rows = H * fast_prefill.BLOCK_Q                            # nh * G * BLOCK_Q with nh = H_kv at most
-    per_worker = 4 * (rows * fast_prefill.BLOCK_K + 2 * rows * d + 3 * rows)
+    block_q, block_k = fast_prefill.block_shape(H // H_kv)
+    rows = H * block_q                                         # nh * G * block_q with nh = H_kv at most
+    per_worker = 4 * (rows * block_k + 2 * rows * d + 3 * rows)
     model = 4 * (H * T * d + H * T) + workers * per_worker       # out + lse + workers' blocks, fp32
     assert fast["finite"] and fast["threads"] == workers
     assert fast["extra_bytes"] <= model + (8 << 20), (fast["extra_bytes"] / 2**20, model / 2**20)

@@ -253,3 +253,17 @@ def test_prefill_under_inference_mode_matches_sdpa(backend):
         ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
     assert out.is_inference()
     torch.testing.assert_close(out, ref, atol=2e-5, rtol=2e-5)
+
+
+@pytest.mark.parametrize("H,H_kv", [(4, 4), (4, 2), (8, 2)], ids=["MHA", "G2", "G4"])
+def test_prefill_default_block_shapes_match_oracle(H, H_kv):
+    """The default blocks (fast_prefill.block_shape: 512 x 768 for MHA, 256 x 512 otherwise) with
+    more than one query and key block and the causal diagonal crossing block edges."""
+    from multihead.kernels import fast_prefill as fp
+    bq, bk = fp.block_shape(H // H_kv)
+    T = bq + bk + 37
+    g = torch.Generator().manual_seed(H * 10 + H_kv)
+    q, k, v = (torch.randn(1, h, T, 32, generator=g) for h in (H, H_kv, H_kv))
+    out, lse = fp.attention(q, k, v, None, is_causal=True, scale=32 ** -0.5)
+    ref, ref_lse = oracle(q, k, v, None, True)
+    assert err(out, ref) < 2e-5 and err(lse, ref_lse) < 2e-5
