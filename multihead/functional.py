@@ -15,9 +15,9 @@ import torch
 from torch import Tensor
 
 from multihead._env import env_int
-from multihead.accounting import score_matrix_bytes
+from multihead.cost.formulas import score_matrix_bytes
 from multihead.kernels import BACKENDS, fast_decode, fast_native, window
-from multihead.kernels.mods import NO_MODS, ScoreMods
+from multihead.kernels.mods import ScoreMods
 from multihead.softmax_ops import compute_dtype
 
 __all__ = ["attention", "choose_backend", "score_mods", "score_limit", "max_score_bytes", "normalize_mask",
@@ -224,8 +224,7 @@ def attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None = None, 
     _check_qkv(q, k, v)
     if not isinstance(is_causal, bool):
         raise ValueError(f"is_causal: expected True or False, got {is_causal!r}")
-    B, H, Tq, d = q.shape
-    Tk = k.shape[2]
+    d = q.shape[3]
     scale_arg = scale
     if scale is None:
         scale = 1.0 / math.sqrt(d)
