@@ -107,3 +107,49 @@ def test_plan_carries_the_serving_times_and_the_request_flags(capsys):
     assert (s["input_len"], s["output_len"]) == (100000, 2000)
     assert s["concurrency"] == int(s["max_concurrency"]) and s["ttft_s"] > 0 and s["tpot_s"] > 0
     assert s["output_tokens_per_s"] >= s["curve"][0]["output_tokens_per_s"]
+
+
+def _plan_json(capsys, *argv) -> dict:
+    assert main(["plan", *argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_text_example_with_explicit_figures_has_serving_times(capsys):
+    """`make plan`: a GPU given by effective figures is timed with those figures as they are (efficiency 1),
+    not refused: one request's TTFT is its causal prefill at 100 TFLOP/s plus the fixed request cost."""
+    d = _plan_json(capsys, "example-13b-gqa8", "--tokens", "128000", "--passes", "3", "--gpu-memory-gb", "80",
+                   "--effective-tflops", "100", "--bandwidth-tbps", "2")
+    s = d["serving"]
+    assert s["ttft_s"] > 0 and s["tpot_s"] > 0 and s["output_tokens_per_s"] > 0 and "time_note" not in s
+    assert "flops_efficiency 1, bandwidth_efficiency 1" in s["time_constants"]
+    c = timing.load_constants()
+    inp = s["input_len"]
+    linear = 2 * d["non_embedding_params"] * inp / 100e12
+    attention = 4 * 40 * 128 * 40 * inp * (inp + 1) / 2 / 100e12        # causal pairs x 4 H d, 40 layers
+    assert s["ttft_s_one_request"] == pytest.approx(linear + attention + c.request_overhead_s
+                                                    + 40 * c.layer_overhead("vllm"), rel=0.02)
+
+
+def test_measured_cpu_profile_has_no_gpu_time_and_says_why(capsys, tmp_path):
+    from tests.test_devices import measured_spec, write_profile
+    path = write_profile(measured_spec(), tmp_path / "p.json")
+    d = _plan_json(capsys, "Llama-2-7B", "--tokens", "4096", "--device", str(path))
+    assert d["decode_terms"] is None and "ttft_s" not in d["serving"]
+    assert "CPU profile" in (d["serving"].get("reason") or d["serving"].get("time_note"))
+
+
+def test_planner_tokens_per_second_is_the_communication_aware_decode_step(capsys):
+    """The issue's example, Llama-2-7B batch 1 on 8 A100s: the old roofline said 959 tokens/s; the plan's
+    contracted tokens_per_second now comes from cost/timing (one source), all-reduces included."""
+    d8 = _plan_json(capsys, "Llama-2-7B", "--tokens", "4096", "--gpu", "A100-80GB", "--gpus", "8")
+    d1 = _plan_json(capsys, "Llama-2-7B", "--tokens", "4096", "--gpu", "A100-80GB")
+    t = d8["decode_terms"]
+    c = timing.load_constants()
+    link = timing.interconnect_catalog()["links"]["nvlink3"]["bandwidth_gbps"] * 1e9
+    one = c.allreduce_latency("nvlink3") + 3 * c.allreduce_step_s + 2 * 7 / 8 * 4096 * 2 / (link * c.link_efficiency)
+    assert t["link"] == "nvlink3" and t["comm_s"] == pytest.approx(2 * 32 * one) and d1["decode_terms"]["comm_s"] == 0
+    assert d8["decode_seconds_per_token"] == pytest.approx(max(t["compute_s"], t["memory_s"]) + t["dequant_s"]
+                                                           + t["overhead_s"] + t["comm_s"])
+    assert d8["tokens_per_second"] == pytest.approx(1 / d8["decode_seconds_per_token"])
+    assert d8["tokens_per_second"] < 400 < 959                                     # communication and fixed costs
+    assert d1["tokens_per_second"] < d8["tokens_per_second"] < 8 * d1["tokens_per_second"]

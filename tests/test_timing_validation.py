@@ -66,3 +66,12 @@ def test_cli_prints_the_summary_of_the_committed_constants(capsys):
 def test_cli_bad_table_is_one_line_error(tmp_path, capsys):
     assert main(["gpu-time", "--measurements", str(tmp_path / "none.json")]) == 2
     assert "measurements" in capsys.readouterr().err
+
+
+def test_second_held_out_set_is_marked_from_new_sources_and_never_fitted():
+    second = [r for r in TABLE["rows"] if r.get("split") == "heldout-2"]
+    assert len(second) >= 30 and all(tv.split_of(r) == "held-out-2" for r in second)
+    train_sources = {r["source"] for r in TABLE["rows"] if tv.split_of(r) == "train"}
+    assert not {r["source"] for r in second} & train_sources
+    report = json.loads((tv.MEASUREMENTS.parent / "validation.json").read_text())
+    assert report["summary"]["held-out-2"]["all rows"]["n"] == len(second)

@@ -145,11 +145,11 @@ def fallbacks(cfg: dict, req: Request, heads: int, min_concurrency: float = 1.0,
 
 
 def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None = None,
-           input_len: int | None = None, output_len: int | None = None, **account_kw) -> dict:
+           input_len: int | None = None, output_len: int | None = None, device=None, **account_kw) -> dict:
     """The whole serving answer as one JSON-ready dict (the ``serving`` object); the time keys
     (TTFT, TPOT, tokens/s at max concurrency: cost/serving_time.py) for requests of ``input_len``
     prompt and ``output_len`` new tokens (defaults: serving_time.request_lengths). ``account_kw``:
-    ``spec`` / ``gpu_bytes`` for serving_account."""
+    ``spec`` / ``gpu_bytes`` for serving_account; ``device``: a plan's DeviceSpec, whose figures time it."""
     from multihead.cost.serving_time import time_keys
     a, dtype = serving_account(cfg, req, **account_kw)
     out = {**a.to_json(), "gpu": req.gpu, "dtype": dtype, "kv_cache_dtype": req.kv_cache_dtype,
@@ -159,7 +159,7 @@ def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None
            "max_num_batched_tokens": req.max_num_batched_tokens, "verdict": verdict(a, req),
            "prefill": "chunked prefill: full attention, max_num_batched_tokens tokens per step (no document cut)"}
     try:
-        out.update(time_keys(cfg, req, out, input_len, output_len, spec=account_kw.get("spec")))
+        out.update(time_keys(cfg, req, out, input_len, output_len, spec=account_kw.get("spec"), device=device))
     except ValueError as err:
         if input_len is not None or output_len is not None:
             raise                          # the user's own lengths: bad input

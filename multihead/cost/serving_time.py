@@ -7,6 +7,8 @@ the fixed costs of the vLLM engine family (the engine the account models).
 """
 from __future__ import annotations
 
+import dataclasses
+
 from multihead.cost import timing
 from multihead.cost.device import gpu_catalog
 from multihead.cost.hf_config import read_config
@@ -38,27 +40,66 @@ def _gpu(name: str) -> timing.Gpu:
     return timing.make_gpu(name, catalog[name])
 
 
-def setup_for(cfg: dict, req, dtype: str, constants: timing.Constants | None = None, spec=None) -> timing.Setup:
+def device_gpu(device, constants: timing.Constants | None = None) -> tuple[timing.Gpu, timing.Constants]:
+    """The time model's GPU and constants for a planner DeviceSpec (a catalog GPU, or explicit figures).
+
+    Its own bandwidth and matmul figures are used as it holds them (the catalog's, or ones given on
+    the command line). Explicit figures are already effective (efficiency 1.0): the fitted
+    efficiencies would count the shortfall twice, so a figure's efficiency replaces the fitted one
+    whenever it is not the planner's unfitted default (0.5 / 0.8). A GPU outside the catalog takes
+    the default intra-node link (interconnect.json) and an fp32 rate of fp16/16 (dequantization only).
+    A measured CPU profile is refused: its own kernel terms time it (cost/attention_time).
+    """
+    from multihead.cost.device import DEFAULT_BANDWIDTH_EFFICIENCY, DEFAULT_FLOPS_EFFICIENCY
+    if device.kind == "measured":
+        raise ValueError(f"gpu: {device.name} is a measured CPU profile, which the GPU-time model does not cover")
+    c = constants or timing.load_constants()
+    entry = dict(gpu_catalog().get(device.name, {}))
+    tflops = {**entry.get("matmul_tflops", {}), **{k: v / 1e12 for k, v in device.matmul_flops.items()}}
+    entry.update(bandwidth_tbps=device.bandwidth_bytes_per_s / 1e12, matmul_tflops=tflops)
+    stated = {k: v for k, v, default in (("flops_efficiency", device.flops_efficiency, DEFAULT_FLOPS_EFFICIENCY),
+                                        ("bandwidth_efficiency", device.bandwidth_efficiency,
+                                         DEFAULT_BANDWIDTH_EFFICIENCY)) if v != default}
+    if stated:
+        said = ", ".join(f"{k} {v:g}" for k, v in stated.items())
+        c = dataclasses.replace(c, **stated, source=f"{c.source}; {said} as the GPU's figures state")
+    return timing.make_gpu(device.name, entry), c
+
+
+def plan_setup(spec, device, precision, gpus: int, engine: str = "vllm") -> timing.Setup:
+    """The timing Setup of a plan: its model, GPU (device_gpu), precision and TP = its GPU count, with
+    the fixed costs of the engine the plan's serving section models (vLLM)."""
+    gpu, c = device_gpu(device)
+    return timing.Setup(spec, gpu, c, tp=gpus, weights=precision.weights, quantization=precision.quantization,
+                        kv=precision.kv, engine=engine)
+
+
+def setup_for(cfg: dict, req, dtype: str, constants: timing.Constants | None = None, spec=None,
+              device=None) -> timing.Setup:
     """The timing Setup of a serving Request (vLLM's flags) for ``cfg`` served in ``dtype`` (``spec``:
-    the ModelSpec when the caller has it, e.g. a plan's with its overrides and stated params)."""
+    the ModelSpec when the caller has it, e.g. a plan's with its overrides and stated params;
+    ``device``: the plan's DeviceSpec, explicit figures included, else the catalog GPU ``req.gpu``)."""
     spec = spec or read_config(cfg, name=req.model or "model")
     weights = canonical_dtype(dtype, "dtype")
     kv = "fp8" if str(req.kv_cache_dtype).startswith("fp8") else weights
     quantization = from_flag(req.quantization) if req.quantization else spec.quantization
-    return timing.Setup(spec, _gpu(req.gpu), constants or timing.load_constants(), tp=req.tensor_parallel_size,
-                        pp=req.pipeline_parallel_size, weights=weights, quantization=quantization, kv=kv,
-                        engine="vllm")
+    if device is not None:
+        gpu, constants = device_gpu(device, constants)
+    else:
+        gpu, constants = _gpu(req.gpu), constants or timing.load_constants()
+    return timing.Setup(spec, gpu, constants, tp=req.tensor_parallel_size, pp=req.pipeline_parallel_size,
+                        weights=weights, quantization=quantization, kv=kv, engine="vllm")
 
 
 def time_keys(cfg: dict, req, serving: dict, input_len: int | None = None, output_len: int | None = None,
-              spec=None) -> dict:
+              spec=None, device=None) -> dict:
     """The keys to add to the ``serving`` dict (empty of times when the request does not fit)."""
     inp, out = request_lengths(req.max_model_len, input_len, output_len)
     if not serving.get("fits") or serving.get("max_concurrency", 0) < 1:
         return {"input_len": inp, "output_len": out, "time": None,
                 "time_note": "no time: not one request of max_model_len fits"}
     try:
-        setup = setup_for(cfg, req, serving["dtype"], spec=spec)
+        setup = setup_for(cfg, req, serving["dtype"], spec=spec, device=device)
     except ValueError as err:      # a model or GPU the time model cannot represent: say so, no numbers
         return {"input_len": inp, "output_len": out, "time": None, "time_note": f"no time: {err}"}
     return timing.serving_time_keys(setup, inp, out, serving["max_concurrency"])

@@ -139,6 +139,8 @@ WEIGHT_ONLY = {
                          source="gpt-fast quantize.py --mode int8: per-channel bf16 scales"),
     "int4-g32": Quantization("int4 weight-only", 4, 32, 2.0, 16, lm_head=True,
                              source="gpt-fast quantize.py --mode int4 --groupsize 32: bf16 scale and zero per 32"),
+    "int4-g64": Quantization("int4 weight-only", 4, 64, 2.0, 16, lm_head=True,
+                             source="torchao int4_weight_only(group_size=64) (tinygemm): bf16 scale and zero per 64"),
 }
 NATIVE_W8A8 = ("compressed-tensors",)       # int8 weights with int8 activations: no weight unpacking
 

@@ -38,6 +38,18 @@ def held_out(row_id: str) -> bool:
     return int(hashlib.sha256(row_id.encode()).hexdigest()[:8], 16) % 3 == 0
 
 
+SPLITS = ("train", "held-out", "held-out-2")
+SECOND_RULE = ("held out (second set) when the row says split 'heldout-2': rows from new sources committed with the "
+               "predictions of the model as it stood, before any change made after seeing the first held-out set")
+
+
+def split_of(row: dict) -> str:
+    """"held-out-2" for a row of the second held-out set (marked in the table), else the hash rule."""
+    if row.get("split") == "heldout-2":
+        return "held-out-2"
+    return "held-out" if held_out(row["id"]) else "train"
+
+
 def load_table(path: Path | None = None) -> dict:
     path = Path(path) if path else MEASUREMENTS
     if not path.is_file():
@@ -130,7 +142,7 @@ def fit(table: dict, start: timing.Constants | None = None, starts: int = 4) -> 
 
     from scipy.optimize import least_squares    # the fit is an offline step; the planner never imports it
     start = start or timing.Constants()
-    sub = {**table, "rows": [r for r in table["rows"] if not held_out(r["id"])]}
+    sub = {**table, "rows": [r for r in table["rows"] if split_of(r) == "train"]}
     params = free_parameters(sub)
     lo = [math.log(_bounds(n)[0]) for n, _ in params]
     hi = [math.log(_bounds(n)[1]) for n, _ in params]
@@ -153,7 +165,7 @@ def evaluate(table: dict, constants: timing.Constants) -> list[dict]:
     for row, setup in setups(table, constants):
         pred = predict(row, setup)
         out.append({**row, "predicted": pred, "error": pred / row["value"] - 1.0,
-                    "split": "held-out" if held_out(row["id"]) else "train", "family": FAMILY[row["metric"]]})
+                    "split": split_of(row), "family": FAMILY[row["metric"]]})
     return out
 
 
@@ -186,7 +198,7 @@ def summary(errors: list[float]) -> dict:
 
 def summarize(results: list[dict], speedups: list[dict]) -> dict:
     out = {}
-    for split in ("train", "held-out"):
+    for split in SPLITS:
         fam = {}
         for f in sorted({r["family"] for r in results}):
             fam[f] = summary([r["error"] for r in results if r["split"] == split and r["family"] == f])
@@ -208,12 +220,12 @@ def _pct(x: float) -> str:
 
 
 def _summary_lines(summ: dict) -> list[str]:
-    lines = ["| family | train n | train median abs | train max abs | held-out n | held-out median abs | held-out max abs |",
-             "|---|---|---|---|---|---|---|"]
-    for fam in summ["held-out"]:
-        tr, te = summ["train"].get(fam, {"n": 0}), summ["held-out"][fam]
+    head = " | ".join(f"{s} n | {s} median abs | {s} max abs" for s in SPLITS)
+    lines = [f"| family | {head} |", "|---" * (1 + 3 * len(SPLITS)) + "|"]
+    families = list(dict.fromkeys(f for s in SPLITS for f in summ[s] if f not in ("TP speedup", "all rows")))
+    for fam in [*families, "TP speedup", "all rows"]:
         cells = [fam]
-        for s in (tr, te):
+        for s in (summ[split].get(fam, {"n": 0}) for split in SPLITS):
             cells += [str(s["n"])] + ([f"{s['median_abs'] * 100:.1f}%", f"{s['max_abs'] * 100:.1f}%"] if s["n"] else ["-", "-"])
         lines.append("| " + " | ".join(cells) + " |")
     return lines
@@ -224,9 +236,10 @@ def render_markdown(table: dict, constants: timing.Constants, results: list[dict
     out = [f"# GPU time: fitted constants and their error on published measurements",
            "", f"Made by `{command}`; do not edit by hand. Split rule, fixed before fitting: a row is "
            f"**{SPLIT_RULE}**; the constants are fitted on the other rows only.",
-           "", f"{len(results)} rows from {len(table['sources'])} sources "
-           f"({len([r for r in results if r['split'] == 'train'])} train, "
-           f"{len([r for r in results if r['split'] == 'held-out'])} held out). Error = predicted / measured - 1.",
+           "", f"Second held-out set: a row is {SECOND_RULE}; never fitted on either.",
+           "", f"{len(results)} rows from {len(table['sources'])} sources ("
+           + ", ".join(f"{len([r for r in results if r['split'] == s])} {s}" for s in SPLITS)
+           + "). Error = predicted / measured - 1.",
            "", "## Summary (|error|)", "", *_summary_lines(summ),
            "", "## Fitted constants", "", "```json", json.dumps(constants_dict(constants), indent=1), "```",
            "", "## Every row", "",

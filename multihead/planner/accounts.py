@@ -138,6 +138,20 @@ class Setup:
         return at.decode_step_seconds(self.device, kv, weights, dtype=kv_dtype or self.precision.kv, flops=flops,
                                       calls=s.num_layers, rows_per_kv_head=s.num_heads // s.num_kv_heads)
 
+    def decode_step(self, context: int):
+        """(seconds, terms) of one decode step of the batch at ``context`` cached tokens. A GPU: the
+        GPU-time model (cost/timing: weights and KV read, fixed costs, the 2 all-reduces per layer over
+        the GPUs; terms = its Phase as a dict). A measured CPU profile: its own kernel terms (terms None)."""
+        if self.device.kind == "measured":
+            kv, (weights, _) = self.kv_bytes(context), self.decode_weight_bytes()
+            return self.decode_seconds(context, kv, weights), None
+        from multihead.cost import timing
+        from multihead.cost.serving_time import plan_setup
+        setup = plan_setup(self.spec, self.device, self.precision, self.gpus)
+        phase = timing.decode_step(setup, self.batch, context)
+        return phase.total_s, {**dataclasses.asdict(phase), "engine": setup.engine,
+                               "constants": setup.constants.source, "link": setup.gpu.link}
+
     def linear_flops(self, tokens: int) -> float:
         return linear_flops(non_embedding_params(self.spec)[0], tokens, self.batch)
 

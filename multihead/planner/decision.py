@@ -84,9 +84,8 @@ def chunked_account(st: Setup, tokens: int, chunks: int, passes: int, causal_ski
     attn_s = sum(st.attention_seconds(n * st.attention_flops(t, causal=causal_skip), t, calls_per_layer=n,
                                       causal=causal_skip) for t, n in groups)
     linear_s = st.linear_seconds(st.linear_flops(tokens))
-    read_bytes, _ = st.decode_weight_bytes()
     kv_read = st.decode_seconds(biggest, mem.kv_cache_bytes, 0.0)
-    step = st.decode_seconds(biggest, mem.kv_cache_bytes, read_bytes)
+    step, _ = st.decode_step(biggest)
     return {
         "chunks": chunks, "chunk_tokens": biggest, "kv_cache_bytes": mem.kv_cache_bytes,
         "workspace_bytes": mem.workspace_bytes, "total_memory_bytes": mem.total_bytes, "fits": mem.fits,

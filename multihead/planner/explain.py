@@ -187,9 +187,17 @@ def _decode_lines(p: Plan) -> list[str]:
         out.append(f"decode weight read = all weights less the idle experts: {c.decode_experts_read:.3g} of "
                    f"{st.spec.moe.num_experts} experts per MoE layer at batch {i.batch} -> "
                    f"{fmt_bytes(c.decode_weight_read_bytes)} of {fmt_bytes(m.weights_bytes)}")
-    out.append(f"decode per token = (KV + weights) / bandwidth = {fmt_seconds(c.decode_kv_read_seconds)} + "
-               f"{fmt_seconds(c.decode_weight_read_seconds)} = {fmt_seconds(c.decode_seconds_per_token)} -> "
-               f"{c.tokens_per_second:,.1f} tokens/s{' (whole batch)' if i.batch > 1 else ''}")
+    rate = f"{c.tokens_per_second:,.1f} tokens/s{' (whole batch)' if i.batch > 1 else ''}"
+    t = c.decode_terms
+    if t is None:
+        out.append(f"decode per token = (KV + weights) / bandwidth = {fmt_seconds(c.decode_kv_read_seconds)} + "
+                   f"{fmt_seconds(c.decode_weight_read_seconds)} = {fmt_seconds(c.decode_seconds_per_token)} -> {rate}")
+        return out
+    out.append(f"decode per token (GPU-time model, docs/gpu-time.md) = max(compute {fmt_seconds(t['compute_s'])}, "
+               f"memory {fmt_seconds(t['memory_s'])}) + dequantization {fmt_seconds(t['dequant_s'])} + fixed costs "
+               f"{fmt_seconds(t['overhead_s'])} ({t['engine']}) + all-reduces {fmt_seconds(t['comm_s'])} "
+               f"({n} GPUs over {t['link']}) = {fmt_seconds(c.decode_seconds_per_token)} -> {rate}")
+    out.append(f"  memory = weight and KV bytes per GPU / (bandwidth x fitted efficiency); constants: {t['constants']}")
     return out
 
 

@@ -21,7 +21,7 @@ def build_warnings(st: Setup, T: int, single: MemoryAccount, decision: str, chun
     out += _positions(st, T)
     if st.gpus > 1:
         h = s.num_kv_heads
-        out.append(f"tensor parallelism over {st.gpus} GPUs: all-reduce communication is not counted in the compute table (the serving times count it: 2 all-reduces per layer, docs/gpu-time.md)"
+        out.append(f"tensor parallelism over {st.gpus} GPUs: the decode step counts 2 all-reduces per layer (docs/gpu-time.md); the prefill rows of the compute table do not (the serving TTFT does)"
                    + (f"; {st.gpus // h}x KV replication (H_kv = {h} < {st.gpus} GPUs)" if st.gpus > h and not s.mla
                       else "; MLA's latent KV is replicated on every GPU" if s.mla else ""))
     for g in s.layer_groups():

@@ -91,9 +91,10 @@ class Compute:
     decode_experts_read: float         # routed experts per MoE layer one step reads (0: dense)
     decode_kv_read_seconds: float
     decode_weight_read_seconds: float
-    decode_seconds_per_token: float
-    tokens_per_second: float
+    decode_seconds_per_token: float    # GPU: cost/timing's decode step (fixed costs and TP all-reduces counted)
+    tokens_per_second: float           # batch / decode_seconds_per_token
     tokens_per_second_kv_only: float
+    decode_terms: dict | None = None   # the GPU-time model's terms of that step (None: a measured CPU profile)
 
 
 @dataclass
@@ -214,14 +215,14 @@ def build_compute(st: Setup, single: MemoryAccount, tokens: int, passes: int, ca
     lin = st.linear_seconds(lin_flops)
     read_bytes, experts = st.decode_weight_bytes()
     kv_read = st.decode_seconds(tokens, single.kv_cache_bytes, 0.0)
-    step = st.decode_seconds(tokens, single.kv_cache_bytes, read_bytes)
+    step, terms = st.decode_step(tokens)
     return Compute(
         attention_flops=full, attention_flops_causal=causal, linear_flops=lin_flops, attention_prefill_seconds=att,
         attention_prefill_seconds_causal=att_causal, attention_prefill_seconds_all_passes=att * passes,
         linear_prefill_seconds=lin, prefill_seconds=att + lin, prefill_seconds_all_passes=(att + lin) * passes,
         decode_weight_read_bytes=read_bytes, decode_experts_read=experts, decode_kv_read_seconds=kv_read,
         decode_weight_read_seconds=memory_seconds(read_bytes, st.device), decode_seconds_per_token=step,
-        tokens_per_second=st.batch / step, tokens_per_second_kv_only=st.batch / kv_read)
+        tokens_per_second=st.batch / step, tokens_per_second_kv_only=st.batch / kv_read, decode_terms=terms)
 
 
 # The measured GQA-conversion summary committed with the repository (written by `multihead heads

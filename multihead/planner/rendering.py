@@ -131,7 +131,9 @@ def _time_table(p: Plan) -> Table:
             ("decode: KV read per token", p.decode_kv_read_seconds, c["decode_kv_read_seconds"], "KV bytes / bandwidth"),
             ("decode: weight read per token", p.decode_weight_read_seconds, p.decode_weight_read_seconds,
              "active weight bytes / bandwidth" if p.decode_experts_read else "weight bytes / bandwidth"),
-            ("decode per token", p.decode_seconds_per_token, c["decode_seconds_per_token"], "(KV + weights) / bandwidth")]
+            ("decode per token", p.decode_seconds_per_token, c["decode_seconds_per_token"],
+             "GPU-time model: max(compute, memory) + fixed costs + TP all-reduces" if p.decode_terms
+             else "(KV + weights) / bandwidth + the profile's terms")]
     for name, one, chunked, formula in rows:
         t.add_row(name, fmt_seconds(one), fmt_seconds(chunked) if chunked is not None else "", formula)
     t.add_row("tokens/s", f"{p.tokens_per_second:,.1f} (KV only {p.tokens_per_second_kv_only:,.0f})",

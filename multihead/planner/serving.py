@@ -83,7 +83,8 @@ def build(ctx: sections.Context):
                   model=model_id or setup.spec.name, gpu=gpu, kv_cache_dtype=_kv_flag(o, setup.precision),
                   dtype=o.get("dtype") or "auto", quantization=o.get("quantization"))
     data = answer(cfg, req, emit=o.get("emit", "vllm"), heads=setup.spec.num_heads,
-                  input_len=o.get("input_len"), output_len=o.get("output_len"), spec=setup.spec, gpu_bytes=total)
+                  input_len=o.get("input_len"), output_len=o.get("output_len"), spec=setup.spec, gpu_bytes=total,
+                  device=setup.device)
     return ServingSection(data)
 
 
