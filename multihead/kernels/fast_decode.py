@@ -138,12 +138,12 @@ def _mask_chunk(s4: Tensor, mask5: Tensor | None, b: int, k0: int, k1: int, caus
         s4.masked_fill_(kj > ti + offset, neg)                            # broadcast over H_kv, G
 
 
-# Below this many K+V elements per call (~0.2 ms of work) the C kernel runs on the calling thread
-# alone. Why: in a model, torch's OpenMP threads spin for a while after every matmul, so a pool
-# thread woken between them waits for a core. Measured with SmolLM2's shape (9/3 heads, d 64) on
-# two threads, interleaved with torch SDPA: 1024 keys took 80 us on two threads against 58 us on
-# one; at 128 keys two threads saved nothing (17-19 us either way).
-SERIAL_ELEMENTS = 1 << 20
+# Below this many K+V elements per call the C kernel runs on the calling thread alone: waking a
+# pool thread costs more than it saves. Measured with SmolLM2's shape (9/3 heads, d 64), torch
+# on two threads, other processes paused: 128 keys (49k elements) 17-19 us on one thread or two;
+# 1024 keys (393k) 58 us on two threads against 86 us on one (80 us on two when each call
+# follows an SDPA call, whose OpenMP threads spin on the second core for a while).
+SERIAL_ELEMENTS = 1 << 17
 
 
 class _Plan(NamedTuple):
