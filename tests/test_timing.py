@@ -1,6 +1,4 @@
 """GPU-time model (multihead.cost.timing): each term against hand numbers, communication, monotonicity."""
-import math
-
 import pytest
 from hypothesis import given, settings, strategies as st
 

@@ -85,6 +85,7 @@ def test_time_plot_of_the_users_case(tmp_path):
     thr, tpot = fig.axes
     assert list(thr.lines[0].get_xdata()) == [p["concurrency"] for p in out["curve"]]
     assert list(tpot.lines[0].get_ydata()) == pytest.approx([p["tpot_s"] * 1e3 for p in out["curve"]])
+    assert list(thr.lines[0].get_ydata()) == pytest.approx([p["output_tokens_per_s"] for p in out["curve"]])
     assert "tokens/s" in thr.get_ylabel() and "TPOT" in tpot.get_ylabel()
     written = time_plot.plot_plan_time({"serving": out}, tmp_path / "memory.png")
     assert written and (tmp_path / "memory-serving.png").stat().st_size > 0

@@ -59,7 +59,8 @@ def test_fit_recovers_constants_from_rows_the_model_made(tmp_path):
 def test_cli_prints_the_summary_of_the_committed_constants(capsys):
     assert main(["gpu-time", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["summary"]["held-out"]["all rows"]["n"] > 0
+    for split in tv.SPLITS:
+        assert out["summary"][split]["all rows"]["n"] == sum(tv.split_of(r) == split for r in TABLE["rows"])
     assert "gpu_time_fit.json" in out["source"]
 
 
