@@ -15,9 +15,9 @@ import torch
 from torch import Tensor
 
 from multihead._env import env_int
-from multihead.accounting import score_matrix_bytes
-from multihead.kernels import BACKENDS, fast_native, window
-from multihead.kernels.mods import NO_MODS, ScoreMods
+from multihead.cost.formulas import score_matrix_bytes
+from multihead.kernels import BACKENDS, fast_decode, fast_native, window
+from multihead.kernels.mods import ScoreMods
 from multihead.softmax_ops import compute_dtype
 
 __all__ = ["attention", "choose_backend", "score_mods", "score_limit", "max_score_bytes", "normalize_mask",
@@ -214,11 +214,18 @@ def attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None = None, 
     ALiBi: a call with them runs on tiled (for fast_prefill) or decode (for fast_decode); a
     window alone runs on the fast kernel one band slice at a time (kernels/window.py).
     """
+    fast = _decode_fast_path(q, k, v, attn_mask, is_causal, scale, window_size, softcap, alibi_slopes,
+                             backend, return_lse)
+    if fast is not None:
+        out, lse = fast
+        if out.dtype != q.dtype:
+            out = out.to(q.dtype)
+        return (out, lse) if return_lse else out
     _check_qkv(q, k, v)
     if not isinstance(is_causal, bool):
         raise ValueError(f"is_causal: expected True or False, got {is_causal!r}")
-    B, H, Tq, d = q.shape
-    Tk = k.shape[2]
+    d = q.shape[3]
+    scale_arg = scale
     if scale is None:
         scale = 1.0 / math.sqrt(d)
     elif isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale):
@@ -226,8 +233,33 @@ def attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None = None, 
     mask = normalize_mask(attn_mask, q, k)
     mods = score_mods(q, window_size, softcap, alibi_slopes)
     out, lse = _run(q, k, v, mask, is_causal, float(scale), mods, backend)
+    if mask is None and not mods.active and _resolves_to_fast_decode(backend, q, k):
+        fast_decode.remember(q, k, v, is_causal, scale_arg)
     out = out.to(q.dtype)
     return (out, lse) if return_lse else out
+
+
+def _decode_fast_path(q, k, v, attn_mask, is_causal, scale, window_size, softcap, alibi_slopes,
+                      backend, return_lse) -> tuple[Tensor, Tensor | None] | None:
+    """A decode step of a shape already validated (kernels/fast_decode.fast_call), or None.
+
+    Why: a generation loop calls attention once per layer and token with the same shapes; at a
+    few hundred cached tokens the C kernel takes microseconds and the checks below took ~40 us
+    per call. Only the plainest call qualifies (no mask, window, softcap or ALiBi); everything
+    else, and every first call of a shape, takes the full path."""
+    if attn_mask is not None or alibi_slopes is not None or (backend != "auto" and backend != "fast_decode"):
+        return None
+    if type(softcap) not in (int, float) or softcap != 0 or window_size != (-1, -1):
+        return None
+    if type(is_causal) is not bool or not (scale is None or type(scale) is float):
+        return None
+    return fast_decode.fast_call(q, k, v, is_causal, scale, bool(return_lse))
+
+
+def _resolves_to_fast_decode(backend: str, q: Tensor, k: Tensor) -> bool:
+    B, H, Tq, _ = q.shape
+    name = choose_backend(B, H, Tq, k.shape[2], q.dtype) if backend == "auto" else backend
+    return name == "fast_decode"
 
 
 def _run(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, is_causal: bool, scale: float,

@@ -253,3 +253,62 @@ def test_prefill_under_inference_mode_matches_sdpa(backend):
         ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
     assert out.is_inference()
     torch.testing.assert_close(out, ref, atol=2e-5, rtol=2e-5)
+
+
+@pytest.mark.parametrize("H,H_kv", [(4, 4), (4, 2), (8, 2)], ids=["MHA", "G2", "G4"])
+def test_prefill_default_block_shapes_match_oracle(H, H_kv):
+    """The default blocks (fast_prefill.block_shape: 512 x 768 for MHA, 256 x 512 otherwise) with
+    more than one query and key block and the causal diagonal crossing block edges."""
+    from multihead.kernels import fast_prefill as fp
+    bq, bk = fp.block_shape(H // H_kv)
+    T = bq + bk + 37
+    g = torch.Generator().manual_seed(H * 10 + H_kv)
+    q, k, v = (torch.randn(1, h, T, 32, generator=g) for h in (H, H_kv, H_kv))
+    out, lse = fp.attention(q, k, v, None, is_causal=True, scale=32 ** -0.5)
+    ref, ref_lse = oracle(q, k, v, None, True)
+    assert err(out, ref) < 2e-5 and err(lse, ref_lse) < 2e-5
+
+
+def test_prefill_workers_leave_the_process_thread_count_alone(monkeypatch):
+    """One thread per core without process-wide state: the tiles' threads run torch ops on one
+    OpenMP thread each (OpenMP keeps that count per thread), torch.set_num_threads (process-wide:
+    MKL's global count, torch's pools) is never called, and a thread watching
+    torch.get_num_threads() while a call runs elsewhere sees its own count throughout."""
+    import threading
+    from multihead.kernels import fast_prefill as fp
+    if fp._omp() is None:
+        pytest.fail("torch's libgomp was not found: the thread-local path cannot be tested here")
+    monkeypatch.setattr(fp, "PARALLEL_MIN_PAIRS", 0)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    in_tiles = []
+    real_run = fp._run
+    monkeypatch.setattr(fp, "_run", lambda *a: in_tiles.append(torch.get_num_threads()) or real_run(*a))
+
+    def refuse(n):
+        raise AssertionError("torch.set_num_threads called by the kernel")
+    try:
+        monkeypatch.setattr(torch, "set_num_threads", refuse)
+        q, k, v, _, _ = make("GQA", 600, 600, "none")
+        seen, done, failures = [], threading.Event(), []
+
+        def call():
+            try:
+                for _ in range(3):
+                    fp.attention(q, k, v, None, is_causal=True, scale=0.25, block_q=16, block_k=32)
+            except AssertionError as e:
+                failures.append(str(e))
+            finally:
+                done.set()
+        worker = threading.Thread(target=call)
+        worker.start()
+        while not done.is_set():
+            seen.append(torch.get_num_threads())
+            done.wait(0.0005)              # let the workers have the GIL between their ops
+        worker.join()
+        monkeypatch.undo()
+        assert failures == []
+        assert done.is_set() and set(seen) == {2} and torch.get_num_threads() == 2
+        assert in_tiles and set(in_tiles) == {1}       # 2 workers x 3 calls, each on one thread
+    finally:
+        torch.set_num_threads(before)

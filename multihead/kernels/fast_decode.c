@@ -11,7 +11,7 @@
  * which mh_decode then merges across splits by log-sum-exp. Row r sees keys j < lim[r] (causal),
  * so a row with lim[r] <= start of the split gets M = -inf, L = 0, O = 0.
  *
- * Layout: q is fp32 [NH, R, d], already scaled, contiguous. k, v element (n, j, i) is at
+ * Layout (of item): q is fp32 [NH, R, d], already scaled, contiguous. k, v element (n, j, i) is at
  * base + b*sb + h*sh + j*st + i with n = b * H_kv + h (strides in elements; last dim contiguous).
  */
 #include <immintrin.h>
@@ -26,7 +26,8 @@
 #include "simd_math.h"
 
 #define BK 32          /* keys per block: a block of fp32 V rows (32 x 128 x 4 B = 16 KiB) stays in L1 */
-#define LINE 64        /* bytes per cache line */        /* bytes per cache line */
+#define LINE 64        /* bytes per cache line */
+#define AHEAD BK       /* keys ahead whose K and V rows are requested into L2 (see prefetch_rows) */
 #define MAXD 512
 #define MAXR 64
 
@@ -71,11 +72,14 @@ static inline float hmax8(__m256 a) {
 /* Request the cache lines of rows [j, j + n) of a K or V head (row bytes rb, stride st elements).
  * Why: without it the core computed, then waited for memory, in turn (measured: 8.8 GB/s per
  * core vs 17.5 GB/s for a plain sum over the same rows). The kernel asks for this block's V rows
- * while it computes the block's scores, so they are in L1 for P V. Asking for K and V rows one or
- * more blocks ahead into L2 as well was faster when the cache length was a power of two and
- * ~20% slower at other lengths (100,000 or 131,040 keys), so it is not done. A macro, not a
- * function: GCC deems a function holding only prefetches free of side effects and deletes the
- * calls. */
+ * into L1 while it computes the block's scores, so they are there for P V, and for the next
+ * block's K and V rows (AHEAD keys on) into L2. Measured on the 2-core Intel Xeon (KVM) of
+ * 2026-11-30, fp32, 32/8 heads, d=128, helpers paused: one thread 10.3-10.6 -> 11.6-12.2 GB/s at
+ * 100,000, 120,000, 131,040 and 131,072 keys alike; two threads 72-76% -> 83% of the streaming
+ * read rate (G=4) and 55% -> 70% (G=8); 16 or 48 keys ahead, or into L1, were no better. (On the
+ * AMD EPYC of 2026-11-29 a 1-4-blocks-ahead prefetch had helped at power-of-two lengths only,
+ * within that day's noise.) A macro, not a function: GCC deems a function holding only
+ * prefetches free of side effects and deletes the calls. */
 #define prefetch_rows(base, esize, off, st, j, n, rb, hint)                                   \
     for (int64_t t_ = 0; t_ < (n); t_++) {                                                   \
         const char *row_ = (const char *)(base) + ((off) + ((j) + t_) * (st)) * (esize);      \
@@ -101,6 +105,10 @@ static inline __attribute__((always_inline)) void item(const float *q, const voi
         for (; jj + 2 <= nb; jj += 2) {
             int64_t kr = koff + (b0 + jj) * kst, kr1 = kr + kst;
             prefetch_rows(v, esize, voff, vst, b0 + jj, 2, dv * esize, _MM_HINT_T0);  /* for P V */
+            if (b0 + jj + AHEAD + 2 <= j1) {                                          /* next block */
+                prefetch_rows(k, esize, koff, kst, b0 + jj + AHEAD, 2, d * esize, _MM_HINT_T1);
+                prefetch_rows(v, esize, voff, vst, b0 + jj + AHEAD, 2, dv * esize, _MM_HINT_T1);
+            }
             int64_t r = 0;
             for (; r + 4 <= R; r += 4) {
                 __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
@@ -230,17 +238,17 @@ static void merge_row(const float *M, const float *L, const float *O, int64_t ns
     }
     if (l == 0.0f) {                              /* the row saw no key: 0 and lse = -inf */
         memset(out, 0, sizeof(float) * dv);
-        *lse = -INFINITY;
+        if (lse) *lse = -INFINITY;
         return;
     }
     for (int64_t i = 0; i < dv; i++) out[i] /= l;
-    *lse = m + logf(l);
+    if (lse) *lse = m + logf(l);
 }
 
 /* The arguments of one mh_decode call, shared by its work items (mh_pool tasks). */
 struct decode_job {
     const float *q; const void *k, *v; int dtype;
-    int64_t H_kv, R, d, dv, Tk, ksb, ksh, kst, vsb, vsh, vst, nsplit, per;
+    int64_t H_kv, R, Rout, d, dv, Tk, ksb, ksh, kst, vsb, vsh, vst, nsplit, per;
     const int32_t *lim;
     float *M, *L, *O, *out, *lse;
     _Atomic int64_t *done;      /* per KV head: splits finished; the last one merges the head */
@@ -267,34 +275,78 @@ static void decode_item(void *ctx, int64_t w) {
 #undef ITEM
     }
     if (atomic_fetch_add(&J->done[n], 1) != nsplit - 1) return;
-    for (int64_t r = 0; r < R; r++)
+    for (int64_t r = 0; r < J->Rout; r++)
         merge_row(M + n * nsplit * R + r, L + n * nsplit * R + r, O + (n * nsplit * R + r) * dv,
-                  nsplit, R, dv, J->out + (n * R + r) * dv, J->lse + n * R + r);
+                  nsplit, R, dv, J->out + (n * J->Rout + r) * dv, J->lse ? J->lse + n * J->Rout + r : NULL);
 }
 
 /* Decode attention, whole: q is fp32 [NH, R, d], scaled, rows ordered (g, t) with t = r % Tq;
- * row r sees keys j < Tk - Tq + t + 1 if causal, else all Tk. The keys are cut into nsplit
+ * row r < Rout sees keys j < Tk - Tq + t + 1 if causal, else all Tk; rows Rout..R-1 are padding
+ * (zeros, see mh_decode) that see no key and are not written. The keys are cut into nsplit
  * ranges; (KV head, range) work items run on nthreads threads of mh_pool, and each head's ranges
- * are merged into out [NH, R, dv] and lse [NH, R] (natural log). Returns 0, -1 for unsupported
- * sizes, -2 if the scratch for the splits cannot be allocated. */
-int mh_decode(const float *q, const void *k, const void *v, int dtype,
-              int64_t NH, int64_t H_kv, int64_t R, int64_t Tq, int causal, int64_t d, int64_t dv, int64_t Tk,
-              int64_t ksb, int64_t ksh, int64_t kst, int64_t vsb, int64_t vsh, int64_t vst,
-              int64_t nsplit, float *out, float *lse, int nthreads) {
-    if (d % 8 || dv % 8 || d > MAXD || R > MAXR || R < 1 || Tq < 1 || R % Tq || nsplit < 1) return -1;
+ * are merged into out [NH, Rout, dv] and lse [NH, Rout] (natural log; lse may be NULL). Returns
+ * 0, -1 for unsupported sizes, -2 if the scratch for the splits cannot be allocated. */
+static int decode_scaled(const float *q, const void *k, const void *v, int dtype,
+                         int64_t NH, int64_t H_kv, int64_t R, int64_t Rout, int64_t Tq, int causal, int64_t d,
+                         int64_t dv, int64_t Tk, int64_t ksb, int64_t ksh, int64_t kst, int64_t vsb, int64_t vsh,
+                         int64_t vst, int64_t nsplit, float *out, float *lse, int nthreads) {
+    if (d % 8 || dv % 8 || d > MAXD || R > MAXR || Rout < 1 || Rout > R || Tq < 1 || Rout % Tq || nsplit < 1)
+        return -1;
     int32_t lim[MAXR];
     for (int64_t r = 0; r < R; r++) {
-        int64_t t = r % Tq, n_seen = causal ? Tk - Tq + t + 1 : Tk;
+        int64_t t = r % Tq, n_seen = r >= Rout ? 0 : causal ? Tk - Tq + t + 1 : Tk;
         lim[r] = (int32_t)(n_seen < 0 ? 0 : n_seen > Tk ? Tk : n_seen);
     }
     float *M = malloc(sizeof(float) * NH * nsplit * R * (2 + dv));
     _Atomic int64_t *done = calloc((size_t)NH, sizeof *done);
     if (!M || !done) { free(M); free(done); return -2; }
-    struct decode_job J = {q, k, v, dtype, H_kv, R, d, dv, Tk, ksb, ksh, kst, vsb, vsh, vst, nsplit,
+    struct decode_job J = {q, k, v, dtype, H_kv, R, Rout, d, dv, Tk, ksb, ksh, kst, vsb, vsh, vst, nsplit,
                            (Tk + nsplit - 1) / nsplit, lim, M, M + NH * nsplit * R,
                            M + 2 * NH * nsplit * R, out, lse, done};
     mh_pool_run(decode_item, &J, NH * nsplit, nthreads);
     free(M);
     free(done);
     return 0;
+}
+
+/* The integer arguments of mh_decode, one int64 array (ctypes converts one pointer instead of
+ * twenty integers: the per-call cost matters at short caches, where the kernel takes microseconds).
+ * Strides are in elements; the last dim of q, k and v is contiguous. */
+enum { A_DTYPE, A_B, A_HKV, A_G, A_TQ, A_CAUSAL, A_D, A_DV, A_TK,
+       A_QSB, A_QSH, A_QST, A_KSB, A_KSH, A_KST, A_VSB, A_VSH, A_VST, A_NSPLIT, A_NTHREADS, A_COUNT };
+
+/* Decode attention from the caller's tensors: q [B, H, Tq, d] (H = H_kv * G; dtype a[A_DTYPE], as
+ * k and v) is widened to fp32 and multiplied by scale (as torch's q.float() * scale would round it)
+ * into a scratch [B * H_kv, Rp, d] in the kernel's row order (g, t); then decode_scaled.
+ * out [B, H, Tq, dv] and lse [B, H, Tq] (or NULL) fp32 contiguous. Returns decode_scaled's code,
+ * -3 for a wrong argument count.
+ * Why Rp: item's fast loops take query rows 4 at a time and run leftover rows one by one, which
+ * reloads each K and V row once per leftover row. G * Tq = 3 (SmolLM2's 9/3 heads) or 7 (14/2)
+ * is padded with a zero row to 4 or 8: a third more FMAs, but a quarter of the loads. */
+int mh_decode(const int64_t *a, int64_t na, const void *q, const void *k, const void *v, double scale,
+              float *out, float *lse) {
+    if (na != A_COUNT) return -3;
+    int dtype = (int)a[A_DTYPE];
+    int64_t B = a[A_B], H_kv = a[A_HKV], G = a[A_G], Tq = a[A_TQ], d = a[A_D], R = G * Tq, NH = B * H_kv;
+    int64_t Rp = R % 4 == 3 ? R + 1 : R;
+    if (d % 8 || d > MAXD || Rp > MAXR || R < 1) return -1;
+    float *qs = calloc((size_t)(NH * Rp * d), sizeof(float));
+    if (!qs) return -2;
+    const float sc = (float)scale;
+    for (int64_t n = 0; n < NH; n++)
+        for (int64_t g = 0; g < G; g++)
+            for (int64_t t = 0; t < Tq; t++) {
+                int64_t src = (n / H_kv) * a[A_QSB] + ((n % H_kv) * G + g) * a[A_QSH] + t * a[A_QST];
+                float *dst = qs + (n * Rp + g * Tq + t) * d;
+                for (int64_t i = 0; i < d; i += 8) {
+                    __m256 x = dtype == F32 ? load8(q, src + i, F32) : dtype == BF16 ? load8(q, src + i, BF16)
+                                                                                    : load8(q, src + i, F16);
+                    _mm256_storeu_ps(dst + i, _mm256_mul_ps(x, _mm256_set1_ps(sc)));
+                }
+            }
+    int rc = decode_scaled(qs, k, v, dtype, NH, H_kv, Rp, R, Tq, (int)a[A_CAUSAL], d, a[A_DV], a[A_TK],
+                           a[A_KSB], a[A_KSH], a[A_KST], a[A_VSB], a[A_VSH], a[A_VST], a[A_NSPLIT],
+                           out, lse, (int)a[A_NTHREADS]);
+    free(qs);
+    return rc;
 }

@@ -33,6 +33,9 @@ of fresh memory, which cost more than the arithmetic here) happens inside the lo
 """
 from __future__ import annotations
 
+import math
+from typing import NamedTuple
+
 import torch
 from torch import Tensor
 
@@ -135,22 +138,88 @@ def _mask_chunk(s4: Tensor, mask5: Tensor | None, b: int, k0: int, k1: int, caus
         s4.masked_fill_(kj > ti + offset, neg)                            # broadcast over H_kv, G
 
 
-def _native(q: Tensor, k: Tensor, v: Tensor, *, is_causal: bool, scale: float) -> tuple[Tensor, Tensor]:
-    """The fused C kernel (fast_decode.c): partials per (KV head, key split), merged in C by lse.
-    Few torch ops on purpose: at short caches the kernel itself takes tens of microseconds."""
+# Below this many K+V elements per call the C kernel runs on the calling thread alone: waking a
+# pool thread costs more than it saves. Measured with SmolLM2's shape (9/3 heads, d 64), torch
+# on two threads, other processes paused: 128 keys (49k elements) 17-19 us on one thread or two;
+# 1024 keys (393k) 58 us on two threads against 86 us on one (80 us on two when each call
+# follows an SDPA call, whose OpenMP threads spin on the second core for a while).
+SERIAL_ELEMENTS = 1 << 17
+
+
+class _Plan(NamedTuple):
+    """What a decode call of one shape needs besides the key length, strides and pointers."""
+    out_shape: tuple[int, int, int, int]     # (B, H, Tq, d_v)
+    lse_shape: tuple[int, int, int]          # (B, H, Tq)
+    heads_kv: int                            # B * H_kv: KV heads of the whole batch
+    elements_per_key: int                    # B * H_kv * (d + d_v): K+V elements per cached token
+    args: tuple                              # mh_decode's leading arguments: dtype, B, H_kv, G, Tq, causal, d, d_v
+    scale: float
+
+
+def _plan(q: Tensor, k: Tensor, v: Tensor, is_causal: bool, scale: float) -> _Plan:
     B, H, Tq, d = q.shape
-    H_kv, Tk, d_v = k.shape[1], k.shape[2], v.shape[-1]
-    R = (H // H_kv) * Tq
-    threads = torch.get_num_threads()
+    H_kv, d_v = k.shape[1], v.shape[3]
+    return _Plan((B, H, Tq, d_v), (B, H, Tq), B * H_kv, B * H_kv * (d + d_v),
+                 (fast_native.DTYPE_CODES[k.dtype], B, H_kv, H // H_kv, Tq, int(is_causal), d, d_v), scale)
+
+
+def _launch(p: _Plan, q: Tensor, k: Tensor, v: Tensor, want_lse: bool) -> tuple[Tensor, Tensor | None]:
+    """One C call (fast_decode.c's mh_decode): q scaled and reordered, partials per (KV head, key
+    split), their merge by lse. No torch op besides the outputs: at short caches the kernel itself
+    takes microseconds. q, k, v: last dim contiguous (checked by the callers)."""
+    Tk = k.shape[2]
+    threads = torch.get_num_threads() if Tk * p.elements_per_key >= SERIAL_ELEMENTS else 1
     # Enough work items to balance the threads (dynamic schedule), none shorter than 1024 keys.
-    nsplit = max(1, min(-(-4 * threads // (B * H_kv)), Tk // 1024))
-    qs = (q.to(torch.float32) * scale).reshape(B * H_kv, R, d)               # (B*H_kv, R, d), rows (g, t)
+    nsplit = max(1, min(-(-4 * threads // p.heads_kv), Tk // 1024))
     # dtype and device named: the C kernel writes fp32 through these pointers, whatever
     # torch.set_default_dtype / set_default_device say (a bf16 default was a heap overflow).
-    out = torch.empty(B, H, Tq, d_v, dtype=torch.float32, device=q.device)
-    lse = torch.empty(B, H, Tq, dtype=torch.float32, device=q.device)
-    fast_native.decode(qs.contiguous(), k, v, Tq, is_causal, nsplit, out, lse)
+    out = torch.empty(p.out_shape, dtype=torch.float32, device=_CPU)
+    lse = torch.empty(p.lse_shape, dtype=torch.float32, device=_CPU) if want_lse else None
+    fast_native.decode(p.args, Tk, q, k, v, p.scale, nsplit, threads, out, lse)
     return out, lse
+
+
+def _native(q: Tensor, k: Tensor, v: Tensor, *, is_causal: bool, scale: float) -> tuple[Tensor, Tensor]:
+    """The fused C kernel for any call fast_native.supported() accepts."""
+    if q.stride(3) != 1:
+        q = q.contiguous()
+    return _launch(_plan(q, k, v, is_causal, scale), q, k, v, True)
+
+
+# Plans of the shapes that multihead.attention has validated and handed to the C kernel: a
+# generation loop's checks are done once per shape, not per decode step (they took ~40 us a call).
+# The key leaves out the key length Tk, which grows by one every step; what the checks need of it
+# is tested per call in fast_call.
+_PLANS: dict[tuple, _Plan] = {}
+_CPU = torch.device("cpu")
+
+
+def _key(q: Tensor, k: Tensor, v: Tensor, is_causal: bool, scale) -> tuple:
+    ks, vs = k.shape, v.shape
+    return (q.shape, ks[0], ks[1], ks[3], vs[0], vs[1], vs[3], q.dtype, k.dtype, v.dtype, is_causal, scale)
+
+
+def remember(q: Tensor, k: Tensor, v: Tensor, is_causal: bool, scale) -> None:
+    """Record a validated call that the C kernel takes (functional.attention, after its checks)."""
+    if type(q) is Tensor and type(k) is Tensor and type(v) is Tensor and fast_native.supported(q, k, v, None):
+        s = 1.0 / math.sqrt(q.shape[3]) if scale is None else float(scale)
+        _PLANS[_key(q, k, v, is_causal, scale)] = _plan(q, k, v, is_causal, s)
+
+
+def fast_call(q: Tensor, k: Tensor, v: Tensor, is_causal: bool, scale,
+              want_lse: bool) -> tuple[Tensor, Tensor | None] | None:
+    """(out, lse) for a call whose shape was validated before (lse None unless ``want_lse``), or
+    None: then the caller runs the full checks. Per call only what may differ between calls of
+    one shape is tested: Tk, the last-dim strides, the device, autograd and torch.compile."""
+    if type(q) is not Tensor or type(k) is not Tensor or type(v) is not Tensor or k.dim() != 4 or v.dim() != 4:
+        return None
+    p = _PLANS.get(_key(q, k, v, is_causal, scale))
+    if (p is None or not 0 < k.shape[2] == v.shape[2] or not (q.is_cpu and k.is_cpu and v.is_cpu)
+            or q.stride(3) != 1 or k.stride(3) != 1 or v.stride(3) != 1 or torch.compiler.is_compiling()):
+        return None
+    if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad):
+        return None
+    return _launch(p, q, k, v, want_lse)
 
 
 # torch.compile sees the kernel as one custom op (kernels/_common.register_attention_op);

@@ -17,6 +17,7 @@ import hashlib
 import os
 import platform
 import shutil
+import struct
 import subprocess
 import tempfile
 import threading
@@ -130,12 +131,11 @@ def _build() -> ctypes.CDLL:
 
 def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
     f = lib.mh_decode
-    i64, ptr = ctypes.c_int64, ctypes.c_void_p
-    f.argtypes = [ptr, ptr, ptr, ctypes.c_int, i64, i64, i64, i64, ctypes.c_int, i64, i64, i64,
-                  i64, i64, i64, i64, i64, i64, i64, ptr, ptr, ctypes.c_int]
+    ptr = ctypes.c_void_p
+    f.argtypes = [ctypes.c_char_p, ctypes.c_int64, ptr, ptr, ptr, ctypes.c_double, ptr, ptr]
     f.restype = ctypes.c_int
     g = lib.mh_softmax_block
-    g.argtypes = [ptr, i64, i64, i64, ptr, ptr, ptr, ptr]
+    g.argtypes = [ptr, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ptr, ptr, ptr, ptr]
     g.restype = None
     return lib
 
@@ -172,29 +172,37 @@ def supported(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> bool:
     B, H, Tq, d = q.shape
     H_kv = k.shape[1]
     return (mask is None and q.device.type == "cpu" and k.dtype in DTYPE_CODES and v.dtype == k.dtype
-            and k.stride(-1) == 1 and v.stride(-1) == 1 and d % 8 == 0 and v.shape[-1] % 8 == 0
+            and q.dtype == k.dtype and k.stride(-1) == 1 and v.stride(-1) == 1 and d % 8 == 0 and v.shape[-1] % 8 == 0
             and d <= MAX_DIM and (H // H_kv) * Tq <= MAX_ROWS and available())
 
 
-def decode(qs: Tensor, k: Tensor, v: Tensor, Tq: int, causal: bool, nsplit: int,
-           out: Tensor, lse: Tensor) -> None:
-    """Decode attention in the C kernel, written into ``out`` and ``lse``.
+# mh_decode's integer arguments (fast_decode.c, enum A_*), packed as one int64 array: 0.1 us,
+# where building a ctypes array took 3 us and converting 20 separate arguments more.
+_pack_decode_args = struct.Struct("=20q").pack
 
-    qs   [B*H_kv, R, d] fp32 contiguous, scaled queries: the R = G*Tq rows of a KV head's group,
-         ordered (g, t); row (g, t) sees keys j <= Tk - Tq + t if causal, else all Tk
-    k, v [B, H_kv, Tk, d], [B, H_kv, Tk, d_v], fp32/bf16/fp16, last dim contiguous (any other strides)
-    out  [B*H_kv*R, d_v] fp32 contiguous, lse [B*H_kv*R] fp32 contiguous (natural log; -inf and
-         zeros for a row that sees no key). The keys are cut into ``nsplit`` ranges that run in
-         parallel and are merged by log-sum-exp in C.
+
+def decode(shape: tuple, Tk: int, q: Tensor, k: Tensor, v: Tensor, scale: float, nsplit: int, nthreads: int,
+           out: Tensor, lse: Tensor | None) -> None:
+    """Decode attention in the C kernel, written into ``out`` and ``lse`` (None: not computed).
+
+    shape (dtype code, B, H_kv, G, Tq, causal, d, d_v): H = H_kv * G query heads, head h reads KV
+         head h // G; query t sees keys j <= Tk - Tq + t if causal, else all Tk.
+    q    [B, H, Tq, d], k [B, H_kv, Tk, d], v [B, H_kv, Tk, d_v]: the dtype of the code, last dim
+         contiguous, any other strides (a KV-cache view is read in place).
+    out  [B, H, Tq, d_v] fp32 contiguous, lse [B, H, Tq] fp32 contiguous (natural log; -inf and
+         zeros for a row that sees no key). q is scaled by ``scale`` in fp32 inside the kernel;
+         the keys are cut into ``nsplit`` ranges that run on ``nthreads`` threads and are merged
+         by log-sum-exp in C.
     """
-    B, H_kv, Tk, d = k.shape
-    NH, R, dv = qs.shape[0], qs.shape[1], v.shape[-1]
-    rc = library().mh_decode(qs.data_ptr(), k.data_ptr(), v.data_ptr(), DTYPE_CODES[k.dtype],
-                             NH, H_kv, R, Tq, int(causal), d, dv, Tk, k.stride(0), k.stride(1), k.stride(2),
-                             v.stride(0), v.stride(1), v.stride(2), nsplit, out.data_ptr(), lse.data_ptr(),
-                             torch.get_num_threads())
+    qs, ks, vs = q.stride(), k.stride(), v.stride()
+    args = _pack_decode_args(*shape, Tk, qs[0], qs[1], qs[2], ks[0], ks[1], ks[2], vs[0], vs[1], vs[2],
+                             nsplit, nthreads)
+    # _lib directly: supported() loaded it, and library() reads the environment under a lock.
+    rc = (_lib or library()).mh_decode(args, 20, q.data_ptr(), k.data_ptr(), v.data_ptr(), scale,
+                                       out.data_ptr(), None if lse is None else lse.data_ptr())
     if rc != 0:
-        raise RuntimeError(f"fast_decode C kernel rejected the call (R={R}, Tq={Tq}, d={d}, d_v={dv}; code {rc})")
+        raise RuntimeError(f"fast_decode C kernel rejected the call (q {tuple(q.shape)}, "
+                           f"v {tuple(v.shape)}; code {rc})")
 
 
 def softmax_block(s: Tensor, visible: Tensor | None, m: Tensor, l: Tensor, alpha: Tensor) -> None:

@@ -35,6 +35,8 @@ Extra memory: the fp32 copy of K/V for 16-bit inputs (2x their bytes), one score
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -53,6 +55,20 @@ from multihead.kernels._common import compute_dtype, grouped_mask, register_atte
 BLOCK_Q = 256
 BLOCK_K = 512
 HEADS_PER_TILE = 2
+# MHA (G = 1) has a quarter of the rows per KV head, so its GEMMs are 4x shorter in M: it takes
+# twice the queries and 1.5x the keys per block. Measured with two threads vs SDPA's flash kernel
+# (Intel Xeon, 2026-11-30, other processes paused), 32/32 heads: T=4096 256x512 0.89x, 512x512
+# 0.91-0.96x, 512x768 0.94x, 1024x512 0.87x (the causal diagonal wastes bq/T of the work); T=16384
+# 0.91x, 0.94x, 0.97x. GQA 32/8 at T=4096 stays best at 256x512 (1.00x; 512x512 0.95x).
+MHA_BLOCK_Q = 512
+MHA_BLOCK_K = 768
+
+
+def block_shape(G: int) -> tuple[int, int]:
+    """(queries, keys) per block for G query heads per KV head."""
+    return (MHA_BLOCK_Q, MHA_BLOCK_K) if G == 1 else (BLOCK_Q, BLOCK_K)
+
+
 LOG2E = 1.4426950408889634
 LN2 = 0.6931471805599453
 # Below this many (query, key) pairs a call runs in the caller's thread: workers cost ~0.1 ms.
@@ -80,7 +96,8 @@ def _attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causa
     B, H, Tq, d = q.shape
     H_kv, Tk, d_v = k.shape[1], k.shape[2], v.shape[-1]
     ct = compute_dtype(q.dtype)
-    bq, bk = block_q or BLOCK_Q, block_k or BLOCK_K
+    bq, bk = block_shape(H // H_kv)
+    bq, bk = block_q or bq, block_k or bk
     native = ct == torch.float32 and q.device.type == "cpu" and fast_native.available()
     nh = HEADS_PER_TILE if H_kv % HEADS_PER_TILE == 0 else 1
     p = _Problem(q, k if k.dtype == ct else k.to(ct), v if v.dtype == ct else v.to(ct),  # upcast once
@@ -99,8 +116,9 @@ def _attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causa
         # ops: a thread-parallel op is a fork/join, and on a shared machine a join waits for a
         # descheduled thread (measured at load 4.5: 0.38x SDPA's speed, against 0.89x this way).
         # Small calls run in the caller, also single-threaded, for the same reason.
-        with _torch_serial() as threads:
-            workers = min(threads, len(tiles)) if B * H * Tq * Tk >= PARALLEL_MIN_PAIRS else 1
+        threads = torch.get_num_threads()
+        workers = min(threads, len(tiles)) if B * H * Tq * Tk >= PARALLEL_MIN_PAIRS else 1
+        with _serial_torch_here():
             if workers == 1:
                 _run(p, tiles, out, lse)
             else:
@@ -108,33 +126,43 @@ def _attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causa
     return out, lse.to(torch.float64 if ct == torch.float64 else torch.float32)
 
 
-# torch's intra-op thread count is one process-wide setting (torch.set_num_threads), so calls
-# that overlap in different Python threads share one "serial" section: the first one in saves
-# the count and sets 1, the last one out restores it. (Saving and restoring per call was not
-# thread-safe: an overlapping call saved the 1 and restored it, leaving torch on one thread.)
-_serial_lock = threading.Lock()
-_serial_depth = 0
-_serial_saved = 1
+# One thread per core, each running single-threaded torch ops: torch's intra-op thread count is
+# OpenMP's, and OpenMP keeps it per thread (the nthreads ICV), so it is set to 1 in the threads
+# that run tiles and nowhere else. torch.set_num_threads would change it for the whole process
+# (and was not safe with calls overlapping in two Python threads). Where torch has no libgomp
+# (not Linux), the tiles run in the caller with torch's own thread count: correct, slower.
+_omp_lib: ctypes.CDLL | None = None
+_omp_tried = False
+
+
+def _omp() -> ctypes.CDLL | None:
+    """torch's own OpenMP runtime (already loaded with torch), or None."""
+    global _omp_lib, _omp_tried
+    if not _omp_tried:
+        _omp_tried = True
+        path = os.path.join(os.path.dirname(torch.__file__), "lib", "libgomp.so.1")
+        try:
+            _omp_lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_NOW)
+        except OSError:
+            _omp_lib = None
+    return _omp_lib
 
 
 @contextlib.contextmanager
-def _torch_serial() -> Iterator[int]:
-    """torch on one intra-op thread inside the block; yields the thread count it had before."""
-    global _serial_depth, _serial_saved
-    with _serial_lock:
-        if _serial_depth == 0:
-            _serial_saved = torch.get_num_threads()
-            if _serial_saved != 1:
-                torch.set_num_threads(1)
-        _serial_depth += 1
-        threads = _serial_saved
+def _serial_torch_here() -> Iterator[None]:
+    """torch ops of the calling thread on one OpenMP thread inside the block; other threads and
+    the process's torch.get_num_threads() elsewhere are untouched."""
+    omp = _omp()
+    if omp is None:
+        yield
+        return
+    torch.get_num_threads()           # torch's lazy per-thread init first: it would reset the count
+    before = omp.omp_get_max_threads()
+    omp.omp_set_num_threads(1)
     try:
-        yield threads
+        yield
     finally:
-        with _serial_lock:
-            _serial_depth -= 1
-            if _serial_depth == 0 and _serial_saved != 1:
-                torch.set_num_threads(_serial_saved)
+        omp.omp_set_num_threads(before)
 
 
 def _run_parallel(p: "_Problem", tiles: list, out: Tensor, lse: Tensor, workers: int) -> None:
@@ -153,7 +181,7 @@ def _run_parallel(p: "_Problem", tiles: list, out: Tensor, lse: Tensor, workers:
     inference, grad = torch.is_inference_mode_enabled(), torch.is_grad_enabled()
 
     def work(_):
-        with torch.inference_mode(inference), torch.set_grad_enabled(grad):
+        with torch.inference_mode(inference), torch.set_grad_enabled(grad), _serial_torch_here():
             _run(p, iter(next_tile, None), out, lse)
 
     # A pool per call (not kept between calls): nothing of it survives into a fork()ed child.

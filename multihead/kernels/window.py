@@ -42,19 +42,54 @@ def attention(kernel, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, i
             continue                                       # these queries see no key: 0, -inf
         inner_causal = mods.right == 0                      # hi is then q1 + offset: bottom-right
         edges = ScoreMods(mods.left, None if inner_causal else mods.right)
-        keep = None
-        if edges.window_cuts(q0, q1, lo, hi, offset):
-            rel = rel_positions(q0, q1, lo, hi, offset, q.device)             # (q1-q0, hi-lo)
-            keep = torch.ones_like(rel, dtype=torch.bool)
-            if edges.left is not None:
-                keep &= rel <= edges.left
-            if edges.right is not None:
-                keep &= rel >= -edges.right
+        qc = q[:, :, q0:q1]
+        # Keys from `split` on are inside every query's left edge: with no other cut and no user
+        # mask they go to the kernel unmasked, and only [lo, split) carries the band's mask (a
+        # mask on every key block made the whole chunk take the kernel's slow masked path).
+        split = min(hi, q1 - 1 + offset - mods.left) if mods.left is not None else lo
+        if mask is None and edges.right is None and lo < split < hi:
+            o, l = _band(kernel, qc, k, v, q0, q1, lo, split, offset, ScoreMods(mods.left, mods.right), scale)
+            o2, l2 = kernel(qc, k[:, :, split:hi], v[:, :, split:hi], None, is_causal=inner_causal, scale=scale)
+            out[:, :, q0:q1], lse[:, :, q0:q1] = _merge2(o, l, o2, l2)
+            continue
+        keep = _keep(edges, q0, q1, lo, hi, offset, q.device)
         sub = _combine(slice_mask(mask, q0, q1, lo, hi), keep)
-        o, l = kernel(q[:, :, q0:q1], k[:, :, lo:hi], v[:, :, lo:hi], sub, is_causal=inner_causal, scale=scale)
+        o, l = kernel(qc, k[:, :, lo:hi], v[:, :, lo:hi], sub, is_causal=inner_causal, scale=scale)
         out[:, :, q0:q1] = o
         lse[:, :, q0:q1] = l
     return out, lse
+
+
+def _keep(edges: ScoreMods, q0: int, q1: int, k0: int, k1: int, offset: int, device) -> Tensor | None:
+    """Bool [q1-q0, k1-k0] of the pairs inside the band's edges, or None if it cuts nothing."""
+    if not edges.window_cuts(q0, q1, k0, k1, offset):
+        return None
+    rel = rel_positions(q0, q1, k0, k1, offset, device)                  # (q1-q0, k1-k0)
+    keep = torch.ones_like(rel, dtype=torch.bool)
+    if edges.left is not None:
+        keep &= rel <= edges.left
+    if edges.right is not None:
+        keep &= rel >= -edges.right
+    return keep
+
+
+def _band(kernel, qc: Tensor, k: Tensor, v: Tensor, q0: int, q1: int, k0: int, k1: int, offset: int,
+          edges: ScoreMods, scale: float) -> tuple[Tensor, Tensor]:
+    """The chunk's queries on keys [k0, k1) with both of the band's edges as a bool mask."""
+    keep = _keep(edges, q0, q1, k0, k1, offset, qc.device)
+    sub = None if keep is None else keep.view(1, 1, *keep.shape)
+    return kernel(qc, k[:, :, k0:k1], v[:, :, k0:k1], sub, is_causal=False, scale=scale)
+
+
+def _merge2(o1: Tensor, l1: Tensor, o2: Tensor, l2: Tensor) -> tuple[Tensor, Tensor]:
+    """Two partial attentions over disjoint key sets merged by log-sum-exp (exact):
+    lse = log(e^l1 + e^l2), out = e^(l1 - lse) o1 + e^(l2 - lse) o2; rows with no key stay 0, -inf."""
+    lse = torch.logaddexp(l1, l2)                                        # (B, H, n)
+    seen = torch.isfinite(lse) | torch.isnan(lse)
+    base = torch.where(seen, lse, torch.zeros_like(lse))
+    w1 = torch.exp(l1 - base).unsqueeze(-1).to(o1.dtype)                  # 0 for an empty part
+    w2 = torch.exp(l2 - base).unsqueeze(-1).to(o2.dtype)
+    return o1 * w1 + o2 * w2, lse
 
 
 def slice_mask(mask: Tensor | None, q0: int, q1: int, k0: int, k1: int) -> Tensor | None:
