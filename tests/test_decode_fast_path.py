@@ -104,9 +104,9 @@ def test_autograd_views_and_nan_after_the_shape_is_known():
                                               (1, 1, 3, True), (7, 1, 1, True), (63, 1, 1, False),
                                               (6, 2, 2, True), (5, 5, 1, False)])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-def test_row_counts_that_are_padded_to_four(H, H_kv, Tq, causal, dtype):
-    """G * Tq = 3, 7 or 63 rows per KV head run as 4, 8 and 64 with zero rows (fast_decode.c):
-    the padding must never reach the output or the lse."""
+def test_row_counts_that_are_not_multiples_of_four(H, H_kv, Tq, causal, dtype):
+    """G * Tq = 3, 7, 63 (a 3-row tail after the 4-row loops of fast_decode.c), 6, 5 and 1 rows
+    per KV head, causal or not, against the float64 oracle."""
     q, k, v = _qkv(H, H_kv, Tq, 1500, dtype=dtype, seed=H * 10 + Tq)
     out, lse = mh.attention(q, k, v, is_causal=causal, backend="fast_decode", return_lse=True)
     ref, ref_lse = attention_fp64(q, k, v, is_causal=causal)

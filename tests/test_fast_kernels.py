@@ -142,10 +142,23 @@ def test_native_kernel_matches_oracle_and_torch_path(dtype, shape, monkeypatch):
         assert err(out, out_t) < 5e-6 and err(lse, lse_t) < 5e-6
 
 
+@pytest.fixture(params=["avx2", "avx512"])
+def softmax_isa(request):
+    """Both paths of softmax_block.c (AVX-512 only where the CPU has it)."""
+    if not NATIVE:
+        pytest.skip(f"C kernel unavailable: {fast_native.why_unavailable}")
+    got = fast_native.softmax_avx512(request.param == "avx512")
+    if got != (request.param == "avx512"):
+        fast_native.softmax_avx512(True)
+        pytest.skip("this CPU has no AVX-512 (the AVX2 path is tested)")
+    yield request.param
+    fast_native.softmax_avx512(True)
+
+
 @pytest.mark.skipif(not NATIVE, reason=f"C kernel unavailable: {fast_native.why_unavailable}")
 @pytest.mark.parametrize("heads", list(HEADS))
 @pytest.mark.parametrize("mask_kind", MASKS)
-def test_prefill_native_softmax_step_and_torch_path_agree(heads, mask_kind, monkeypatch):
+def test_prefill_native_softmax_step_and_torch_path_agree(heads, mask_kind, softmax_isa, monkeypatch):
     """fast_prefill runs its softmax step in softmax_block.c where it can and in torch ops where it
     cannot; both paths, with blocks that cross every edge, against the float64 oracle."""
     for tq, tk in SIZES["fast_prefill"] + [(40, 40)]:
@@ -163,10 +176,9 @@ def test_prefill_native_softmax_step_and_torch_path_agree(heads, mask_kind, monk
             assert torch.equal(torch.isneginf(l), torch.isneginf(ref_lse))
 
 
-@pytest.mark.skipif(not NATIVE, reason=f"C kernel unavailable: {fast_native.why_unavailable}")
-def test_softmax_block_step_against_its_formula():
+def test_softmax_block_step_against_its_formula(softmax_isa):
     """One online-softmax step: visible counts below 0, inside, past c; -inf scores; a row with
-    nothing visible; c not a multiple of 8; a row stride wider than c."""
+    nothing visible; c not a multiple of 8 or 16; a row stride wider than c."""
     g = torch.Generator().manual_seed(3)
     rows, c = 7, 29
     buf = torch.randn(rows, c + 5, generator=g) * 20
@@ -190,6 +202,15 @@ def test_softmax_block_step_against_its_formula():
     assert torch.allclose(m.double(), m_ref) and torch.allclose(alpha.double(), a_ref, rtol=1e-6)
     assert torch.allclose(l.double(), a_ref * l0 + p_ref.sum(-1), rtol=1e-6)
     assert torch.equal(buf[:, c:], pad)                                # columns past c untouched
+
+
+def test_softmax_block_step_passes_nan_through(softmax_isa):
+    """A NaN score makes its row's P, l (and so the output) NaN, on either path."""
+    s = torch.randn(3, 37)
+    s[1, 20] = float("nan")
+    m, l, alpha = torch.full((3,), -3.4e38), torch.zeros(3), torch.empty(3)
+    fast_native.softmax_block(s, None, m, l, alpha)
+    assert torch.isnan(l[1]) and torch.isfinite(l[[0, 2]]).all() and torch.isfinite(s[[0, 2]]).all()
 
 
 def test_native_limits_and_fallbacks():

@@ -1,6 +1,4 @@
 """GPU-time model (multihead.cost.timing): each term against hand numbers, communication, monotonicity."""
-import math
-
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -100,6 +98,15 @@ def test_dequantization_term():
     _, quantized = t.weights_read(st8, 1)
     assert quantized == pytest.approx(cost.memory.quantized_params(llama7b(), q8))   # layers and LM head
     assert t.decode_step(st8, 1, 10).dequant_s == pytest.approx(quantized / (0.5 * 19.5e12))
+    # a start-up cost per layer of weight-only kernels, paid on every GPU whatever the TP degree
+    import dataclasses
+    per_layer = dataclasses.replace(PLAIN, dequant_layer_s=7e-6)
+    one = setup(quantization=q8, c=per_layer)
+    assert t.decode_step(one, 1, 10).dequant_s == pytest.approx(quantized / (0.5 * 19.5e12) + 32 * 7e-6)
+    eight = setup(quantization=q8, c=per_layer, tp=8)
+    assert t.decode_step(eight, 1, 10).dequant_s == pytest.approx(t.weights_read(eight, 1)[1] / (0.5 * 19.5e12)
+                                                                  + 32 * 7e-6)
+    assert t.decode_step(setup(c=per_layer), 1, 10).dequant_s == 0            # bf16: no unpacking
     fp8 = cost.quantization.from_flag("fp8")
     assert t.dequant_kind(setup(quantization=fp8)) == "int8"                            # A100: no fp8 tensor cores
     h100 = setup(gpu=H100, name="H100-SXM", quantization=fp8)
@@ -135,11 +142,24 @@ def test_overheads_add_per_layer_and_per_request():
 
 # -- communication against hand numbers --------------------------------------------------------------
 def test_allreduce_hand_number():
-    # 10 us + 5 us * log2(4) + 2 * 3/4 * 1 MB / (100 GB/s * 0.5) = 20 us + 30 us
-    assert t.allreduce_seconds(1e6, 4, 100e9, PLAIN, "nvlink3") == pytest.approx(50e-6)
+    # NCCL's ring (8 MiB+, or across nodes): 10 us + 5 us * log2(4) + 2 * 3/4 * 10 MB / (100 GB/s * 0.5)
+    assert t.allreduce_seconds(10e6, 4, 100e9, PLAIN, "nvlink3") == pytest.approx(20e-6 + 300e-6)
+    assert t.allreduce_seconds(1e6, 4, 100e9, PLAIN, "nvlink3", inter_node=True) == pytest.approx(50e-6)
     assert t.allreduce_seconds(1e6, 1, 100e9, PLAIN, "nvlink3") == 0
-    # 8 GPUs: 10 + 15 us latency, 2 * 7/8 of the bytes
-    assert t.allreduce_seconds(8e6, 8, 100e9, PLAIN, "nvlink3") == pytest.approx(25e-6 + 2 * 7 / 8 * 8e6 / 50e9)
+    # 8 GPUs, ring: 10 + 15 us latency, 2 * 7/8 of the bytes
+    assert t.allreduce_seconds(9e6, 8, 100e9, PLAIN, "nvlink3") == pytest.approx(25e-6 + 2 * 7 / 8 * 9e6 / 50e9)
+    # the engines' one-stage kernel (<= 512 KiB at 4 GPUs): 10 us + 3 peers' 100 kB each, no log2 steps
+    assert t.allreduce_seconds(1e5, 4, 100e9, PLAIN, "nvlink3") == pytest.approx(10e-6 + 3 * 1e5 / 50e9)
+    # two stages (256 KiB .. 8 MiB at 8 GPUs): 10 us + one 5-us step + the ring's traffic
+    assert t.allreduce_seconds(1e6, 8, 100e9, PLAIN, "nvlink3") == pytest.approx(15e-6 + 2 * 7 / 8 * 1e6 / 50e9)
+    # a batch-1 decode message costs the same latency at 2 and at 8 GPUs (up to its few bytes)
+    small = [t.allreduce_seconds(8192, n, 300e9, PLAIN, "nvlink3") for n in (2, 4, 8)]
+    assert small == sorted(small) and small[-1] - small[0] < 1e-6
+
+
+def test_ring_only_variant_keeps_the_log2_steps(monkeypatch):
+    monkeypatch.setattr(t, "ALLREDUCE_ALGORITHM", "ring")
+    assert t.allreduce_seconds(1e6, 4, 100e9, PLAIN, "nvlink3") == pytest.approx(50e-6)
 
 
 def test_tp_comm_is_two_allreduces_per_layer():

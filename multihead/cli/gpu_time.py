@@ -26,12 +26,25 @@ def register(subparsers) -> None:
     p.add_argument("--fit", action="store_true", help="refit the constants and rewrite the fit file and the reports")
     p.add_argument("--measurements", type=A.input_file(), help="table of measurements (default reports/gpu-time/measurements.json)")
     p.add_argument("--out", type=A.output_dir(), help="report folder for --fit (default reports/gpu-time/)")
+    p.add_argument("--cv", action="store_true",
+                   help="4-fold cross-validation inside the training rows (how model variants are chosen; slow)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from multihead.cost import timing_validation as tv
+    if args.cv:
+        summ = tv.cross_validate(tv.load_table(args.measurements))
+        if args.json:
+            print(json.dumps(summ, indent=1))
+            return 0
+        print("out-of-fold error of the training rows (4 folds):")
+        for fam, s in summ.items():
+            if isinstance(s, dict) and s.get("n"):
+                print(f"  {fam}: n {s['n']}, median {s['median_abs'] * 100:.1f}%, max {s['max_abs'] * 100:.1f}%")
+        print(f"  log-RMS {summ['log_rms']:.4f}")
+        return 0
     result = tv.run(refit=args.fit, measurements=args.measurements, out_dir=args.out)
     if args.json:
         print(json.dumps(result, indent=1))

@@ -16,12 +16,15 @@ No torch. One phase of a batch on a tensor-parallel group of ``tp`` GPUs costs
   of every sequence (cost.kv_bytes: windows capped, MLA latent replicated).
 - dequantization: weight-only int8/int4 kernels unpack every weight they read on the ALUs, which
   bytes alone do not show (gpt-fast's int8 reaches 1069 of 1397 GB/s); charged per weight element
-  at a fitted rate per fp32 FLOP/s of the GPU. fp8 on a GPU with fp8 tensor cores runs natively.
+  at a fitted rate per fp32 FLOP/s of the GPU, plus a start-up cost per layer of those kernels.
+  fp8 on a GPU with fp8 tensor cores runs natively.
 - L * t_layer: a fixed cost per layer and forward (kernel launches, host work between them), which
   dominates small models at batch 1; it depends on the engine (a table by engine family). A request
   also pays ``request_overhead_s`` once before its first token.
-- communication: 2 all-reduces per layer (after attention and after the MLP) of the activations,
-  each latency(n) + 2(n-1)/n * bytes / link bandwidth (the ring algorithm's traffic per GPU);
+- communication: 2 all-reduces per layer (after attention and after the MLP) of the activations:
+  small messages inside a node by the engines' one-/two-stage kernels (a latency, no log2(n)
+  steps: decode at batch 1 pays about the same per all-reduce at 2 and 8 GPUs), larger ones and
+  any across nodes by NCCL's ring (latency + steps + 2(n-1)/n * bytes / link bandwidth);
   pipeline stages add a hand-off each and, for a batch of micro-batches, the bubble (p-1)/(m+p-1).
 
 The free constants (eta_f, eta_m, t_layer, all-reduce latency, link efficiency, dequantization
@@ -74,6 +77,7 @@ class Constants:
     Infinity Fabric): those two are tables keyed by engine family and by link name.
     """
     flops_efficiency: float = 0.6
+    flops_efficiency_fp8: float = 0.0   # of fp8 matmuls' (2x) peak; 0: the same as flops_efficiency
     bandwidth_efficiency: float = 0.8
     layer_overhead_s: dict = field(default_factory=lambda: {e: 10e-6 for e in ENGINES})
     request_overhead_s: float = 1e-3    # once per request, before its first token (admission, setup)
@@ -81,6 +85,7 @@ class Constants:
     allreduce_step_s: float = 5e-6      # per log2(n) step of the all-reduce
     link_efficiency: float = field(default_factory=lambda: interconnect_catalog()["link_efficiency"]["value"])
     dequant: dict = field(default_factory=lambda: {"int8": 0.5, "int4": 0.3})   # weights per fp32 FLOP
+    dequant_layer_s: float = 0.0        # per layer of weight-only quantized matmuls (their kernels' start-up)
     source: str = "defaults (no fit file)"
 
     def layer_overhead(self, engine: str) -> float:
@@ -201,17 +206,34 @@ def link_bandwidth(setup: Setup) -> float:
     return setup.gpu.link_bandwidth
 
 
-def allreduce_seconds(nbytes: float, n: int, bandwidth: float, c: Constants, link: str = "default",
-                      engine: str = "") -> float:
-    """One all-reduce of ``nbytes`` over n GPUs: latency(n) + 2(n-1)/n * bytes / (link * efficiency).
+# Serving engines all-reduce small messages inside a node with their own kernels, not NCCL's ring: vLLM's
+# custom all-reduce (csrc/custom_all_reduce.cuh: one stage, every GPU reading its peers' buffers, below
+# 512 KiB at <= 4 GPUs and 256 KiB at 8; two stages, reduce-scatter + all-gather, up to 8 MiB),
+# TensorRT-LLM's custom all-reduce plugin, and PyTorch's intra-node comm that gpt-fast's TP command
+# enables (ENABLE_INTRA_NODE_COMM=1). Larger messages, and any across nodes, go through NCCL's ring.
+ALLREDUCE_ALGORITHM = "custom"          # "custom": the engines' small-message kernels; "ring": NCCL only
+ONE_STAGE_MAX_BYTES = {4: 512 * 1024, 8: 256 * 1024}
+CUSTOM_MAX_BYTES = 8 * 1024 * 1024
 
-    The latency grows with the log2(n) steps of the tree / recursive-doubling algorithms NCCL uses
-    for small messages; the size term is the ring algorithm's traffic per GPU.
+
+def allreduce_seconds(nbytes: float, n: int, bandwidth: float, c: Constants, link: str = "default",
+                      engine: str = "", inter_node: bool = False) -> float:
+    """One all-reduce of ``nbytes`` over n GPUs.
+
+    NCCL's ring: latency + step * log2(n) (the steps of its tree / recursive-doubling start-up) +
+    2(n-1)/n * bytes / (link * efficiency), the ring's traffic per GPU. An engine's one-stage kernel
+    (small messages in a node): latency + (n-1) * bytes / link, each GPU pulling every peer's buffer
+    in one step; two-stage: latency + one step + the ring's traffic.
     """
     if n <= 1:
         return 0.0
-    latency = c.allreduce_latency(link, engine) + c.allreduce_step_s * math.log2(n)
-    return latency + 2.0 * (n - 1) / n * nbytes / (bandwidth * c.link_efficiency)
+    wire = bandwidth * c.link_efficiency
+    latency = c.allreduce_latency(link, engine)
+    if ALLREDUCE_ALGORITHM == "custom" and not inter_node and nbytes <= CUSTOM_MAX_BYTES:
+        if nbytes <= ONE_STAGE_MAX_BYTES[4 if n <= 4 else 8]:
+            return latency + (n - 1) * nbytes / wire
+        return latency + c.allreduce_step_s + 2.0 * (n - 1) / n * nbytes / wire
+    return latency + c.allreduce_step_s * math.log2(n) + 2.0 * (n - 1) / n * nbytes / wire
 
 
 def handoff_seconds(nbytes: float, bandwidth: float, c: Constants, link: str = "default") -> float:
@@ -227,8 +249,9 @@ def pipeline_bubble_fraction(stages: int, microbatches: int) -> float:
 def tp_comm_seconds(setup: Setup, tokens: float) -> float:
     """2 all-reduces per layer of ``tokens`` activation rows of D, over the tensor-parallel group."""
     nbytes = tokens * setup.spec.hidden_size * setup.act_bytes
-    return 2 * setup.spec.num_layers * allreduce_seconds(nbytes, setup.tp, link_bandwidth(setup), setup.constants,
-                                                      setup.gpu.link, setup.engine)
+    bandwidth = link_bandwidth(setup)
+    return 2 * setup.spec.num_layers * allreduce_seconds(nbytes, setup.tp, bandwidth, setup.constants, setup.gpu.link,
+                                                      setup.engine, inter_node=bandwidth != setup.gpu.link_bandwidth)
 
 
 # -- attention counts --------------------------------------------------------------------------------
@@ -252,12 +275,14 @@ def _phase(setup: Setup, *, tokens: float, sequences: float, attn_flops: float, 
     lm_head = s.vocab_size * s.hidden_size if s.vocab_size else 0
     linear = 2.0 * (tokens * layers + sequences * lm_head) / n
     attention = attn_flops / n
-    compute = linear / (g.flops(matmul_dtype(setup)) * c.flops_efficiency) \
+    mm = matmul_dtype(setup)
+    eta = c.flops_efficiency_fp8 if mm == "fp8" and c.flops_efficiency_fp8 else c.flops_efficiency
+    compute = linear / (g.flops(mm) * eta) \
         + attention / (g.flops("fp16") * c.flops_efficiency)
     weights, quantized = weights_read(setup, tokens)
     memory = (weights + kv) / (g.bandwidth * c.bandwidth_efficiency)
     kind = dequant_kind(setup)
-    dequant = quantized / (c.dequant[kind] * g.alu_flops) if kind else 0.0
+    dequant = quantized / (c.dequant[kind] * g.alu_flops) + s.num_layers * c.dequant_layer_s if kind else 0.0
     comm = tp_comm_seconds(setup, tokens)
     if setup.pp > 1:
         comm += (setup.pp - 1) * handoff_seconds(tokens * s.hidden_size * setup.act_bytes, g.link_bandwidth, c, g.link)

@@ -26,7 +26,8 @@ from multihead.cost import timing
 MEASUREMENTS = Path(__file__).resolve().parents[2] / "reports" / "gpu-time" / "measurements.json"
 SPLIT_RULE = "held out when int(sha256(row id)[:8], 16) % 3 == 0"
 SCALARS = {"flops_efficiency": (0.05, 1.0), "bandwidth_efficiency": (0.05, 1.0),
-           "request_overhead_s": (1e-6, 5e-2), "allreduce_step_s": (1e-8, 1e-4)}
+           "request_overhead_s": (1e-6, 5e-2), "allreduce_step_s": (1e-8, 1e-4), "dequant_layer_s": (1e-9, 1e-4),
+           "flops_efficiency_fp8": (0.05, 1.0)}
 TABLES = {"layer_overhead_s": (1e-8, 5e-4), "allreduce_latency_s": (1e-8, 5e-4), "dequant": (0.01, 100.0)}
 # Metric families the acceptance targets name, and the rest.
 FAMILY = {"decode_tokens_per_s": "batch-1 decode", "ttft_ms": "TTFT", "itl_ms": "ITL / TPOT",
@@ -104,17 +105,22 @@ def predict(row: dict, setup: timing.Setup) -> float:
 
 
 ALLREDUCE_KEY = "link"      # "link": one latency per link; "engine/link": per engine and link
+FP8_EFFICIENCY = False      # fit timing.Constants.flops_efficiency_fp8 (False: fp8 matmuls reach flops_efficiency)
+DEQUANT_PER_LAYER = True    # fit timing.Constants.dequant_layer_s (False: it stays 0, per-element cost only)
 
 
 def free_parameters(table: dict) -> list[tuple[str, str | None]]:
     """(field, key) of every constant the training rows can inform: the scalars, the fixed cost of
     each engine family, the all-reduce latency of each link used at TP > 1, each dequantized format."""
     rows = setups(table, timing.Constants())
-    params = [(k, None) for k in SCALARS]
+    kinds = sorted({timing.dequant_kind(s) for _, s in rows} - {None})
+    fp8 = any(timing.matmul_dtype(s) == "fp8" for _, s in rows)
+    params = [(k, None) for k in SCALARS if (k != "dequant_layer_s" or (kinds and DEQUANT_PER_LAYER))
+              and (k != "flops_efficiency_fp8" or (fp8 and FP8_EFFICIENCY))]
     params += [("layer_overhead_s", e) for e in sorted({s.engine for _, s in rows})]
     keys = {(f"{s.engine}/{s.gpu.link}" if ALLREDUCE_KEY == "engine/link" else s.gpu.link) for _, s in rows if s.tp > 1}
     params += [("allreduce_latency_s", k) for k in sorted(keys)]
-    params += [("dequant", k) for k in sorted({timing.dequant_kind(s) for _, s in rows} - {None})]
+    params += [("dequant", k) for k in kinds]
     return params
 
 
@@ -280,3 +286,20 @@ def run(*, refit: bool, measurements: Path | None = None, out_dir: Path | None =
              "rows": results, "tp_speedups": speedups}, indent=1) + "\n")
         (out_dir / "validation.md").write_text(render_markdown(table, constants, results, speedups, summ, command))
     return {"constants": constants_dict(constants), "summary": summ, "source": constants.source}
+
+
+def cross_validate(table: dict, folds: int = 4, starts: int = 2) -> dict:
+    """K-fold cross-validation INSIDE the training rows (fold = int(sha256(id)[8:16], 16) % folds): fit
+    on the other folds, predict this one. Used to choose between model variants without looking at
+    either held-out set. Returns the summary of the out-of-fold errors by family."""
+    train = [r for r in table["rows"] if split_of(r) == "train"]
+    fold = {r["id"]: int(hashlib.sha256(r["id"].encode()).hexdigest()[8:16], 16) % folds for r in train}
+    out = []
+    for k in range(folds):
+        fitted = fit({**table, "rows": [r for r in train if fold[r["id"]] != k]}, starts=starts)
+        out += [{**r, "split": "train"} for r in evaluate({**table, "rows": [r for r in train if fold[r["id"]] == k]},
+                                                          fitted)]
+    speed = tp_speedups(out)
+    summ = summarize(out, speed)["train"]
+    summ["log_rms"] = math.sqrt(statistics.fmean(math.log1p(r["error"]) ** 2 for r in out))
+    return summ

@@ -86,6 +86,45 @@ static inline float hmax8(__m256 a) {
         for (int64_t c_ = 0; c_ < (rb); c_ += LINE) _mm_prefetch(row_ + c_, hint);           \
     }
 
+/* Scores of NR (3 or 4) query rows q0 x the two keys at kr, kr1 into srow[x][jj], srow[x][jj+1]:
+ * 2 * NR independent FMA chains (the FMA latency is ~4 cycles, so fewer chains would leave the two
+ * FMA units idle); each K load serves NR rows. NR is a constant after inlining: the loops over x
+ * unroll and a[], c[] live in registers. */
+static inline __attribute__((always_inline)) void scores_rows(const int NR, const float *q0, int64_t d,
+        const void *k, int64_t kr, int64_t kr1, int dtype, float (*srow)[BK], int64_t jj) {
+    __m256 a[4], c[4];
+    for (int x = 0; x < 4; x++) a[x] = c[x] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < d; i += 8) {
+        __m256 kx = load8(k, kr + i, dtype), ky = load8(k, kr1 + i, dtype);
+        for (int x = 0; x < NR; x++) {
+            __m256 w = _mm256_loadu_ps(q0 + x * d + i);
+            a[x] = _mm256_fmadd_ps(w, kx, a[x]);
+            c[x] = _mm256_fmadd_ps(w, ky, c[x]);
+        }
+    }
+    float unused[2];
+    store_sums_4x2(a[0], a[1], a[2], a[3], c[0], c[1], c[2], c[3], srow[0] + jj, srow[1] + jj,
+                   srow[2] + jj, NR == 4 ? srow[3] + jj : unused);
+}
+
+/* O[x] += P[x] V for NR (3 or 4) rows and output dims i..i+15 (o = O + r * dv + i): 2 * NR FMA
+ * chains in registers over the block's nb keys. */
+static inline __attribute__((always_inline)) void pv_rows(const int NR, float *o, int64_t dv,
+        const void *v, int64_t vrow, int64_t vst, int64_t nb, int dtype, float (*srow)[BK]) {
+    __m256 a[4], c[4];
+    for (int x = 0; x < NR; x++) { a[x] = _mm256_loadu_ps(o + x * dv); c[x] = _mm256_loadu_ps(o + x * dv + 8); }
+    for (int64_t jj = 0; jj < nb; jj++) {
+        int64_t vr = vrow + jj * vst;
+        __m256 vx = load8(v, vr, dtype), vy = load8(v, vr + 8, dtype);
+        for (int x = 0; x < NR; x++) {
+            __m256 p = _mm256_broadcast_ss(&srow[x][jj]);
+            a[x] = _mm256_fmadd_ps(p, vx, a[x]);
+            c[x] = _mm256_fmadd_ps(p, vy, c[x]);
+        }
+    }
+    for (int x = 0; x < NR; x++) { _mm256_storeu_ps(o + x * dv, a[x]); _mm256_storeu_ps(o + x * dv + 8, c[x]); }
+}
+
 /* One work item: rows 0..R-1 of head n against keys [j0, j1). Inlined per dtype (see below) so
  * that load8's dtype test is resolved at compile time in the inner loops. */
 static inline __attribute__((always_inline)) void item(const float *q, const void *k, const void *v, int dtype, int64_t R, int64_t d,
@@ -99,8 +138,7 @@ static inline __attribute__((always_inline)) void item(const float *q, const voi
 
     for (int64_t b0 = j0; b0 < j1; b0 += BK) {
         int64_t nb = j1 - b0 < BK ? j1 - b0 : BK;
-        /* Scores: 4 query rows x 2 keys = 8 independent FMA chains (the FMA latency is ~4 cycles,
-         * so fewer chains would leave the two FMA units idle); each K load serves 4 rows. */
+        /* Scores: query rows 4 (or 3) at a time x 2 keys (scores_rows); leftover rows one by one. */
         int64_t jj = 0;
         for (; jj + 2 <= nb; jj += 2) {
             int64_t kr = koff + (b0 + jj) * kst, kr1 = kr + kst;
@@ -110,21 +148,8 @@ static inline __attribute__((always_inline)) void item(const float *q, const voi
                 prefetch_rows(v, esize, voff, vst, b0 + jj + AHEAD, 2, dv * esize, _MM_HINT_T1);
             }
             int64_t r = 0;
-            for (; r + 4 <= R; r += 4) {
-                __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-                __m256 c0 = a0, c1 = a0, c2 = a0, c3 = a0;
-                const float *q0 = q + r * d;
-                for (int64_t i = 0; i < d; i += 8) {
-                    __m256 x = load8(k, kr + i, dtype), y = load8(k, kr1 + i, dtype);
-                    __m256 w0 = _mm256_loadu_ps(q0 + i), w1 = _mm256_loadu_ps(q0 + d + i);
-                    __m256 w2 = _mm256_loadu_ps(q0 + 2 * d + i), w3 = _mm256_loadu_ps(q0 + 3 * d + i);
-                    a0 = _mm256_fmadd_ps(w0, x, a0); c0 = _mm256_fmadd_ps(w0, y, c0);
-                    a1 = _mm256_fmadd_ps(w1, x, a1); c1 = _mm256_fmadd_ps(w1, y, c1);
-                    a2 = _mm256_fmadd_ps(w2, x, a2); c2 = _mm256_fmadd_ps(w2, y, c2);
-                    a3 = _mm256_fmadd_ps(w3, x, a3); c3 = _mm256_fmadd_ps(w3, y, c3);
-                }
-                store_sums_4x2(a0, a1, a2, a3, c0, c1, c2, c3, s[r] + jj, s[r + 1] + jj, s[r + 2] + jj, s[r + 3] + jj);
-            }
+            for (; r + 4 <= R; r += 4) scores_rows(4, q + r * d, d, k, kr, kr1, dtype, s + r, jj);
+            if (R - r == 3) { scores_rows(3, q + r * d, d, k, kr, kr1, dtype, s + r, jj); r += 3; }
             for (; r < R; r++) {
                 __m256 a0 = _mm256_setzero_ps(), c0 = a0;
                 for (int64_t i = 0; i < d; i += 8) {
@@ -170,31 +195,12 @@ static inline __attribute__((always_inline)) void item(const float *q, const voi
                     _mm256_storeu_ps(O + r * dv + i, _mm256_mul_ps(al, _mm256_loadu_ps(O + r * dv + i)));
             }
         }
-        /* O += P V: 4 rows x 16 output dims = 8 FMA chains in registers over the block's keys. */
+        /* O += P V: rows 4 (or 3) at a time x 16 output dims (pv_rows); leftover rows one by one. */
         int64_t i = 0;
         for (; i + 16 <= dv; i += 16) {
-            int64_t r = 0;
-            for (; r + 4 <= R; r += 4) {
-                float *o = O + r * dv + i;
-                __m256 a0 = _mm256_loadu_ps(o), a1 = _mm256_loadu_ps(o + dv);
-                __m256 a2 = _mm256_loadu_ps(o + 2 * dv), a3 = _mm256_loadu_ps(o + 3 * dv);
-                __m256 c0 = _mm256_loadu_ps(o + 8), c1 = _mm256_loadu_ps(o + dv + 8);
-                __m256 c2 = _mm256_loadu_ps(o + 2 * dv + 8), c3 = _mm256_loadu_ps(o + 3 * dv + 8);
-                for (int64_t jj = 0; jj < nb; jj++) {
-                    int64_t vr = voff + (b0 + jj) * vst + i;
-                    __m256 x = load8(v, vr, dtype), y = load8(v, vr + 8, dtype);
-                    __m256 p0 = _mm256_broadcast_ss(&s[r][jj]), p1 = _mm256_broadcast_ss(&s[r + 1][jj]);
-                    __m256 p2 = _mm256_broadcast_ss(&s[r + 2][jj]), p3 = _mm256_broadcast_ss(&s[r + 3][jj]);
-                    a0 = _mm256_fmadd_ps(p0, x, a0); c0 = _mm256_fmadd_ps(p0, y, c0);
-                    a1 = _mm256_fmadd_ps(p1, x, a1); c1 = _mm256_fmadd_ps(p1, y, c1);
-                    a2 = _mm256_fmadd_ps(p2, x, a2); c2 = _mm256_fmadd_ps(p2, y, c2);
-                    a3 = _mm256_fmadd_ps(p3, x, a3); c3 = _mm256_fmadd_ps(p3, y, c3);
-                }
-                _mm256_storeu_ps(o, a0); _mm256_storeu_ps(o + dv, a1);
-                _mm256_storeu_ps(o + 2 * dv, a2); _mm256_storeu_ps(o + 3 * dv, a3);
-                _mm256_storeu_ps(o + 8, c0); _mm256_storeu_ps(o + dv + 8, c1);
-                _mm256_storeu_ps(o + 2 * dv + 8, c2); _mm256_storeu_ps(o + 3 * dv + 8, c3);
-            }
+            int64_t r = 0, vrow = voff + b0 * vst + i;
+            for (; r + 4 <= R; r += 4) pv_rows(4, O + r * dv + i, dv, v, vrow, vst, nb, dtype, s + r);
+            if (R - r == 3) { pv_rows(3, O + r * dv + i, dv, v, vrow, vst, nb, dtype, s + r); r += 3; }
             for (; r < R; r++) {
                 float *o = O + r * dv + i;
                 __m256 a0 = _mm256_loadu_ps(o), c0 = _mm256_loadu_ps(o + 8);
@@ -248,7 +254,7 @@ static void merge_row(const float *M, const float *L, const float *O, int64_t ns
 /* The arguments of one mh_decode call, shared by its work items (mh_pool tasks). */
 struct decode_job {
     const float *q; const void *k, *v; int dtype;
-    int64_t H_kv, R, Rout, d, dv, Tk, ksb, ksh, kst, vsb, vsh, vst, nsplit, per;
+    int64_t H_kv, R, d, dv, Tk, ksb, ksh, kst, vsb, vsh, vst, nsplit, per;
     const int32_t *lim;
     float *M, *L, *O, *out, *lse;
     _Atomic int64_t *done;      /* per KV head: splits finished; the last one merges the head */
@@ -275,32 +281,30 @@ static void decode_item(void *ctx, int64_t w) {
 #undef ITEM
     }
     if (atomic_fetch_add(&J->done[n], 1) != nsplit - 1) return;
-    for (int64_t r = 0; r < J->Rout; r++)
+    for (int64_t r = 0; r < R; r++)
         merge_row(M + n * nsplit * R + r, L + n * nsplit * R + r, O + (n * nsplit * R + r) * dv,
-                  nsplit, R, dv, J->out + (n * J->Rout + r) * dv, J->lse ? J->lse + n * J->Rout + r : NULL);
+                  nsplit, R, dv, J->out + (n * R + r) * dv, J->lse ? J->lse + n * R + r : NULL);
 }
 
 /* Decode attention, whole: q is fp32 [NH, R, d], scaled, rows ordered (g, t) with t = r % Tq;
- * row r < Rout sees keys j < Tk - Tq + t + 1 if causal, else all Tk; rows Rout..R-1 are padding
- * (zeros, see mh_decode) that see no key and are not written. The keys are cut into nsplit
+ * row r sees keys j < Tk - Tq + t + 1 if causal, else all Tk. The keys are cut into nsplit
  * ranges; (KV head, range) work items run on nthreads threads of mh_pool, and each head's ranges
- * are merged into out [NH, Rout, dv] and lse [NH, Rout] (natural log; lse may be NULL). Returns
- * 0, -1 for unsupported sizes, -2 if the scratch for the splits cannot be allocated. */
+ * are merged into out [NH, R, dv] and lse [NH, R] (natural log; lse may be NULL). Returns 0, -1
+ * for unsupported sizes, -2 if the scratch for the splits cannot be allocated. */
 static int decode_scaled(const float *q, const void *k, const void *v, int dtype,
-                         int64_t NH, int64_t H_kv, int64_t R, int64_t Rout, int64_t Tq, int causal, int64_t d,
+                         int64_t NH, int64_t H_kv, int64_t R, int64_t Tq, int causal, int64_t d,
                          int64_t dv, int64_t Tk, int64_t ksb, int64_t ksh, int64_t kst, int64_t vsb, int64_t vsh,
                          int64_t vst, int64_t nsplit, float *out, float *lse, int nthreads) {
-    if (d % 8 || dv % 8 || d > MAXD || R > MAXR || Rout < 1 || Rout > R || Tq < 1 || Rout % Tq || nsplit < 1)
-        return -1;
+    if (d % 8 || dv % 8 || d > MAXD || R > MAXR || R < 1 || Tq < 1 || R % Tq || nsplit < 1) return -1;
     int32_t lim[MAXR];
     for (int64_t r = 0; r < R; r++) {
-        int64_t t = r % Tq, n_seen = r >= Rout ? 0 : causal ? Tk - Tq + t + 1 : Tk;
+        int64_t t = r % Tq, n_seen = causal ? Tk - Tq + t + 1 : Tk;
         lim[r] = (int32_t)(n_seen < 0 ? 0 : n_seen > Tk ? Tk : n_seen);
     }
     float *M = malloc(sizeof(float) * NH * nsplit * R * (2 + dv));
     _Atomic int64_t *done = calloc((size_t)NH, sizeof *done);
     if (!M || !done) { free(M); free(done); return -2; }
-    struct decode_job J = {q, k, v, dtype, H_kv, R, Rout, d, dv, Tk, ksb, ksh, kst, vsb, vsh, vst, nsplit,
+    struct decode_job J = {q, k, v, dtype, H_kv, R, d, dv, Tk, ksb, ksh, kst, vsb, vsh, vst, nsplit,
                            (Tk + nsplit - 1) / nsplit, lim, M, M + NH * nsplit * R,
                            M + 2 * NH * nsplit * R, out, lse, done};
     mh_pool_run(decode_item, &J, NH * nsplit, nthreads);
@@ -317,34 +321,30 @@ enum { A_DTYPE, A_B, A_HKV, A_G, A_TQ, A_CAUSAL, A_D, A_DV, A_TK,
 
 /* Decode attention from the caller's tensors: q [B, H, Tq, d] (H = H_kv * G; dtype a[A_DTYPE], as
  * k and v) is widened to fp32 and multiplied by scale (as torch's q.float() * scale would round it)
- * into a scratch [B * H_kv, Rp, d] in the kernel's row order (g, t); then decode_scaled.
+ * into a scratch [B * H_kv, G * Tq, d] in the kernel's row order (g, t); then decode_scaled.
  * out [B, H, Tq, dv] and lse [B, H, Tq] (or NULL) fp32 contiguous. Returns decode_scaled's code,
- * -3 for a wrong argument count.
- * Why Rp: item's fast loops take query rows 4 at a time and run leftover rows one by one, which
- * reloads each K and V row once per leftover row. G * Tq = 3 (SmolLM2's 9/3 heads) or 7 (14/2)
- * is padded with a zero row to 4 or 8: a third more FMAs, but a quarter of the loads. */
+ * -3 for a wrong argument count. */
 int mh_decode(const int64_t *a, int64_t na, const void *q, const void *k, const void *v, double scale,
               float *out, float *lse) {
     if (na != A_COUNT) return -3;
     int dtype = (int)a[A_DTYPE];
     int64_t B = a[A_B], H_kv = a[A_HKV], G = a[A_G], Tq = a[A_TQ], d = a[A_D], R = G * Tq, NH = B * H_kv;
-    int64_t Rp = R % 4 == 3 ? R + 1 : R;
-    if (d % 8 || d > MAXD || Rp > MAXR || R < 1) return -1;
-    float *qs = calloc((size_t)(NH * Rp * d), sizeof(float));
+    if (d % 8 || d > MAXD || R > MAXR || R < 1) return -1;
+    float *qs = malloc(sizeof(float) * NH * R * d);
     if (!qs) return -2;
     const float sc = (float)scale;
     for (int64_t n = 0; n < NH; n++)
         for (int64_t g = 0; g < G; g++)
             for (int64_t t = 0; t < Tq; t++) {
                 int64_t src = (n / H_kv) * a[A_QSB] + ((n % H_kv) * G + g) * a[A_QSH] + t * a[A_QST];
-                float *dst = qs + (n * Rp + g * Tq + t) * d;
+                float *dst = qs + (n * R + g * Tq + t) * d;
                 for (int64_t i = 0; i < d; i += 8) {
                     __m256 x = dtype == F32 ? load8(q, src + i, F32) : dtype == BF16 ? load8(q, src + i, BF16)
                                                                                     : load8(q, src + i, F16);
                     _mm256_storeu_ps(dst + i, _mm256_mul_ps(x, _mm256_set1_ps(sc)));
                 }
             }
-    int rc = decode_scaled(qs, k, v, dtype, NH, H_kv, Rp, R, Tq, (int)a[A_CAUSAL], d, a[A_DV], a[A_TK],
+    int rc = decode_scaled(qs, k, v, dtype, NH, H_kv, R, Tq, (int)a[A_CAUSAL], d, a[A_DV], a[A_TK],
                            a[A_KSB], a[A_KSH], a[A_KST], a[A_VSB], a[A_VSH], a[A_VST], a[A_NSPLIT],
                            out, lse, (int)a[A_NTHREADS]);
     free(qs);

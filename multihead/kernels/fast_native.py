@@ -137,6 +137,9 @@ def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
     g = lib.mh_softmax_block
     g.argtypes = [ptr, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ptr, ptr, ptr, ptr]
     g.restype = None
+    h = lib.mh_softmax_use_avx512
+    h.argtypes = [ctypes.c_int]
+    h.restype = ctypes.c_int
     return lib
 
 
@@ -203,6 +206,12 @@ def decode(shape: tuple, Tk: int, q: Tensor, k: Tensor, v: Tensor, scale: float,
     if rc != 0:
         raise RuntimeError(f"fast_decode C kernel rejected the call (q {tuple(q.shape)}, "
                            f"v {tuple(v.shape)}; code {rc})")
+
+
+def softmax_avx512(on: bool) -> bool:
+    """Let softmax_block use AVX-512 where the CPU has it (the default), or force its AVX2 path
+    (tests run both against one oracle). Returns whether the AVX-512 path is now in use."""
+    return bool(library().mh_softmax_use_avx512(int(on)))
 
 
 def softmax_block(s: Tensor, visible: Tensor | None, m: Tensor, l: Tensor, alpha: Tensor) -> None:

@@ -181,6 +181,8 @@ def measure_case(shape: AttnShape, impls: tuple[str, ...], limits: dict, cfg: Be
         repeats, warmup = (cfg.repeats, 1) if guess < 5 else (2, 1) if guess < 20 else (1, 0)
         if short_decode(shape):                  # samples of CALLS_PER_SAMPLE calls, milliseconds each
             repeats = max(repeats, 20)
+        elif guess < 0.5:                        # cheap calls: more samples, so one slow one (a
+            repeats = max(repeats, 7)            # page-reclaim pause, say) cannot set the best
         plans.append((row, measured, _call(impl, measured, *inputs[measured]), repeats, warmup))
     timings = time_calls([p[2] for p in plans], repeats=[p[3] for p in plans], warmup=[p[4] for p in plans],
                          clock=clock)
