@@ -3,16 +3,19 @@
 #define MULTIHEAD_SIMD_MATH_H
 #include <immintrin.h>
 
-/* e^r * 2^n for |r| <= ln2/2 and integral n in [-126, 127]: e^r by a degree-7 polynomial
- * (Taylor-like coefficients refit for fp32), 2^n by building the exponent bits. */
+/* e^r for |r| <= ln2/2 by a degree-7 polynomial (Taylor-like coefficients refit for fp32), in
+ * Horner form, written once for every vector width: SET1, FMADD, MUL and ADD name that width's
+ * intrinsics (softmax_block.c uses it with AVX-512's). */
+#define MH_EXP_POLY(r, SET1, FMADD, MUL, ADD)                                                     \
+    FMADD(FMADD(FMADD(FMADD(FMADD(FMADD(SET1(1.9875691500e-4f), r, SET1(1.3981999507e-3f)),      \
+                                   r, SET1(8.3334519073e-3f)), r, SET1(4.1665795894e-2f)),       \
+                      r, SET1(1.6666665459e-1f)), r, SET1(5.0000001201e-1f)),                    \
+          MUL(r, r), ADD(r, SET1(1.0f)))
+
+/* e^r * 2^n for |r| <= ln2/2 and integral n in [-126, 127]: e^r by MH_EXP_POLY, 2^n by building
+ * the exponent bits. */
 static inline __m256 mh_exp_scaled(__m256 r, __m256 n) {
-    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+    __m256 p = MH_EXP_POLY(r, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_mul_ps, _mm256_add_ps);
     __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
     return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
