@@ -24,9 +24,12 @@ __all__ = ["attention", "choose_backend", "score_mods", "score_limit", "max_scor
            "MAX_SCORE_BYTES", "AUTO_REFERENCE_BYTES", "DECODE_MAX_TQ", "DECODE_MIN_TK"]
 
 # The reference backend refuses to materialize a score matrix larger than this (bytes, in the
-# compute dtype). Override: the environment variable MULTIHEAD_MAX_SCORE_BYTES, assigning this
-# module attribute, or `with score_limit(n):` for one block of code.
+# compute dtype). It is the default, read once at import (2 GiB, or the environment variable
+# MULTIHEAD_MAX_SCORE_BYTES: configuration, not an override). The one way to change the limit is
+# `with score_limit(n):`, which the caller owns and which is local to its thread / async task;
+# max_score_bytes() reads the private copy below, so assigning MAX_SCORE_BYTES changes nothing.
 MAX_SCORE_BYTES: int = env_int("MULTIHEAD_MAX_SCORE_BYTES", 2 * 1024**3)   # ValueError naming it if bad
+_DEFAULT_SCORE_LIMIT = MAX_SCORE_BYTES
 _score_limit: contextvars.ContextVar[int | None] = contextvars.ContextVar("score_limit", default=None)
 
 # backend="auto": few queries -> fast_decode; a small score matrix -> reference (one big matmul is
@@ -48,9 +51,10 @@ MODS_FALLBACK = {"fast_prefill": "tiled", "fast_decode": "decode"}
 
 
 def max_score_bytes() -> int:
-    """The reference backend's current limit: the innermost score_limit(), else MAX_SCORE_BYTES."""
+    """The reference backend's current limit: the innermost score_limit(), else the default
+    (MAX_SCORE_BYTES as read at import)."""
     value = _score_limit.get()
-    return MAX_SCORE_BYTES if value is None else value
+    return _DEFAULT_SCORE_LIMIT if value is None else value
 
 
 @contextlib.contextmanager
@@ -277,7 +281,8 @@ def _run(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, is_causal: bool, 
             raise ValueError(
                 f"backend: {name!r} would materialize a [B, H, Tq, Tk] = [{B}, {H}, {Tq}, {Tk}] score "
                 f"matrix of {need:,.0f} bytes ({need / 1e9:.2f} GB), over the limit of {limit:,} bytes "
-                f"(multihead.functional.MAX_SCORE_BYTES, score_limit(), or MULTIHEAD_MAX_SCORE_BYTES); "
+                f"(raise it with multihead.functional.score_limit(n), or its default with the environment "
+                f"variable MULTIHEAD_MAX_SCORE_BYTES); "
                 f"use backend='tiled', whose memory grows with T, not T^2")
 
     if not mods.active:

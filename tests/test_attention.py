@@ -218,6 +218,18 @@ def test_reference_limit_names_bytes_and_suggests_tiled():
     assert functional.max_score_bytes() == functional.MAX_SCORE_BYTES
 
 
+def test_the_score_limit_has_one_override(monkeypatch):
+    """score_limit() is the one way to change the limit: assigning the documented default does
+    nothing (a second, silent way was issue 17's complaint), and the error names score_limit()."""
+    q = torch.randn(1, 2, 300, 16)
+    monkeypatch.setattr(functional, "MAX_SCORE_BYTES", 10)
+    assert functional.max_score_bytes() == functional._DEFAULT_SCORE_LIMIT != 10
+    mh.attention(q, q[:, :1], q[:, :1], backend="reference")            # 720 kB: under the default
+    with functional.score_limit(10):
+        with pytest.raises(ValueError, match=r"score_limit\(n\).*MULTIHEAD_MAX_SCORE_BYTES"):
+            mh.attention(q, q[:, :1], q[:, :1], backend="reference")
+
+
 def test_noncontiguous_inputs_and_grad():
     """KV-cache slices are non-contiguous; autograd flows through the reference and tiled paths."""
     big = torch.randn(2, 2, 50, 32)
