@@ -163,11 +163,17 @@ def library() -> ctypes.CDLL | None:
         return _lib
 
 
-@torch.compiler.assume_constant_result
 def available() -> bool:
     """Whether the C kernels can be used (library() builds them on first call). torch.compile
     reads this once while tracing, as a constant, instead of tracing the build and its lock."""
     return library() is not None
+
+
+# What torch.compiler.assume_constant_result(available) does (torch 2.13's
+# torch/_dynamo/decorators.py sets this one attribute), without importing torch._dynamo: that
+# import took 1.1 s of the 2.3 s that `import multihead.kernels` cost every process, and most
+# processes never compile. tests/test_reliability.py's fullgraph torch.compile test holds it.
+available._dynamo_marked_constant = True  # type: ignore[attr-defined]
 
 
 def supported(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> bool:
