@@ -229,7 +229,6 @@ def attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None = None, 
     if not isinstance(is_causal, bool):
         raise ValueError(f"is_causal: expected True or False, got {is_causal!r}")
     d = q.shape[3]
-    scale_arg = scale
     if scale is None:
         scale = 1.0 / math.sqrt(d)
     elif isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale):
@@ -237,8 +236,6 @@ def attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None = None, 
     mask = normalize_mask(attn_mask, q, k)
     mods = score_mods(q, window_size, softcap, alibi_slopes)
     out, lse = _run(q, k, v, mask, is_causal, float(scale), mods, backend)
-    if mask is None and not mods.active and _resolves_to_fast_decode(backend, q, k):
-        fast_decode.remember(q, k, v, is_causal, scale_arg)
     out = out.to(q.dtype)
     return (out, lse) if return_lse else out
 
@@ -258,12 +255,6 @@ def _decode_fast_path(q, k, v, attn_mask, is_causal, scale, window_size, softcap
     if type(is_causal) is not bool or not (scale is None or type(scale) is float):
         return None
     return fast_decode.fast_call(q, k, v, is_causal, scale, bool(return_lse))
-
-
-def _resolves_to_fast_decode(backend: str, q: Tensor, k: Tensor) -> bool:
-    B, H, Tq, _ = q.shape
-    name = choose_backend(B, H, Tq, k.shape[2], q.dtype) if backend == "auto" else backend
-    return name == "fast_decode"
 
 
 def _run(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, is_causal: bool, scale: float,
@@ -286,6 +277,8 @@ def _run(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, is_causal: bool, 
                 f"use backend='tiled', whose memory grows with T, not T^2")
 
     if not mods.active:
+        if name == "fast_decode" and mask is None:      # later calls of this shape skip the checks
+            fast_decode.remember(q, k, v, is_causal, scale)
         return BACKENDS[name](q, k, v, mask, is_causal=is_causal, scale=scale)
     if name in MODS_KERNELS:
         return BACKENDS[name](q, k, v, mask, is_causal=is_causal, scale=scale, mods=mods)

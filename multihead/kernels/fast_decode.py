@@ -199,20 +199,22 @@ def _key(q: Tensor, k: Tensor, v: Tensor, is_causal: bool, scale) -> tuple:
     return (q.shape, ks[0], ks[1], ks[3], vs[0], vs[1], vs[3], q.dtype, k.dtype, v.dtype, is_causal, scale)
 
 
-def remember(q: Tensor, k: Tensor, v: Tensor, is_causal: bool, scale) -> None:
-    """Record a validated call that the C kernel takes (functional.attention, after its checks)."""
+def remember(q: Tensor, k: Tensor, v: Tensor, is_causal: bool, scale: float) -> None:
+    """Record a validated call that the C kernel takes (functional.attention, after its checks;
+    ``scale`` as resolved there)."""
     if type(q) is Tensor and type(k) is Tensor and type(v) is Tensor and fast_native.supported(q, k, v, None):
-        s = 1.0 / math.sqrt(q.shape[3]) if scale is None else float(scale)
-        _PLANS[_key(q, k, v, is_causal, scale)] = _plan(q, k, v, is_causal, s)
+        _PLANS[_key(q, k, v, is_causal, scale)] = _plan(q, k, v, is_causal, scale)
 
 
-def fast_call(q: Tensor, k: Tensor, v: Tensor, is_causal: bool, scale,
+def fast_call(q: Tensor, k: Tensor, v: Tensor, is_causal: bool, scale: float | None,
               want_lse: bool) -> tuple[Tensor, Tensor | None] | None:
     """(out, lse) for a call whose shape was validated before (lse None unless ``want_lse``), or
     None: then the caller runs the full checks. Per call only what may differ between calls of
     one shape is tested: Tk, the last-dim strides, the device, autograd and torch.compile."""
     if type(q) is not Tensor or type(k) is not Tensor or type(v) is not Tensor or k.dim() != 4 or v.dim() != 4:
         return None
+    if scale is None:                          # the default, resolved as functional.attention does
+        scale = 1.0 / math.sqrt(q.shape[-1])
     p = _PLANS.get(_key(q, k, v, is_causal, scale))
     if (p is None or not 0 < k.shape[2] == v.shape[2] or not (q.is_cpu and k.is_cpu and v.is_cpu)
             or q.stride(3) != 1 or k.stride(3) != 1 or v.stride(3) != 1 or torch.compiler.is_compiling()):

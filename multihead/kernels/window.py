@@ -48,7 +48,7 @@ def attention(kernel, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, i
         # mask on every key block made the whole chunk take the kernel's slow masked path).
         split = min(hi, q1 - 1 + offset - mods.left) if mods.left is not None else lo
         if mask is None and edges.right is None and lo < split < hi:
-            o, l = _band(kernel, qc, k, v, q0, q1, lo, split, offset, ScoreMods(mods.left, mods.right), scale)
+            o, l = _band(kernel, qc, k, v, q0, q1, lo, split, offset, mods, scale)
             o2, l2 = kernel(qc, k[:, :, split:hi], v[:, :, split:hi], None, is_causal=inner_causal, scale=scale)
             out[:, :, q0:q1], lse[:, :, q0:q1] = _merge2(o, l, o2, l2)
             continue
