@@ -13,7 +13,10 @@ stays in the last-level cache:
   torch op per step would mean a fork/join per op, which on a shared machine is where the time
   went (see the comment in attention()).
 - Causal: key blocks entirely above the diagonal are skipped; only blocks that straddle it are
-  masked (about half the pairs are computed, as the causal FLOP count 2*B*H*T^2*d assumes).
+  masked (about half the pairs are computed, as the causal FLOP count 2*B*H*T^2*d assumes). For
+  MHA the diagonal block is cut into stairs of rows, each stopping at its own last key.
+- Each worker reuses one workspace (score block, the tile's q and softmax state) for all its
+  tiles, and writes acc / l straight into the output.
 - Online softmax (running max m, sum l, unnormalized accumulator acc), updated in place:
 
       m' = max(m, rowmax S)    P = exp(S - m')    alpha = exp(m - m')   (computed in base 2)
@@ -29,8 +32,8 @@ stays in the last-level cache:
   no native bf16 matmul (~0.3 GFLOP/s), so fp32 GEMMs are the fast path for 16-bit inputs.
 
 With autograd on, the call is handed to the differentiable tiled backend.
-Extra memory: the fp32 copy of K/V for 16-bit inputs (2x their bytes), one score block
-[nh, R, BLOCK_K] per worker and the per-block state [nh, R, d_v]: linear in T.
+Extra memory: the fp32 copy of K/V for 16-bit inputs (2x their bytes), and per worker one score
+block [nh, R, BLOCK_K] (8 MiB for MHA) and the tile's state [nh, R, d + d_v + 3]: linear in T.
 """
 from __future__ import annotations
 
@@ -56,12 +59,18 @@ BLOCK_Q = 256
 BLOCK_K = 512
 HEADS_PER_TILE = 2
 # MHA (G = 1) has a quarter of the rows per KV head, so its GEMMs are 4x shorter in M: it takes
-# twice the queries and 1.5x the keys per block. Measured with two threads vs SDPA's flash kernel
-# (Intel Xeon, 2026-11-30, other processes paused), 32/32 heads: T=4096 256x512 0.89x, 512x512
-# 0.91-0.96x, 512x768 0.94x, 1024x512 0.87x (the causal diagonal wastes bq/T of the work); T=16384
-# 0.91x, 0.94x, 0.97x. GQA 32/8 at T=4096 stays best at 256x512 (1.00x; 512x512 0.95x).
-MHA_BLOCK_Q = 512
-MHA_BLOCK_K = 768
+# four times the queries and twice the keys per block, and its causal diagonal is cut into
+# DIAG_STEPS stairs of 256 rows (see _key_blocks; without them a 1024-query block would compute
+# 1024/T of the work twice). Measured with two threads vs SDPA's flash kernel in one process
+# (Intel Xeon, 2026-11-30, other processes paused), 32/32 heads, causal T=4096: 512x768 without
+# stairs 0.93x, with 2 stairs 0.94x, 1024x768 / 4 stairs 0.96-0.97x, 1024x1024 / 4 stairs
+# 0.98-0.99x, 1024x1536 / 4 0.99x, 1024x1024 / 8 stairs 0.96x; T=16384: 512x768 0.95x, 1024x1024 /
+# 4 0.985x; also T=1024 / 2048 / 3000 causal 0.84 / 0.91 / 0.93x -> 0.90 / 0.97 / 0.98x, and
+# non-causal T=4096 0.91x -> 0.96x. GQA 32/8 at T=4096 stays at 256x512 (0.99x; 256x1024 1.01x and
+# 512x512 0.96x, within the noise).
+MHA_BLOCK_Q = 1024
+MHA_BLOCK_K = 1024
+DIAG_STEPS = 4
 
 
 def block_shape(G: int) -> tuple[int, int]:
@@ -223,47 +232,139 @@ def _run(p: _Problem, tiles, out: Tensor, lse: Tensor) -> None:
     """Compute the (b, kv-head range, query range) tiles that ``tiles`` yields into ``out`` and ``lse``."""
     B, H, Tq, d = p.q.shape
     H_kv, Tk, d_v = p.k.shape[1], p.k.shape[2], p.v.shape[-1]
-    G = H // H_kv
-    offset = Tk - Tq                                      # query i sees keys j <= i + offset
-    lowest = torch.finfo(p.ct).min
-    dev = p.q.device
-    S = torch.empty(p.nh * G * p.bq * p.bk, dtype=p.ct, device=dev)
-    for b, h0, h1, q0, q1 in tiles:
-        nh, n = h1 - h0, q1 - q0
-        R = G * n
-        kb, vb = p.k[b, h0:h1], p.v[b, h0:h1]                             # (nh, Tk, d), (nh, Tk, d_v)
-        # Scores in base 2: s2 = s * log2(e), so exp(s - m) = exp2(s2 - m2), and ATen's exp2 is
-        # ~1.5x faster than its exp here (0.76 vs 1.2 ns/element); log2(e) rides on the scale.
-        qb = (p.q[b, h0 * G:h1 * G, q0:q1].to(p.ct) * (p.scale * LOG2E)).reshape(nh, R, d)  # (nh, R, d), rows (g, t)
-        # Causal: the block's last query sees keys < q1 + offset; later key blocks are skipped.
-        k_end = min(Tk, q1 + offset) if p.is_causal else Tk
-        m = torch.full((nh, R, 1), lowest, dtype=p.ct, device=dev)
-        l = torch.zeros(nh, R, 1, dtype=p.ct, device=dev)
-        acc = torch.zeros(nh, R, d_v, dtype=p.ct, device=dev)
-        alpha = torch.empty(nh, R, 1, dtype=p.ct, device=dev)
-        for k0 in range(0, max(k_end, 0), p.bk):
-            k1 = min(k0 + p.bk, k_end)
-            c = k1 - k0
-            s = S[:nh * R * c].view(nh, R, c)
-            torch.bmm(qb, kb[:, k0:k1].transpose(1, 2), out=s)           # (nh, R, c)
-            diagonal = p.is_causal and k1 - 1 > q0 + offset               # the block crosses it
-            mb = None if p.mask5 is None else p.mask5[b, h0:h1, :, q0:q1, k0:k1]   # (nh, G, n, c)
-            if p.native:                       # the causal part goes to the C step as row lengths
-                if mb is not None:
-                    _mask_block(s.view(nh, G, n, c), mb, q0, q1, k0, k1, False, offset)
-                # Row (h, g, t) sees columns j < q0 + t + offset + 1 - k0 of the block.
-                # On the CPU by name: C reads it (a default device's tensor was read as NULL).
-                visible = (torch.arange(q0 + offset + 1 - k0, q1 + offset + 1 - k0, dtype=torch.int32,
-                                        device="cpu").repeat(nh * G) if diagonal else None)   # (nh * R,)
-                fast_native.softmax_block(s.view(nh * R, c), visible, m, l, alpha)
-            else:
-                if mb is not None or diagonal:
-                    _mask_block(s.view(nh, G, n, c), mb, q0, q1, k0, k1, p.is_causal, offset)
-                _softmax_step(s, m, l, alpha, lowest)
-            acc.mul_(alpha).baddbmm_(s, vb[:, k0:k1])                     # (nh, R, d_v)
-        acc.div_(torch.where(l > 0, l, torch.ones_like(l)))              # empty rows stay 0
-        out[b, h0 * G:h1 * G, q0:q1] = acc.view(nh * G, n, d_v)
-        lse[b, h0 * G:h1 * G, q0:q1] = m.add_(torch.log2(l)).mul_(LN2).view(nh * G, n)   # -inf where l = 0
+    # One workspace per worker, reused by all its tiles: a fresh 0.5 MiB tensor per tile is fresh
+    # pages from the OS each time (page faults, zeroing): 11% of a 4k MHA call, measured.
+    w = _Workspace(p.nh * (H // H_kv) * p.bq, p.bk, d, d_v, p.ct, p.q.device)
+    for tile in tiles:
+        _tile(p, w, *tile, out, lse)
+
+
+def _tile(p: _Problem, w: "_Workspace", b: int, h0: int, h1: int, q0: int, q1: int,
+          out: Tensor, lse: Tensor) -> None:
+    """Queries q0:q1 of query heads h0*G:h1*G (KV heads h0:h1) of batch row b."""
+    G, d, d_v = p.q.shape[1] // p.k.shape[1], p.q.shape[-1], p.v.shape[-1]
+    nh, n = h1 - h0, q1 - q0
+    R = G * n
+    # Scores in base 2: s2 = s * log2(e), so exp(s - m) = exp2(s2 - m2), and ATen's exp2 is
+    # ~1.5x faster than its exp here (0.76 vs 1.2 ns/element); log2(e) rides on the scale.
+    qb = w.view("q", nh, R, d)                                            # (nh, R, d), rows (g, t)
+    qb.view(nh * G, n, d).copy_(p.q[b, h0 * G:h1 * G, q0:q1])           # to fp32 before scaling
+    qb.mul_(p.scale * LOG2E)
+    st = _State(qb, w.view("m", nh, R, 1).fill_(torch.finfo(p.ct).min), w.view("l", nh, R, 1).zero_(),
+                w.view("alpha", nh, R, 1), w.view("acc", nh, R, d_v))
+    blocks = _key_blocks(p, q0, q1, G)
+    if not blocks:
+        st.acc.zero_()
+    for t0, k0, k1 in blocks:
+        _block(p, w, st.rows(t0), b, h0, h1, q0 + t0, q1, k0, k1)
+    # out = acc / l straight into the output's rows; empty rows (l = 0) stay 0.
+    l = st.l
+    torch.div(st.acc.view(nh * G, n, d_v), torch.where(l > 0, l, 1.0).view(nh * G, n, 1),
+              out=out[b, h0 * G:h1 * G, q0:q1])
+    lse[b, h0 * G:h1 * G, q0:q1] = st.m.add_(torch.log2(l)).mul_(LN2).view(nh * G, n)   # -inf where l = 0
+
+
+def _key_blocks(p: _Problem, q0: int, q1: int, G: int) -> list[tuple[int, int, int]]:
+    """(t0, k0, k1): rows t0: of the tile (queries q0 + t0 : q1) against keys k0:k1, in order.
+
+    Causal: keys after the tile's last visible one are skipped. With one query head per KV head
+    (rows = queries), the diagonal square is cut into DIAG_STEPS stairs: rows of stair i stop at
+    their own last key, so the masked-out pairs computed are DIAG_STEPS small triangles instead of
+    one n x n/2 triangle (12.5% of a 4k MHA call's pairs with n = 512, 6% in two stairs)."""
+    Tq, Tk = p.q.shape[2], p.k.shape[2]
+    offset = Tk - Tq                                       # query i sees keys j <= i + offset
+    k_end = min(Tk, q1 + offset) if p.is_causal else Tk
+    n = q1 - q0
+    rise = (-(-n // DIAG_STEPS) + 15) // 16 * 16                   # rows per stair
+    if not (p.is_causal and G == 1 and rise < n and q0 + offset + rise > 0):
+        return [(0, k0, k1) for k0, k1 in _chunks(0, k_end, p.bk)]
+    blocks, k0 = [], 0
+    for t0 in range(0, n, rise):                           # rows t0: see keys < q0 + offset + t0 + rise
+        k1 = min(k_end, q0 + offset + t0 + rise)
+        blocks += [(t0, a, b) for a, b in _chunks(k0, k1, p.bk)]
+        k0 = max(k0, k1)
+    return blocks
+
+
+def _chunks(a: int, b: int, size: int) -> list[tuple[int, int]]:
+    """[a, b) cut into equal pieces of at most ``size`` (multiples of 16 but the last): no
+    short GEMM at the end."""
+    if b <= a:
+        return []
+    pieces = -(-(b - a) // size)
+    per = -(-(b - a) // pieces)                            # ceil
+    step = min(size, (per + 15) // 16 * 16)
+    return [(k0, min(k0 + step, b)) for k0 in range(a, b, step)]
+
+
+def _block(p: _Problem, w: "_Workspace", st: "_State", b: int, h0: int, h1: int, q0: int, q1: int,
+           k0: int, k1: int) -> None:
+    """One key block k0:k1 for queries q0:q1 (the rows of ``st``): scores, softmax step, P V."""
+    nh, R = st.qb.shape[:2]
+    G, n, c = R // (q1 - q0), q1 - q0, k1 - k0
+    offset = p.k.shape[2] - p.q.shape[2]
+    s = w.S[:nh * R * c].view(nh, R, c)
+    torch.bmm(st.qb, p.k[b, h0:h1, k0:k1].transpose(1, 2), out=s)        # (nh, R, c)
+    diagonal = p.is_causal and k1 - 1 > q0 + offset                       # the block crosses it
+    mb = None if p.mask5 is None else p.mask5[b, h0:h1, :, q0:q1, k0:k1]  # (nh, G, n, c)
+    if p.native:                           # the causal part goes to the C step as row lengths
+        if mb is not None:
+            _mask_block(s.view(nh, G, n, c), mb, q0, q1, k0, k1, False, offset)
+        # Row (h, g, t) sees columns j < q0 + t + offset + 1 - k0 of the block.
+        visible = w.ramp(n, nh * G, q0 + offset + 1 - k0) if diagonal else None   # (nh * R,)
+        if st.m.is_contiguous():
+            fast_native.softmax_block(s.view(nh * R, c), visible, st.m, st.l, st.alpha)
+        else:                              # rows of a sub-tile: contiguous per head
+            for h in range(nh):
+                fast_native.softmax_block(s[h], None if visible is None else visible[h * R:(h + 1) * R],
+                                          st.m[h], st.l[h], st.alpha[h])
+    else:
+        if mb is not None or diagonal:
+            _mask_block(s.view(nh, G, n, c), mb, q0, q1, k0, k1, p.is_causal, offset)
+        _softmax_step(s, st.m, st.l, st.alpha, torch.finfo(p.ct).min)
+    vb = p.v[b, h0:h1, k0:k1]                                             # (nh, c, d_v)
+    if k0 == 0:                                                           # acc = P V: no zeroing
+        torch.bmm(s, vb, out=st.acc)
+    else:
+        st.acc.mul_(st.alpha).baddbmm_(s, vb)                             # (nh, R, d_v)
+
+
+@dataclass
+class _State:
+    """A tile's query rows and online-softmax state."""
+    qb: Tensor                # (nh, R, d) scaled queries, rows (g, t)
+    m: Tensor                 # (nh, R, 1) running max (base 2)
+    l: Tensor                 # (nh, R, 1) running sum
+    alpha: Tensor             # (nh, R, 1) the last step's rescale factor
+    acc: Tensor               # (nh, R, d_v) unnormalized P V
+
+    def rows(self, t0: int) -> "_State":
+        """Rows t0: (one query head per KV head, so rows are queries)."""
+        if t0 == 0:
+            return self
+        return _State(*(x[:, t0:] for x in (self.qb, self.m, self.l, self.alpha, self.acc)))
+
+
+class _Workspace:
+    """One worker's buffers, sized for its largest tile: the score block S and the tile's q,
+    running max / sum / factor and accumulator, handed out as views of the tile's shape."""
+
+    def __init__(self, rows: int, bk: int, d: int, d_v: int, ct: torch.dtype, dev: torch.device):
+        self.S = torch.empty(rows * bk, dtype=ct, device=dev)
+        self._flat = {name: torch.empty(rows * width, dtype=ct, device=dev)
+                      for name, width in (("q", d), ("acc", d_v), ("m", 1), ("l", 1), ("alpha", 1))}
+        self._ramps: dict[tuple[int, int], Tensor] = {}
+
+    def view(self, name: str, nh: int, R: int, width: int) -> Tensor:
+        return self._flat[name][:nh * R * width].view(nh, R, width)
+
+    def ramp(self, n: int, reps: int, start: int) -> Tensor:
+        """int32 [reps * n] = start + (i mod n), on the CPU by name (C reads it; a default
+        device's tensor was read as NULL)."""
+        key = (n, reps)
+        if key not in self._ramps:
+            self._ramps[key] = torch.arange(n, dtype=torch.int32, device="cpu").repeat(reps)
+        return self._ramps[key] + start
 
 
 def _softmax_step(s: Tensor, m: Tensor, l: Tensor, alpha: Tensor, lowest: float) -> None:
