@@ -230,8 +230,7 @@ class _Problem:
 
 def _run(p: _Problem, tiles, out: Tensor, lse: Tensor) -> None:
     """Compute the (b, kv-head range, query range) tiles that ``tiles`` yields into ``out`` and ``lse``."""
-    B, H, Tq, d = p.q.shape
-    H_kv, Tk, d_v = p.k.shape[1], p.k.shape[2], p.v.shape[-1]
+    H, d, H_kv, d_v = p.q.shape[1], p.q.shape[-1], p.k.shape[1], p.v.shape[-1]
     # One workspace per worker, reused by all its tiles: a fresh 0.5 MiB tensor per tile is fresh
     # pages from the OS each time (page faults, zeroing): 11% of a 4k MHA call, measured.
     w = _Workspace(p.nh * (H // H_kv) * p.bq, p.bk, d, d_v, p.ct, p.q.device)
