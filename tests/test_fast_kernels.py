@@ -278,8 +278,8 @@ def test_prefill_under_inference_mode_matches_sdpa(backend):
 
 @pytest.mark.parametrize("H,H_kv", [(4, 4), (4, 2), (8, 2)], ids=["MHA", "G2", "G4"])
 def test_prefill_default_block_shapes_match_oracle(H, H_kv):
-    """The default blocks (fast_prefill.block_shape: 1024 x 1024 for MHA, with the diagonal cut into
-    stairs, 256 x 512 otherwise) with more than one query and key block and the causal diagonal
+    """The default blocks (fast_prefill.block_shape: 1024 x 1024 for MHA, 512 x 1024 otherwise;
+    the diagonal cut into stairs) with more than one query and key block and the causal diagonal
     crossing block edges."""
     from multihead.kernels import fast_prefill as fp
     bq, bk = fp.block_shape(H // H_kv)
@@ -307,7 +307,7 @@ def test_prefill_key_blocks_cover_each_visible_pair_once(tq, tk, bq, bk, steps, 
         n = q1 - q0
         seen = torch.zeros(n, tk, dtype=torch.int64)
         last = torch.full((n,), -1)
-        for t0, k0, k1 in fp._key_blocks(p, q0, q1, 1):
+        for t0, k0, k1 in fp._key_blocks(p, q0, q1):
             assert 0 <= t0 < n and 0 <= k0 < k1 <= tk and k1 - k0 <= bk
             seen[t0:, k0:k1] += 1
             assert (last[t0:] < k0).all()                 # keys in order for every row
@@ -319,20 +319,22 @@ def test_prefill_key_blocks_cover_each_visible_pair_once(tq, tk, bq, bk, steps, 
         assert int(seen[~keep].sum()) <= stairs * (rise * rise // 2 + rise)
 
 
+@pytest.mark.parametrize("heads", list(HEADS))
 @pytest.mark.parametrize("mask_kind", ["causal", "causal+bool", "float"])
 @pytest.mark.parametrize("tq,tk", [(150, 150), (97, 260), (260, 97)])
 @pytest.mark.parametrize("native", [True, False])
-def test_prefill_diagonal_stairs_match_oracle(mask_kind, tq, tk, native, monkeypatch):
-    """MHA with the diagonal cut into stairs (64-query blocks, 4 stairs of 16 rows, two KV heads
-    per tile so a stair's rows are strided views), a user mask, Tk != Tq both ways, fully masked
-    rows, on the C softmax step and on the torch one."""
+def test_prefill_diagonal_stairs_match_oracle(heads, mask_kind, tq, tk, native, monkeypatch):
+    """The diagonal cut into stairs (64-query blocks, 4 stairs of 16 queries; rows in (query,
+    group head) order; two KV heads per tile where H_kv = 2, so a stair's rows are strided
+    views), a user mask, Tk != Tq both ways, fully masked rows, on the C softmax step and on the
+    torch one."""
     from multihead.kernels import fast_prefill as fp
     if native and not NATIVE:
         pytest.skip(f"C kernel unavailable: {fast_native.why_unavailable}")
     monkeypatch.setattr(fp, "DIAG_STEPS", 4)
     if not native:
         monkeypatch.setattr(fast_native, "available", lambda: False)
-    q, k, v, mask, causal = make("MHA", tq, tk, mask_kind, seed=tq + tk)
+    q, k, v, mask, causal = make(heads, tq, tk, mask_kind, seed=tq + tk)
     if mask_kind == "float":
         causal = True
         mask[..., 5, :] = -math.inf                                    # a fully masked row

@@ -33,7 +33,7 @@ stays in the last-level cache:
 
 With autograd on, the call is handed to the differentiable tiled backend.
 Extra memory: the fp32 copy of K/V for 16-bit inputs (2x their bytes), and per worker one score
-block [nh, R, BLOCK_K] (8 MiB for MHA) and the tile's state [nh, R, d + d_v + 3]: linear in T.
+block [nh, R, BLOCK_K] (8 MiB for MHA, 16 MiB for G = 4) and the tile's state [nh, R, d + d_v + 3]: linear in T.
 """
 from __future__ import annotations
 
@@ -51,23 +51,20 @@ from torch import Tensor
 from multihead.kernels import fast_native, tiled
 from multihead.kernels._common import compute_dtype, grouped_mask, register_attention_op
 
-# Queries per block (times G rows per KV head), keys per block and KV heads per tile. With G=4 a
-# tile's score block is [2, 4*256, 512] fp32 = 4 MiB. Measured at T=4096, one thread, CPU time, vs
-# SDPA's flash kernel in the same run: 2 x 256 x 512 0.91-0.92x; 1-8 heads x 128 x 1024 0.81-0.95x;
-# 8 x 128 x 512 0.77x (the run-to-run noise on this shared machine is about 5%).
-BLOCK_Q = 256
-BLOCK_K = 512
+# Queries per block (times G rows per KV head), keys per block and KV heads per tile, and the
+# stairs the causal diagonal block is cut into (_key_blocks). Measured with two threads vs SDPA's
+# flash kernel in one process (Intel Xeon, 2026-11-30, other processes paused), causal, d 128:
+# - GQA 32/8, T=4096: 256x512 without stairs (the earlier default) 0.97x; with 4 stairs 0.97x;
+#   512x1024 / 4 stairs 1.00-1.02x, 512x768 / 4 0.99x, 512x1024 / 8 0.97x, 1024x512 / 8 0.98x;
+#   T=16384: 256x512 0.95x, 512x1024 / 4 0.995x. The score block is [2, 4*512, 1024] fp32 = 16 MiB.
+# - MHA (G = 1) has a quarter of the rows per KV head, so its GEMMs are 4x shorter in M: it takes
+#   twice the queries. 32/32, T=4096: 512x768 without stairs 0.93x, with 2 stairs 0.94x,
+#   1024x768 / 4 0.96-0.97x, 1024x1024 / 4 0.98-0.99x, 1024x1536 / 4 0.99x, 1024x1024 / 8 0.96x;
+#   T=16384: 512x768 0.95x, 1024x1024 / 4 0.985x; T=1024 / 2048 / 3000: 0.84 / 0.91 / 0.93x ->
+#   0.90 / 0.97 / 0.98x; non-causal T=4096 0.91x -> 0.96x.
+BLOCK_Q = 512
+BLOCK_K = 1024
 HEADS_PER_TILE = 2
-# MHA (G = 1) has a quarter of the rows per KV head, so its GEMMs are 4x shorter in M: it takes
-# four times the queries and twice the keys per block, and its causal diagonal is cut into
-# DIAG_STEPS stairs of 256 rows (see _key_blocks; without them a 1024-query block would compute
-# 1024/T of the work twice). Measured with two threads vs SDPA's flash kernel in one process
-# (Intel Xeon, 2026-11-30, other processes paused), 32/32 heads, causal T=4096: 512x768 without
-# stairs 0.93x, with 2 stairs 0.94x, 1024x768 / 4 stairs 0.96-0.97x, 1024x1024 / 4 stairs
-# 0.98-0.99x, 1024x1536 / 4 0.99x, 1024x1024 / 8 stairs 0.96x; T=16384: 512x768 0.95x, 1024x1024 /
-# 4 0.985x; also T=1024 / 2048 / 3000 causal 0.84 / 0.91 / 0.93x -> 0.90 / 0.97 / 0.98x, and
-# non-causal T=4096 0.91x -> 0.96x. GQA 32/8 at T=4096 stays at 256x512 (0.99x; 256x1024 1.01x and
-# 512x512 0.96x, within the noise).
 MHA_BLOCK_Q = 1024
 MHA_BLOCK_K = 1024
 DIAG_STEPS = 4
@@ -246,36 +243,38 @@ def _tile(p: _Problem, w: "_Workspace", b: int, h0: int, h1: int, q0: int, q1: i
     R = G * n
     # Scores in base 2: s2 = s * log2(e), so exp(s - m) = exp2(s2 - m2), and ATen's exp2 is
     # ~1.5x faster than its exp here (0.76 vs 1.2 ns/element); log2(e) rides on the scale.
-    qb = w.view("q", nh, R, d)                                            # (nh, R, d), rows (g, t)
-    qb.view(nh * G, n, d).copy_(p.q[b, h0 * G:h1 * G, q0:q1])           # to fp32 before scaling
+    # Rows in (query, head of the group) order, so the rows from query t0 on are one range.
+    qb = w.view("q", nh, R, d)                                            # (nh, R, d), rows (t, g)
+    qb.view(nh, n, G, d).copy_(p.q[b, h0 * G:h1 * G, q0:q1].view(nh, G, n, d).transpose(1, 2))
     qb.mul_(p.scale * LOG2E)
     st = _State(qb, w.view("m", nh, R, 1).fill_(torch.finfo(p.ct).min), w.view("l", nh, R, 1).zero_(),
                 w.view("alpha", nh, R, 1), w.view("acc", nh, R, d_v))
-    blocks = _key_blocks(p, q0, q1, G)
+    blocks = _key_blocks(p, q0, q1)
     if not blocks:
         st.acc.zero_()
     for t0, k0, k1 in blocks:
-        _block(p, w, st.rows(t0), b, h0, h1, q0 + t0, q1, k0, k1)
+        _block(p, w, st.rows(t0 * G), b, h0, h1, q0 + t0, q1, k0, k1)
     # out = acc / l straight into the output's rows; empty rows (l = 0) stay 0.
     l = st.l
-    torch.div(st.acc.view(nh * G, n, d_v), torch.where(l > 0, l, 1.0).view(nh * G, n, 1),
-              out=out[b, h0 * G:h1 * G, q0:q1])
-    lse[b, h0 * G:h1 * G, q0:q1] = st.m.add_(torch.log2(l)).mul_(LN2).view(nh * G, n)   # -inf where l = 0
+    torch.div(st.acc.view(nh, n, G, d_v).transpose(1, 2), torch.where(l > 0, l, 1.0).view(nh, n, G, 1).transpose(1, 2),
+              out=out[b, h0 * G:h1 * G, q0:q1].view(nh, G, n, d_v))
+    lse[b, h0 * G:h1 * G, q0:q1].view(nh, G, n).copy_(           # -inf where l = 0
+        st.m.add_(torch.log2(l)).mul_(LN2).view(nh, n, G).transpose(1, 2))
 
 
-def _key_blocks(p: _Problem, q0: int, q1: int, G: int) -> list[tuple[int, int, int]]:
+def _key_blocks(p: _Problem, q0: int, q1: int) -> list[tuple[int, int, int]]:
     """(t0, k0, k1): rows t0: of the tile (queries q0 + t0 : q1) against keys k0:k1, in order.
 
-    Causal: keys after the tile's last visible one are skipped. With one query head per KV head
-    (rows = queries), the diagonal square is cut into DIAG_STEPS stairs: rows of stair i stop at
-    their own last key, so the masked-out pairs computed are DIAG_STEPS small triangles instead of
-    one n x n/2 triangle (12.5% of a 4k MHA call's pairs with n = 512, 6% in two stairs)."""
+    Causal: keys after the tile's last visible one are skipped, and the diagonal square is cut
+    into DIAG_STEPS stairs: the queries of stair i stop at their own last key, so the masked-out
+    pairs computed are DIAG_STEPS small triangles instead of one n x n/2 triangle (n/T of the
+    call's pairs: 25% at n = 1024, T = 4096; 6% in four stairs)."""
     Tq, Tk = p.q.shape[2], p.k.shape[2]
     offset = Tk - Tq                                       # query i sees keys j <= i + offset
     k_end = min(Tk, q1 + offset) if p.is_causal else Tk
     n = q1 - q0
     rise = (-(-n // DIAG_STEPS) + 15) // 16 * 16                   # rows per stair
-    if not (p.is_causal and G == 1 and rise < n and q0 + offset + rise > 0):
+    if not (p.is_causal and rise < n and q0 + offset + rise > 0):
         return [(0, k0, k1) for k0, k1 in _chunks(0, k_end, p.bk)]
     blocks, k0 = [], 0
     for t0 in range(0, n, rise):                           # rows t0: see keys < q0 + offset + t0 + rise
@@ -308,9 +307,9 @@ def _block(p: _Problem, w: "_Workspace", st: "_State", b: int, h0: int, h1: int,
     mb = None if p.mask5 is None else p.mask5[b, h0:h1, :, q0:q1, k0:k1]  # (nh, G, n, c)
     if p.native:                           # the causal part goes to the C step as row lengths
         if mb is not None:
-            _mask_block(s.view(nh, G, n, c), mb, q0, q1, k0, k1, False, offset)
-        # Row (h, g, t) sees columns j < q0 + t + offset + 1 - k0 of the block.
-        visible = w.ramp(n, nh * G, q0 + offset + 1 - k0) if diagonal else None   # (nh * R,)
+            _mask_block(s.view(nh, n, G, c).transpose(1, 2), mb, q0, q1, k0, k1, False, offset)
+        # Row (h, t, g) sees columns j < q0 + t + offset + 1 - k0 of the block.
+        visible = w.ramp(n, G, nh, q0 + offset + 1 - k0) if diagonal else None     # (nh * R,)
         if st.m.is_contiguous():
             fast_native.softmax_block(s.view(nh * R, c), visible, st.m, st.l, st.alpha)
         else:                              # rows of a sub-tile: contiguous per head
@@ -319,7 +318,7 @@ def _block(p: _Problem, w: "_Workspace", st: "_State", b: int, h0: int, h1: int,
                                           st.m[h], st.l[h], st.alpha[h])
     else:
         if mb is not None or diagonal:
-            _mask_block(s.view(nh, G, n, c), mb, q0, q1, k0, k1, p.is_causal, offset)
+            _mask_block(s.view(nh, n, G, c).transpose(1, 2), mb, q0, q1, k0, k1, p.is_causal, offset)
         _softmax_step(s, st.m, st.l, st.alpha, torch.finfo(p.ct).min)
     vb = p.v[b, h0:h1, k0:k1]                                             # (nh, c, d_v)
     if k0 == 0:                                                           # acc = P V: no zeroing
@@ -331,17 +330,17 @@ def _block(p: _Problem, w: "_Workspace", st: "_State", b: int, h0: int, h1: int,
 @dataclass
 class _State:
     """A tile's query rows and online-softmax state."""
-    qb: Tensor                # (nh, R, d) scaled queries, rows (g, t)
+    qb: Tensor                # (nh, R, d) scaled queries, rows (t, g)
     m: Tensor                 # (nh, R, 1) running max (base 2)
     l: Tensor                 # (nh, R, 1) running sum
     alpha: Tensor             # (nh, R, 1) the last step's rescale factor
     acc: Tensor               # (nh, R, d_v) unnormalized P V
 
-    def rows(self, t0: int) -> "_State":
-        """Rows t0: (one query head per KV head, so rows are queries)."""
-        if t0 == 0:
+    def rows(self, r0: int) -> "_State":
+        """Rows r0: (from query r0 / G on)."""
+        if r0 == 0:
             return self
-        return _State(*(x[:, t0:] for x in (self.qb, self.m, self.l, self.alpha, self.acc)))
+        return _State(*(x[:, r0:] for x in (self.qb, self.m, self.l, self.alpha, self.acc)))
 
 
 class _Workspace:
@@ -357,12 +356,12 @@ class _Workspace:
     def view(self, name: str, nh: int, R: int, width: int) -> Tensor:
         return self._flat[name][:nh * R * width].view(nh, R, width)
 
-    def ramp(self, n: int, reps: int, start: int) -> Tensor:
-        """int32 [reps * n] = start + (i mod n), on the CPU by name (C reads it; a default
-        device's tensor was read as NULL)."""
-        key = (n, reps)
+    def ramp(self, n: int, G: int, nh: int, start: int) -> Tensor:
+        """int32 [nh * n * G]: start + t for row (h, t, g), on the CPU by name (C reads it; a
+        default device's tensor was read as NULL)."""
+        key = (n, G, nh)
         if key not in self._ramps:
-            self._ramps[key] = torch.arange(n, dtype=torch.int32, device="cpu").repeat(reps)
+            self._ramps[key] = torch.arange(n, dtype=torch.int32, device="cpu").repeat_interleave(G).repeat(nh)
         return self._ramps[key] + start
 
 
