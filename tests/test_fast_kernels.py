@@ -343,6 +343,19 @@ def test_prefill_diagonal_stairs_match_oracle(heads, mask_kind, tq, tk, native, 
     assert err(out, ref) < 2e-5 and err(lse, ref_lse) < 2e-5
 
 
+@pytest.mark.parametrize("llc_mib,G,expect", [(260, 1, (1024, 1024)), (260, 4, (512, 1024)),
+                                               (32, 1, (1024, 1024)), (32, 4, (256, 1024)),
+                                               (16, 1, (512, 1024)), (1, 4, (128, 1024))])
+def test_prefill_blocks_fit_the_last_level_cache(llc_mib, G, expect, monkeypatch):
+    """Two workers' score blocks [2, G * bq, bk] fp32 stay within half the last-level cache:
+    32 MiB (a Zen CCX) halves GQA's query block, 16 MiB MHA's too; never below 128 queries."""
+    from multihead.kernels import fast_prefill as fp
+    monkeypatch.setattr(fp, "last_level_cache_bytes", lambda: llc_mib << 20)
+    bq, bk = fp.block_shape(G, workers=2)
+    assert (bq, bk) == expect
+    assert bq == 128 or 2 * fp.HEADS_PER_TILE * G * bq * bk * 4 <= (llc_mib << 20) // 2
+
+
 def test_prefill_workers_leave_the_process_thread_count_alone(monkeypatch):
     """One thread per core without process-wide state: the tiles' threads run torch ops on one
     OpenMP thread each (OpenMP keeps that count per thread), torch.set_num_threads (process-wide:

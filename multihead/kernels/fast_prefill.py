@@ -49,7 +49,7 @@ import torch
 from torch import Tensor
 
 from multihead.kernels import fast_native, tiled
-from multihead.kernels._common import compute_dtype, grouped_mask, register_attention_op
+from multihead.kernels._common import compute_dtype, grouped_mask, last_level_cache_bytes, register_attention_op
 
 # Queries per block (times G rows per KV head), keys per block and KV heads per tile, and the
 # stairs the causal diagonal block is cut into (_key_blocks). Measured with two threads vs SDPA's
@@ -70,9 +70,17 @@ MHA_BLOCK_K = 1024
 DIAG_STEPS = 4
 
 
-def block_shape(G: int) -> tuple[int, int]:
-    """(queries, keys) per block for G query heads per KV head."""
-    return (MHA_BLOCK_Q, MHA_BLOCK_K) if G == 1 else (BLOCK_Q, BLOCK_K)
+def block_shape(G: int, workers: int = 2) -> tuple[int, int]:
+    """(queries, keys) per block for G query heads per KV head, with ``workers`` threads.
+
+    The sizes above were measured on a CPU with a 260 MiB last-level cache. Where the cache is
+    smaller, the queries per block are halved until the score blocks of all workers
+    ([HEADS_PER_TILE, G * queries, keys] fp32 each) take at most half of it: a score block is
+    written, read and rewritten once per key block, and it must not go to memory in between."""
+    bq, bk = (MHA_BLOCK_Q, MHA_BLOCK_K) if G == 1 else (BLOCK_Q, BLOCK_K)
+    while bq > 128 and workers * HEADS_PER_TILE * G * bq * bk * 4 > last_level_cache_bytes() // 2:
+        bq //= 2
+    return bq, bk
 
 
 LOG2E = 1.4426950408889634
@@ -102,7 +110,7 @@ def _attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causa
     B, H, Tq, d = q.shape
     H_kv, Tk, d_v = k.shape[1], k.shape[2], v.shape[-1]
     ct = compute_dtype(q.dtype)
-    bq, bk = block_shape(H // H_kv)
+    bq, bk = block_shape(H // H_kv, torch.get_num_threads())
     bq, bk = block_q or bq, block_k or bk
     native = ct == torch.float32 and q.device.type == "cpu" and fast_native.available()
     nh = HEADS_PER_TILE if H_kv % HEADS_PER_TILE == 0 else 1
