@@ -28,6 +28,9 @@
 #define BK 32          /* keys per block: a block of fp32 V rows (32 x 128 x 4 B = 16 KiB) stays in L1 */
 #define LINE 64        /* bytes per cache line */
 #define AHEAD BK       /* keys ahead whose K and V rows are requested into L2 (see prefetch_rows) */
+#ifndef PREFETCH_MIN_KEYS
+#define PREFETCH_MIN_KEYS 512   /* keys per work item below which nothing is requested ahead */
+#endif
 #define MAXD 512
 #define MAXR 64
 
@@ -133,6 +136,10 @@ static inline __attribute__((always_inline)) void item(const float *q, const voi
                  float *M, float *L, float *O) {
     float s[MAXR][BK] __attribute__((aligned(32)));
     const int64_t esize = dtype == F32 ? 4 : 2;
+    /* Short ranges (a decode step over a few hundred cached tokens) skip the prefetches: their
+     * rows stream within a few pages, which the hardware prefetcher follows, and the requests
+     * would take load slots from the FMA loops (see PREFETCH_MIN_KEYS). */
+    const int prefetch = j1 - j0 >= PREFETCH_MIN_KEYS;
     for (int64_t r = 0; r < R; r++) { M[r] = -INFINITY; L[r] = 0.0f; }
     memset(O, 0, sizeof(float) * R * dv);
 
@@ -142,8 +149,8 @@ static inline __attribute__((always_inline)) void item(const float *q, const voi
         int64_t jj = 0;
         for (; jj + 2 <= nb; jj += 2) {
             int64_t kr = koff + (b0 + jj) * kst, kr1 = kr + kst;
-            prefetch_rows(v, esize, voff, vst, b0 + jj, 2, dv * esize, _MM_HINT_T0);  /* for P V */
-            if (b0 + jj + AHEAD + 2 <= j1) {                                          /* next block */
+            if (prefetch) prefetch_rows(v, esize, voff, vst, b0 + jj, 2, dv * esize, _MM_HINT_T0);  /* for P V */
+            if (prefetch && b0 + jj + AHEAD + 2 <= j1) {                              /* next block */
                 prefetch_rows(k, esize, koff, kst, b0 + jj + AHEAD, 2, d * esize, _MM_HINT_T1);
                 prefetch_rows(v, esize, voff, vst, b0 + jj + AHEAD, 2, dv * esize, _MM_HINT_T1);
             }
