@@ -92,3 +92,22 @@ def test_cross_validation_predicts_folds_of_rows_the_model_made():
     summ = tv.cross_validate(table, folds=2, starts=1)
     assert summ["all rows"]["n"] == len(rows) and summ["all rows"]["median_abs"] < 0.01
     assert summ["all rows"]["max_abs"] < 0.1 and summ["log_rms"] < 0.02
+
+
+def test_third_held_out_set_is_marked_from_new_sources_and_never_fitted():
+    third = [r for r in TABLE["rows"] if r.get("split") == "heldout-3"]
+    assert len(third) >= 20 and all(tv.split_of(r) == "held-out-3" for r in third)
+    assert sum(r["metric"] == "ttft_ms" for r in third) >= 6
+    earlier = {r["source"] for r in TABLE["rows"] if r.get("split") != "heldout-3"}
+    assert not {r["source"] for r in third} & earlier
+    report = json.loads((tv.MEASUREMENTS.parent / "validation.json").read_text())
+    assert report["summary"]["held-out-3"]["all rows"]["n"] == len(third)
+
+
+def test_tp_speedups_of_batch_one_latency_rows_are_latency_ratios():
+    rows = [{"id": f"x{tp}", "source": "s", "model": "m", "weights": "fp16", "metric": "request_latency_s", "batch": 1,
+             "input_len": 128, "output_len": 128, "tp": tp, "value": v, "predicted": p, "split": "held-out-3"}
+            for tp, v, p in ((1, 2.0, 2.0), (4, 0.8, 1.0))]
+    (s,) = tv.tp_speedups(rows)
+    assert s["measured"] == pytest.approx(2.5) and s["predicted"] == pytest.approx(2.0)
+    assert s["error"] == pytest.approx(2.0 / 2.5 - 1)

@@ -39,15 +39,18 @@ def held_out(row_id: str) -> bool:
     return int(hashlib.sha256(row_id.encode()).hexdigest()[:8], 16) % 3 == 0
 
 
-SPLITS = ("train", "held-out", "held-out-2")
+SPLITS = ("train", "held-out", "held-out-2", "held-out-3")
 SECOND_RULE = ("held out (second set) when the row says split 'heldout-2': rows from new sources committed with the "
                "predictions of the model as it stood, before any change made after seeing the first held-out set")
+THIRD_RULE = ("held out (third set) when the row says split 'heldout-3': rows from new sources committed with the "
+              "predictions of the model as it stood at the start of session 3, before any change made in it")
+MARKED = {"heldout-2": "held-out-2", "heldout-3": "held-out-3"}
 
 
 def split_of(row: dict) -> str:
-    """"held-out-2" for a row of the second held-out set (marked in the table), else the hash rule."""
-    if row.get("split") == "heldout-2":
-        return "held-out-2"
+    """"held-out-2" / "held-out-3" for a row of a later held-out set (marked in the table), else the hash rule."""
+    if row.get("split") in MARKED:
+        return MARKED[row["split"]]
     return "held-out" if held_out(row["id"]) else "train"
 
 
@@ -176,12 +179,15 @@ def evaluate(table: dict, constants: timing.Constants) -> list[dict]:
 
 
 def tp_speedups(results: list[dict]) -> list[dict]:
-    """Measured and predicted speedup of each row over its group's smallest-TP row (same source,
-    model, weights, metric decode tokens/s)."""
+    """Measured and predicted speedup of each row over its group's smallest-TP row: same source, model
+    and weights, metric decode tokens/s, or one request's latency at batch 1 with the same lengths
+    (speedup = the smaller TP's latency over this one's)."""
     groups: dict[tuple, list[dict]] = {}
     for r in results:
         if r["metric"] == "decode_tokens_per_s":
             groups.setdefault((r["source"], r["model"], r["weights"]), []).append(r)
+        elif r["metric"] == "request_latency_s" and r["batch"] == 1:
+            groups.setdefault((r["source"], r["model"], r["weights"], r["input_len"], r["output_len"]), []).append(r)
     out = []
     for rows in groups.values():
         base = min(rows, key=lambda r: r["tp"])
@@ -189,6 +195,8 @@ def tp_speedups(results: list[dict]) -> list[dict]:
             if r is base:
                 continue
             measured, predicted = r["value"] / base["value"], r["predicted"] / base["predicted"]
+            if r["metric"] == "request_latency_s":
+                measured, predicted = 1.0 / measured, 1.0 / predicted
             out.append({"id": f"{r['id']} / {base['id']}", "tp": f"{r['tp']}/{base['tp']}", "measured": measured,
                         "predicted": predicted, "error": predicted / measured - 1.0, "split": r["split"]})
     return out
@@ -243,6 +251,7 @@ def render_markdown(table: dict, constants: timing.Constants, results: list[dict
            "", f"Made by `{command}`; do not edit by hand. Split rule, fixed before fitting: a row is "
            f"**{SPLIT_RULE}**; the constants are fitted on the other rows only.",
            "", f"Second held-out set: a row is {SECOND_RULE}; never fitted on either.",
+           "", f"Third held-out set: a row is {THIRD_RULE}; never fitted on.",
            "", f"{len(results)} rows from {len(table['sources'])} sources ("
            + ", ".join(f"{len([r for r in results if r['split'] == s])} {s}" for s in SPLITS)
            + "). Error = predicted / measured - 1.",
