@@ -27,6 +27,7 @@ def test_split_is_a_fixed_hash_rule():
     held = [i for i in ids if tv.held_out(i)]
     assert 0.2 < len(held) / len(ids) < 0.45
     assert tv.held_out("gf-l2-7b-bf16-tp8") and not tv.held_out("gf-l2-7b-bf16-tp1")
+    assert tv.split_of({"id": "gf-l2-7b-bf16-tp8"}) == "seen-1" and tv.split_of({"id": "gf-l2-7b-bf16-tp1"}) == "train"
 
 
 def test_committed_report_matches_the_code_and_the_fit_file():
@@ -51,8 +52,10 @@ def test_fit_recovers_constants_from_rows_the_model_made(tmp_path):
     table = {**TABLE, "rows": rows}
     for r, s in tv.setups(table, truth):
         r["value"] = tv.predict(r, s)
+    for r in rows[::3]:
+        r["split"] = "heldout-3"                    # predicted, not fitted
     fitted = tv.fit(table, starts=1)
-    errors = [abs(r["error"]) for r in tv.evaluate(table, fitted) if r["split"] == "held-out"]
+    errors = [abs(r["error"]) for r in tv.evaluate(table, fitted) if r["split"] == "held-out-3"]
     assert errors and max(errors) < 0.01
 
 
@@ -69,13 +72,15 @@ def test_cli_bad_table_is_one_line_error(tmp_path, capsys):
     assert "measurements" in capsys.readouterr().err
 
 
-def test_second_held_out_set_is_marked_from_new_sources_and_never_fitted():
+def test_second_set_is_marked_from_new_sources_and_now_seen():
+    """Set 2 came from sources the first 95 rows do not use; since session 3 it is fitted on (seen)."""
     second = [r for r in TABLE["rows"] if r.get("split") == "heldout-2"]
-    assert len(second) >= 30 and all(tv.split_of(r) == "held-out-2" for r in second)
+    assert len(second) >= 30 and all(tv.split_of(r) == "seen-2" for r in second)
     train_sources = {r["source"] for r in TABLE["rows"] if tv.split_of(r) == "train"}
     assert not {r["source"] for r in second} & train_sources
+    assert set(tv.FIT_SPLITS) == {"train", "seen-1", "seen-2"}
     report = json.loads((tv.MEASUREMENTS.parent / "validation.json").read_text())
-    assert report["summary"]["held-out-2"]["all rows"]["n"] == len(second)
+    assert report["summary"]["seen-2"]["all rows"]["n"] == len(second)
 
 
 def test_cross_validation_predicts_folds_of_rows_the_model_made():
