@@ -356,6 +356,25 @@ def test_prefill_blocks_fit_the_last_level_cache(llc_mib, G, expect, monkeypatch
     assert bq == 128 or 2 * fp.HEADS_PER_TILE * G * bq * bk * 4 <= (llc_mib << 20) // 2
 
 
+def test_prefill_tiles_keep_both_workers_busy():
+    """The tile plan (fast_prefill._enough_tiles) against hand numbers: a causal 1024-query call
+    of one KV head pair in 512-query blocks computes 512 x 512 and 512 x 1024 pairs, 1:2 (busiest
+    worker 2 of an even 1.5: 1.33x), so it takes one head per tile (tiles 2, 2, 1, 1: 1.0x); one
+    windowed chunk (512 queries,
+    4608 keys, two KV heads) is one tile at the defaults (2.0x) and two tiles after; a 4k GQA call
+    is left as it is (32 tiles)."""
+    from multihead.kernels import fast_prefill as fp
+    assert fp._makespan(1, 2, 1024, 1024, True, 512, 2, 2) == pytest.approx(4 / 3)
+    assert fp._enough_tiles(1, 2, 1024, 1024, True, 512, 2, 2) == (512, 1)
+    assert fp._makespan(1, 2, 1024, 1024, True, 512, 1, 2) == pytest.approx(1.0)
+    assert fp._makespan(1, 2, 512, 4608, True, 512, 2, 2) == pytest.approx(2.0)
+    assert fp._enough_tiles(1, 2, 512, 4608, True, 512, 2, 2) == (512, 1)
+    assert fp._enough_tiles(1, 8, 4096, 4096, True, 512, 2, 2) == (512, 2)
+    # One KV head, causal 1024 queries: 512-query blocks split 1:2, 256-query ones 1:2:3:4 -> 5:5.
+    assert fp._enough_tiles(1, 1, 1024, 1024, True, 512, 1, 2) == (256, 1)
+    assert fp._enough_tiles(1, 1, 100, 100, True, 512, 1, 2) == (128, 1)     # never below 128
+
+
 def test_prefill_workers_leave_the_process_thread_count_alone(monkeypatch):
     """One thread per core without process-wide state: the tiles' threads run torch ops on one
     OpenMP thread each (OpenMP keeps that count per thread), torch.set_num_threads (process-wide:

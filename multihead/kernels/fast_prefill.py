@@ -87,6 +87,8 @@ LOG2E = 1.4426950408889634
 LN2 = 0.6931471805599453
 # Below this many (query, key) pairs a call runs in the caller's thread: workers cost ~0.1 ms.
 PARALLEL_MIN_PAIRS = 1 << 22
+# The busiest worker's share of a call's pairs, over an even share, at most (see _enough_tiles).
+BALANCE = 1.15
 
 
 def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal: bool, scale: float,
@@ -110,10 +112,14 @@ def _attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causa
     B, H, Tq, d = q.shape
     H_kv, Tk, d_v = k.shape[1], k.shape[2], v.shape[-1]
     ct = compute_dtype(q.dtype)
-    bq, bk = block_shape(H // H_kv, torch.get_num_threads())
+    threads = torch.get_num_threads()
+    parallel = q.device.type == "cpu" and threads > 1 and B * H * Tq * Tk >= PARALLEL_MIN_PAIRS
+    bq, bk = block_shape(H // H_kv, threads)
+    nh = HEADS_PER_TILE if H_kv % HEADS_PER_TILE == 0 else 1
+    if parallel:
+        bq, nh = _enough_tiles(B, H_kv, Tq, Tk, is_causal, bq, nh, threads)
     bq, bk = block_q or bq, block_k or bk
     native = ct == torch.float32 and q.device.type == "cpu" and fast_native.available()
-    nh = HEADS_PER_TILE if H_kv % HEADS_PER_TILE == 0 else 1
     p = _Problem(q, k if k.dtype == ct else k.to(ct), v if v.dtype == ct else v.to(ct),  # upcast once
                  grouped_mask(_base2_mask(mask, ct), B, H, H_kv, Tq, Tk), is_causal, scale, bq, bk, nh,
                  ct, native)
@@ -130,14 +136,42 @@ def _attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causa
         # ops: a thread-parallel op is a fork/join, and on a shared machine a join waits for a
         # descheduled thread (measured at load 4.5: 0.38x SDPA's speed, against 0.89x this way).
         # Small calls run in the caller, also single-threaded, for the same reason.
-        threads = torch.get_num_threads()
-        workers = min(threads, len(tiles)) if B * H * Tq * Tk >= PARALLEL_MIN_PAIRS else 1
+        workers = min(threads, len(tiles)) if parallel else 1
         with _serial_torch_here():
             if workers == 1:
                 _run(p, tiles, out, lse)
             else:
                 _run_parallel(p, tiles, out, lse, workers)
     return out, lse.to(torch.float64 if ct == torch.float64 else torch.float32)
+
+
+def _enough_tiles(B: int, H_kv: int, Tq: int, Tk: int, causal: bool, bq: int, nh: int,
+                  workers: int) -> tuple[int, int]:
+    """(bq, nh) for which the workers finish within BALANCE of each other's share: first one KV
+    head per tile, then halved query blocks (not below 128). At the default sizes one 512-query
+    chunk of a windowed prefill with H_kv = 2 is a single tile, which left a core idle (measured:
+    the window feature row 0.96 -> 1.29 s), and a causal 1024-query call splits 1:2."""
+    while _makespan(B, H_kv, Tq, Tk, causal, bq, nh, workers) > BALANCE:
+        if nh > 1:
+            nh = 1
+        elif bq > 128:
+            bq //= 2
+        else:
+            break
+    return bq, nh
+
+
+def _makespan(B: int, H_kv: int, Tq: int, Tk: int, causal: bool, bq: int, nh: int, workers: int) -> float:
+    """The busiest worker's pairs over an even share, tiles dealt costliest first (as
+    _run_parallel does)."""
+    offset = Tk - Tq
+    costs = sorted(((min(q0 + bq, Tq) - q0) * (max(0, min(Tk, min(q0 + bq, Tq) + offset)) if causal else Tk)
+                    for q0 in range(0, Tq, bq)), reverse=True) * (B * (H_kv // nh))
+    costs.sort(reverse=True)
+    loads = [0] * workers
+    for c in costs:
+        loads[loads.index(min(loads))] += c
+    return max(loads) * workers / max(1, sum(costs))
 
 
 # One thread per core, each running single-threaded torch ops: torch's intra-op thread count is
