@@ -20,3 +20,22 @@ def test_hf_attention_names_load_on_first_use():
             " from multihead.hf import register, NAME; print(before, NAME, callable(register), 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "multihead", "True", "True"]
+
+
+def test_library_modules_never_import_the_cli():
+    """docs/layout.md's arrows point down: cli/ imports the library, never the other way (web/ is
+    the other front end: it runs the CLI's `plan` in process by design; __main__ is `python -m`)."""
+    import ast
+    from pathlib import Path
+
+    pkg = Path(__file__).resolve().parents[1] / "multihead"
+    offenders = []
+    for path in pkg.rglob("*.py"):
+        rel = path.relative_to(pkg).as_posix()
+        if rel.startswith(("cli/", "web/")) or rel == "__main__.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            offenders += [f"{rel}:{node.lineno} {n}" for n in names if n == "multihead.cli" or n.startswith("multihead.cli.")]
+    assert offenders == []
