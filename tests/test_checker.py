@@ -614,3 +614,25 @@ def test_a_function_that_refuses_more_queries_than_keys_passes():
     assert report.passed, str(report)
     rows = {r["dimension"]: r for r in report.coverage}
     assert not any("Tq > Tk" in t for t in rows["query_vs_keys"]["tried"])
+
+
+def test_probe_threads_run_with_the_callers_thread_count():
+    """Each probe runs in a fresh thread; a fresh thread starts from OpenMP's default team size
+    (the core count), not the caller's. The checker gives it the caller's count, so its calls run
+    as they would in the caller's thread (at 1 thread a check costs about half the CPU)."""
+    import ctypes
+
+    path = os.path.join(os.path.dirname(torch.__file__), "lib", "libgomp.so.1")
+    if not os.path.exists(path):
+        pytest.skip(f"torch is not built with GNU OpenMP here (no {path}): the count cannot be read")
+    gomp = ctypes.CDLL(path, mode=os.RTLD_NOLOAD)
+    seen = []
+
+    def recorded(q, k, v, attn_mask=None, is_causal=False, scale=None, enable_gqa=False):
+        seen.append(gomp.omp_get_max_threads())
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, is_causal=is_causal, scale=scale,
+                                              enable_gqa=enable_gqa)
+
+    assert torch.get_num_threads() == 1                  # the module's one_thread fixture
+    assert check_attention(recorded).passed
+    assert seen and set(seen) == {1}
