@@ -174,6 +174,7 @@ def test_nn_multiheadattention_wrapped():
     assert "inf/NaN" in fast.finding("fully_masked_rows").evidence
 
 
+@pytest.mark.xdist_group("transformers")          # on the worker that has transformers loaded
 def test_transformers_attention_functions():
     # One test, so that only one xdist worker pays for importing transformers' Llama module.
     # transformers is installed by `make setup` ([models] extra): an ImportError here is a failure, not a skip.
