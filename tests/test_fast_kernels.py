@@ -278,8 +278,9 @@ def test_prefill_under_inference_mode_matches_sdpa(backend):
 
 @pytest.mark.parametrize("H,H_kv", [(4, 4), (4, 2), (8, 2)], ids=["MHA", "G2", "G4"])
 def test_prefill_default_block_shapes_match_oracle(H, H_kv):
-    """The default blocks (fast_prefill.block_shape: 512 x 768 for MHA, 256 x 512 otherwise) with
-    more than one query and key block and the causal diagonal crossing block edges."""
+    """The default blocks (fast_prefill.block_shape: 1024 x 1024 for MHA, 512 x 1024 otherwise;
+    the diagonal cut into stairs) with more than one query and key block and the causal diagonal
+    crossing block edges."""
     from multihead.kernels import fast_prefill as fp
     bq, bk = fp.block_shape(H // H_kv)
     T = bq + bk + 37
@@ -288,6 +289,90 @@ def test_prefill_default_block_shapes_match_oracle(H, H_kv):
     out, lse = fp.attention(q, k, v, None, is_causal=True, scale=32 ** -0.5)
     ref, ref_lse = oracle(q, k, v, None, True)
     assert err(out, ref) < 2e-5 and err(lse, ref_lse) < 2e-5
+
+
+@pytest.mark.parametrize("tq,tk", [(200, 200), (130, 333), (333, 130), (64, 1), (1, 64)])
+@pytest.mark.parametrize("bq,bk,steps", [(64, 40, 4), (100, 64, 3), (64, 512, 1)])
+def test_prefill_key_blocks_cover_each_visible_pair_once(tq, tk, bq, bk, steps, monkeypatch):
+    """_key_blocks' plan for every query block: each (query, key) pair the causal mask keeps is
+    computed exactly once, in key order per row, no block is wider than bk, and the pairs computed
+    beyond the diagonal are at most one stair's triangle per stair (rise^2 / 2 + rise each)."""
+    from types import SimpleNamespace
+    from multihead.kernels import fast_prefill as fp
+    monkeypatch.setattr(fp, "DIAG_STEPS", steps)
+    p = SimpleNamespace(q=torch.empty(1, 1, tq, 1), k=torch.empty(1, 1, tk, 1), is_causal=True, bk=bk)
+    offset = tk - tq
+    for q0 in range(0, tq, bq):
+        q1 = min(q0 + bq, tq)
+        n = q1 - q0
+        seen = torch.zeros(n, tk, dtype=torch.int64)
+        last = torch.full((n,), -1)
+        for t0, k0, k1 in fp._key_blocks(p, q0, q1):
+            assert 0 <= t0 < n and 0 <= k0 < k1 <= tk and k1 - k0 <= bk
+            seen[t0:, k0:k1] += 1
+            assert (last[t0:] < k0).all()                 # keys in order for every row
+            last[t0:] = k1 - 1
+        keep = torch.arange(tk)[None, :] <= torch.arange(q0, q1)[:, None] + offset     # (n, tk)
+        assert (seen[keep] == 1).all() and (seen <= 1).all()
+        rise = (-(-n // steps) + 15) // 16 * 16 if steps > 1 else n
+        stairs = -(-n // rise)
+        assert int(seen[~keep].sum()) <= stairs * (rise * rise // 2 + rise)
+
+
+@pytest.mark.parametrize("heads", list(HEADS))
+@pytest.mark.parametrize("mask_kind", ["causal", "causal+bool", "float"])
+@pytest.mark.parametrize("tq,tk", [(150, 150), (97, 260), (260, 97)])
+@pytest.mark.parametrize("native", [True, False])
+def test_prefill_diagonal_stairs_match_oracle(heads, mask_kind, tq, tk, native, monkeypatch):
+    """The diagonal cut into stairs (64-query blocks, 4 stairs of 16 queries; rows in (query,
+    group head) order; two KV heads per tile where H_kv = 2, so a stair's rows are strided
+    views), a user mask, Tk != Tq both ways, fully masked rows, on the C softmax step and on the
+    torch one."""
+    from multihead.kernels import fast_prefill as fp
+    if native and not NATIVE:
+        pytest.skip(f"C kernel unavailable: {fast_native.why_unavailable}")
+    monkeypatch.setattr(fp, "DIAG_STEPS", 4)
+    if not native:
+        monkeypatch.setattr(fast_native, "available", lambda: False)
+    q, k, v, mask, causal = make(heads, tq, tk, mask_kind, seed=tq + tk)
+    if mask_kind == "float":
+        causal = True
+        mask[..., 5, :] = -math.inf                                    # a fully masked row
+    out, lse = fp.attention(q, k, v, mask, is_causal=causal, scale=0.3, block_q=64, block_k=40)
+    ref, ref_lse = oracle(q, k, v, mask, causal, scale=0.3)
+    assert err(out, ref) < 2e-5 and err(lse, ref_lse) < 2e-5
+
+
+@pytest.mark.parametrize("llc_mib,G,expect", [(260, 1, (1024, 1024)), (260, 4, (512, 1024)),
+                                               (32, 1, (1024, 1024)), (32, 4, (256, 1024)),
+                                               (16, 1, (512, 1024)), (1, 4, (128, 1024))])
+def test_prefill_blocks_fit_the_last_level_cache(llc_mib, G, expect, monkeypatch):
+    """Two workers' score blocks [2, G * bq, bk] fp32 stay within half the last-level cache:
+    32 MiB (a Zen CCX) halves GQA's query block, 16 MiB MHA's too; never below 128 queries."""
+    from multihead.kernels import fast_prefill as fp
+    monkeypatch.setattr(fp, "last_level_cache_bytes", lambda: llc_mib << 20)
+    bq, bk = fp.block_shape(G, workers=2)
+    assert (bq, bk) == expect
+    assert bq == 128 or 2 * fp.HEADS_PER_TILE * G * bq * bk * 4 <= (llc_mib << 20) // 2
+
+
+def test_prefill_tiles_keep_both_workers_busy():
+    """The tile plan (fast_prefill._enough_tiles) against hand numbers: a causal 1024-query call
+    of one KV head pair in 512-query blocks computes 512 x 512 and 512 x 1024 pairs, 1:2 (busiest
+    worker 2 of an even 1.5: 1.33x), so it takes one head per tile (tiles 2, 2, 1, 1: 1.0x); one
+    windowed chunk (512 queries,
+    4608 keys, two KV heads) is one tile at the defaults (2.0x) and two tiles after; a 4k GQA call
+    is left as it is (32 tiles)."""
+    from multihead.kernels import fast_prefill as fp
+    assert fp._makespan(1, 2, 1024, 1024, True, 512, 2, 2) == pytest.approx(4 / 3)
+    assert fp._enough_tiles(1, 2, 1024, 1024, True, 512, 2, 2) == (512, 1)
+    assert fp._makespan(1, 2, 1024, 1024, True, 512, 1, 2) == pytest.approx(1.0)
+    assert fp._makespan(1, 2, 512, 4608, True, 512, 2, 2) == pytest.approx(2.0)
+    assert fp._enough_tiles(1, 2, 512, 4608, True, 512, 2, 2) == (512, 1)
+    assert fp._enough_tiles(1, 8, 4096, 4096, True, 512, 2, 2) == (512, 2)
+    # One KV head, causal 1024 queries: 512-query blocks split 1:2, 256-query ones 1:2:3:4 -> 5:5.
+    assert fp._enough_tiles(1, 1, 1024, 1024, True, 512, 1, 2) == (256, 1)
+    assert fp._enough_tiles(1, 1, 100, 100, True, 512, 1, 2) == (128, 1)     # never below 128
 
 
 def test_prefill_workers_leave_the_process_thread_count_alone(monkeypatch):

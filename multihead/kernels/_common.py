@@ -1,12 +1,15 @@
 """Small pieces every attention kernel shares: upcasting, mask application, the causal rule."""
 from __future__ import annotations
 
+import functools
+from pathlib import Path
+
 import torch
 from torch import Tensor
 
 from multihead.softmax_ops import compute_dtype
 
-__all__ = ["compute_dtype", "apply_mask", "causal_keep", "grouped_mask", "safe_max"]
+__all__ = ["compute_dtype", "apply_mask", "causal_keep", "grouped_mask", "safe_max", "last_level_cache_bytes"]
 
 NEG_INF = float("-inf")
 
@@ -66,3 +69,17 @@ def register_attention_op(name: str, impl) -> None:
         B, H, Tq, _ = q.shape                                   # out [B, H, Tq, d_v], lse [B, H, Tq]
         ct = compute_dtype(q.dtype)
         return q.new_empty(B, H, Tq, v.shape[-1], dtype=ct), q.new_empty(B, H, Tq, dtype=ct)
+
+
+@functools.cache
+def last_level_cache_bytes() -> int:
+    """Size of the largest CPU cache (Linux sysfs), or 32 MiB when it cannot be read."""
+    best = 0
+    for idx in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            text = (idx / "size").read_text().strip()
+            mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+            best = max(best, int(text.rstrip("KMG")) * mult)
+        except (OSError, ValueError):
+            continue
+    return best or 32 << 20

@@ -13,7 +13,10 @@ stays in the last-level cache:
   torch op per step would mean a fork/join per op, which on a shared machine is where the time
   went (see the comment in attention()).
 - Causal: key blocks entirely above the diagonal are skipped; only blocks that straddle it are
-  masked (about half the pairs are computed, as the causal FLOP count 2*B*H*T^2*d assumes).
+  masked (about half the pairs are computed, as the causal FLOP count 2*B*H*T^2*d assumes). For
+  MHA the diagonal block is cut into stairs of rows, each stopping at its own last key.
+- Each worker reuses one workspace (score block, the tile's q and softmax state) for all its
+  tiles, and writes acc / l straight into the output.
 - Online softmax (running max m, sum l, unnormalized accumulator acc), updated in place:
 
       m' = max(m, rowmax S)    P = exp(S - m')    alpha = exp(m - m')   (computed in base 2)
@@ -29,8 +32,8 @@ stays in the last-level cache:
   no native bf16 matmul (~0.3 GFLOP/s), so fp32 GEMMs are the fast path for 16-bit inputs.
 
 With autograd on, the call is handed to the differentiable tiled backend.
-Extra memory: the fp32 copy of K/V for 16-bit inputs (2x their bytes), one score block
-[nh, R, BLOCK_K] per worker and the per-block state [nh, R, d_v]: linear in T.
+Extra memory: the fp32 copy of K/V for 16-bit inputs (2x their bytes), and per worker one score
+block [nh, R, BLOCK_K] (8 MiB for MHA, 16 MiB for G = 4) and the tile's state [nh, R, d + d_v + 3]: linear in T.
 """
 from __future__ import annotations
 
@@ -46,33 +49,46 @@ import torch
 from torch import Tensor
 
 from multihead.kernels import fast_native, tiled
-from multihead.kernels._common import compute_dtype, grouped_mask, register_attention_op
+from multihead.kernels._common import compute_dtype, grouped_mask, last_level_cache_bytes, register_attention_op
 
-# Queries per block (times G rows per KV head), keys per block and KV heads per tile. With G=4 a
-# tile's score block is [2, 4*256, 512] fp32 = 4 MiB. Measured at T=4096, one thread, CPU time, vs
-# SDPA's flash kernel in the same run: 2 x 256 x 512 0.91-0.92x; 1-8 heads x 128 x 1024 0.81-0.95x;
-# 8 x 128 x 512 0.77x (the run-to-run noise on this shared machine is about 5%).
-BLOCK_Q = 256
-BLOCK_K = 512
+# Queries per block (times G rows per KV head), keys per block and KV heads per tile, and the
+# stairs the causal diagonal block is cut into (_key_blocks). Measured with two threads vs SDPA's
+# flash kernel in one process (Intel Xeon, 2026-11-30, other processes paused), causal, d 128:
+# - GQA 32/8, T=4096: 256x512 without stairs (the earlier default) 0.97x; with 4 stairs 0.97x;
+#   512x1024 / 4 stairs 1.00-1.02x, 512x768 / 4 0.99x, 512x1024 / 8 0.97x, 1024x512 / 8 0.98x;
+#   T=16384: 256x512 0.95x, 512x1024 / 4 0.995x. The score block is [2, 4*512, 1024] fp32 = 16 MiB.
+# - MHA (G = 1) has a quarter of the rows per KV head, so its GEMMs are 4x shorter in M: it takes
+#   twice the queries. 32/32, T=4096: 512x768 without stairs 0.93x, with 2 stairs 0.94x,
+#   1024x768 / 4 0.96-0.97x, 1024x1024 / 4 0.98-0.99x, 1024x1536 / 4 0.99x, 1024x1024 / 8 0.96x;
+#   T=16384: 512x768 0.95x, 1024x1024 / 4 0.985x; T=1024 / 2048 / 3000: 0.84 / 0.91 / 0.93x ->
+#   0.90 / 0.97 / 0.98x; non-causal T=4096 0.91x -> 0.96x.
+BLOCK_Q = 512
+BLOCK_K = 1024
 HEADS_PER_TILE = 2
-# MHA (G = 1) has a quarter of the rows per KV head, so its GEMMs are 4x shorter in M: it takes
-# twice the queries and 1.5x the keys per block. Measured with two threads vs SDPA's flash kernel
-# (Intel Xeon, 2026-11-30, other processes paused), 32/32 heads: T=4096 256x512 0.89x, 512x512
-# 0.91-0.96x, 512x768 0.94x, 1024x512 0.87x (the causal diagonal wastes bq/T of the work); T=16384
-# 0.91x, 0.94x, 0.97x. GQA 32/8 at T=4096 stays best at 256x512 (1.00x; 512x512 0.95x).
-MHA_BLOCK_Q = 512
-MHA_BLOCK_K = 768
+MHA_BLOCK_Q = 1024
+MHA_BLOCK_K = 1024
+DIAG_STEPS = 4
 
 
-def block_shape(G: int) -> tuple[int, int]:
-    """(queries, keys) per block for G query heads per KV head."""
-    return (MHA_BLOCK_Q, MHA_BLOCK_K) if G == 1 else (BLOCK_Q, BLOCK_K)
+def block_shape(G: int, workers: int = 2) -> tuple[int, int]:
+    """(queries, keys) per block for G query heads per KV head, with ``workers`` threads.
+
+    The sizes above were measured on a CPU with a 260 MiB last-level cache. Where the cache is
+    smaller, the queries per block are halved until the score blocks of all workers
+    ([HEADS_PER_TILE, G * queries, keys] fp32 each) take at most half of it: a score block is
+    written, read and rewritten once per key block, and it must not go to memory in between."""
+    bq, bk = (MHA_BLOCK_Q, MHA_BLOCK_K) if G == 1 else (BLOCK_Q, BLOCK_K)
+    while bq > 128 and workers * HEADS_PER_TILE * G * bq * bk * 4 > last_level_cache_bytes() // 2:
+        bq //= 2
+    return bq, bk
 
 
 LOG2E = 1.4426950408889634
 LN2 = 0.6931471805599453
 # Below this many (query, key) pairs a call runs in the caller's thread: workers cost ~0.1 ms.
 PARALLEL_MIN_PAIRS = 1 << 22
+# The busiest worker's share of a call's pairs, over an even share, at most (see _enough_tiles).
+BALANCE = 1.15
 
 
 def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causal: bool, scale: float,
@@ -96,10 +112,14 @@ def _attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causa
     B, H, Tq, d = q.shape
     H_kv, Tk, d_v = k.shape[1], k.shape[2], v.shape[-1]
     ct = compute_dtype(q.dtype)
-    bq, bk = block_shape(H // H_kv)
+    threads = torch.get_num_threads()
+    parallel = q.device.type == "cpu" and threads > 1 and B * H * Tq * Tk >= PARALLEL_MIN_PAIRS
+    bq, bk = block_shape(H // H_kv, threads)
+    nh = HEADS_PER_TILE if H_kv % HEADS_PER_TILE == 0 else 1
+    if parallel:
+        bq, nh = _enough_tiles(B, H_kv, Tq, Tk, is_causal, bq, nh, threads)
     bq, bk = block_q or bq, block_k or bk
     native = ct == torch.float32 and q.device.type == "cpu" and fast_native.available()
-    nh = HEADS_PER_TILE if H_kv % HEADS_PER_TILE == 0 else 1
     p = _Problem(q, k if k.dtype == ct else k.to(ct), v if v.dtype == ct else v.to(ct),  # upcast once
                  grouped_mask(_base2_mask(mask, ct), B, H, H_kv, Tq, Tk), is_causal, scale, bq, bk, nh,
                  ct, native)
@@ -116,14 +136,42 @@ def _attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, *, is_causa
         # ops: a thread-parallel op is a fork/join, and on a shared machine a join waits for a
         # descheduled thread (measured at load 4.5: 0.38x SDPA's speed, against 0.89x this way).
         # Small calls run in the caller, also single-threaded, for the same reason.
-        threads = torch.get_num_threads()
-        workers = min(threads, len(tiles)) if B * H * Tq * Tk >= PARALLEL_MIN_PAIRS else 1
+        workers = min(threads, len(tiles)) if parallel else 1
         with _serial_torch_here():
             if workers == 1:
                 _run(p, tiles, out, lse)
             else:
                 _run_parallel(p, tiles, out, lse, workers)
     return out, lse.to(torch.float64 if ct == torch.float64 else torch.float32)
+
+
+def _enough_tiles(B: int, H_kv: int, Tq: int, Tk: int, causal: bool, bq: int, nh: int,
+                  workers: int) -> tuple[int, int]:
+    """(bq, nh) for which the workers finish within BALANCE of each other's share: first one KV
+    head per tile, then halved query blocks (not below 128). At the default sizes one 512-query
+    chunk of a windowed prefill with H_kv = 2 is a single tile, which left a core idle (measured:
+    the window feature row 0.96 -> 1.29 s), and a causal 1024-query call splits 1:2."""
+    while _makespan(B, H_kv, Tq, Tk, causal, bq, nh, workers) > BALANCE:
+        if nh > 1:
+            nh = 1
+        elif bq > 128:
+            bq //= 2
+        else:
+            break
+    return bq, nh
+
+
+def _makespan(B: int, H_kv: int, Tq: int, Tk: int, causal: bool, bq: int, nh: int, workers: int) -> float:
+    """The busiest worker's pairs over an even share, tiles dealt costliest first (as
+    _run_parallel does)."""
+    offset = Tk - Tq
+    costs = sorted(((min(q0 + bq, Tq) - q0) * (max(0, min(Tk, min(q0 + bq, Tq) + offset)) if causal else Tk)
+                    for q0 in range(0, Tq, bq)), reverse=True) * (B * (H_kv // nh))
+    costs.sort(reverse=True)
+    loads = [0] * workers
+    for c in costs:
+        loads[loads.index(min(loads))] += c
+    return max(loads) * workers / max(1, sum(costs))
 
 
 # One thread per core, each running single-threaded torch ops: torch's intra-op thread count is
@@ -221,49 +269,142 @@ class _Problem:
 
 def _run(p: _Problem, tiles, out: Tensor, lse: Tensor) -> None:
     """Compute the (b, kv-head range, query range) tiles that ``tiles`` yields into ``out`` and ``lse``."""
-    B, H, Tq, d = p.q.shape
-    H_kv, Tk, d_v = p.k.shape[1], p.k.shape[2], p.v.shape[-1]
-    G = H // H_kv
-    offset = Tk - Tq                                      # query i sees keys j <= i + offset
-    lowest = torch.finfo(p.ct).min
-    dev = p.q.device
-    S = torch.empty(p.nh * G * p.bq * p.bk, dtype=p.ct, device=dev)
-    for b, h0, h1, q0, q1 in tiles:
-        nh, n = h1 - h0, q1 - q0
-        R = G * n
-        kb, vb = p.k[b, h0:h1], p.v[b, h0:h1]                             # (nh, Tk, d), (nh, Tk, d_v)
-        # Scores in base 2: s2 = s * log2(e), so exp(s - m) = exp2(s2 - m2), and ATen's exp2 is
-        # ~1.5x faster than its exp here (0.76 vs 1.2 ns/element); log2(e) rides on the scale.
-        qb = (p.q[b, h0 * G:h1 * G, q0:q1].to(p.ct) * (p.scale * LOG2E)).reshape(nh, R, d)  # (nh, R, d), rows (g, t)
-        # Causal: the block's last query sees keys < q1 + offset; later key blocks are skipped.
-        k_end = min(Tk, q1 + offset) if p.is_causal else Tk
-        m = torch.full((nh, R, 1), lowest, dtype=p.ct, device=dev)
-        l = torch.zeros(nh, R, 1, dtype=p.ct, device=dev)
-        acc = torch.zeros(nh, R, d_v, dtype=p.ct, device=dev)
-        alpha = torch.empty(nh, R, 1, dtype=p.ct, device=dev)
-        for k0 in range(0, max(k_end, 0), p.bk):
-            k1 = min(k0 + p.bk, k_end)
-            c = k1 - k0
-            s = S[:nh * R * c].view(nh, R, c)
-            torch.bmm(qb, kb[:, k0:k1].transpose(1, 2), out=s)           # (nh, R, c)
-            diagonal = p.is_causal and k1 - 1 > q0 + offset               # the block crosses it
-            mb = None if p.mask5 is None else p.mask5[b, h0:h1, :, q0:q1, k0:k1]   # (nh, G, n, c)
-            if p.native:                       # the causal part goes to the C step as row lengths
-                if mb is not None:
-                    _mask_block(s.view(nh, G, n, c), mb, q0, q1, k0, k1, False, offset)
-                # Row (h, g, t) sees columns j < q0 + t + offset + 1 - k0 of the block.
-                # On the CPU by name: C reads it (a default device's tensor was read as NULL).
-                visible = (torch.arange(q0 + offset + 1 - k0, q1 + offset + 1 - k0, dtype=torch.int32,
-                                        device="cpu").repeat(nh * G) if diagonal else None)   # (nh * R,)
-                fast_native.softmax_block(s.view(nh * R, c), visible, m, l, alpha)
-            else:
-                if mb is not None or diagonal:
-                    _mask_block(s.view(nh, G, n, c), mb, q0, q1, k0, k1, p.is_causal, offset)
-                _softmax_step(s, m, l, alpha, lowest)
-            acc.mul_(alpha).baddbmm_(s, vb[:, k0:k1])                     # (nh, R, d_v)
-        acc.div_(torch.where(l > 0, l, torch.ones_like(l)))              # empty rows stay 0
-        out[b, h0 * G:h1 * G, q0:q1] = acc.view(nh * G, n, d_v)
-        lse[b, h0 * G:h1 * G, q0:q1] = m.add_(torch.log2(l)).mul_(LN2).view(nh * G, n)   # -inf where l = 0
+    (H, Tq, d), (H_kv, Tk, d_v) = p.q.shape[1:], p.v.shape[1:]
+    # One workspace per worker, reused by all its tiles: a fresh 0.5 MiB tensor per tile is fresh
+    # pages from the OS each time (page faults, zeroing): 11% of a 4k MHA call, measured.
+    w = _Workspace(p.nh * (H // H_kv) * min(p.bq, Tq), max(1, min(p.bk, Tk)), d, d_v, p.ct, p.q.device)
+    for tile in tiles:
+        _tile(p, w, *tile, out, lse)
+
+
+def _tile(p: _Problem, w: "_Workspace", b: int, h0: int, h1: int, q0: int, q1: int,
+          out: Tensor, lse: Tensor) -> None:
+    """Queries q0:q1 of query heads h0*G:h1*G (KV heads h0:h1) of batch row b."""
+    G, d, d_v = p.q.shape[1] // p.k.shape[1], p.q.shape[-1], p.v.shape[-1]
+    nh, n = h1 - h0, q1 - q0
+    R = G * n
+    # Scores in base 2: s2 = s * log2(e), so exp(s - m) = exp2(s2 - m2), and ATen's exp2 is
+    # ~1.5x faster than its exp here (0.76 vs 1.2 ns/element); log2(e) rides on the scale.
+    # Rows in (query, head of the group) order, so the rows from query t0 on are one range.
+    qb = w.view("q", nh, R, d)                                            # (nh, R, d), rows (t, g)
+    qb.view(nh, n, G, d).copy_(p.q[b, h0 * G:h1 * G, q0:q1].view(nh, G, n, d).transpose(1, 2))
+    qb.mul_(p.scale * LOG2E)
+    st = _State(qb, w.view("m", nh, R, 1).fill_(torch.finfo(p.ct).min), w.view("l", nh, R, 1).zero_(),
+                w.view("alpha", nh, R, 1), w.view("acc", nh, R, d_v))
+    blocks = _key_blocks(p, q0, q1)
+    if not blocks:
+        st.acc.zero_()
+    for t0, k0, k1 in blocks:
+        _block(p, w, st.rows(t0 * G), b, h0, h1, q0 + t0, q1, k0, k1)
+    # out = acc / l straight into the output's rows; empty rows (l = 0) stay 0.
+    l = st.l
+    torch.div(st.acc.view(nh, n, G, d_v).transpose(1, 2), torch.where(l > 0, l, 1.0).view(nh, n, G, 1).transpose(1, 2),
+              out=out[b, h0 * G:h1 * G, q0:q1].view(nh, G, n, d_v))
+    lse[b, h0 * G:h1 * G, q0:q1].view(nh, G, n).copy_(           # -inf where l = 0
+        st.m.add_(torch.log2(l)).mul_(LN2).view(nh, n, G).transpose(1, 2))
+
+
+def _key_blocks(p: _Problem, q0: int, q1: int) -> list[tuple[int, int, int]]:
+    """(t0, k0, k1): rows t0: of the tile (queries q0 + t0 : q1) against keys k0:k1, in order.
+
+    Causal: keys after the tile's last visible one are skipped, and the diagonal square is cut
+    into DIAG_STEPS stairs: the queries of stair i stop at their own last key, so the masked-out
+    pairs computed are DIAG_STEPS small triangles instead of one n x n/2 triangle (n/T of the
+    call's pairs: 25% at n = 1024, T = 4096; 6% in four stairs)."""
+    Tq, Tk = p.q.shape[2], p.k.shape[2]
+    offset = Tk - Tq                                       # query i sees keys j <= i + offset
+    k_end = min(Tk, q1 + offset) if p.is_causal else Tk
+    n = q1 - q0
+    rise = (-(-n // DIAG_STEPS) + 15) // 16 * 16                   # rows per stair
+    if not (p.is_causal and rise < n and q0 + offset + rise > 0):
+        return [(0, k0, k1) for k0, k1 in _chunks(0, k_end, p.bk)]
+    blocks, k0 = [], 0
+    for t0 in range(0, n, rise):                           # rows t0: see keys < q0 + offset + t0 + rise
+        k1 = min(k_end, q0 + offset + t0 + rise)
+        blocks += [(t0, a, b) for a, b in _chunks(k0, k1, p.bk)]
+        k0 = max(k0, k1)
+    return blocks
+
+
+def _chunks(a: int, b: int, size: int) -> list[tuple[int, int]]:
+    """[a, b) cut into equal pieces of at most ``size`` (multiples of 16 but the last): no
+    short GEMM at the end."""
+    if b <= a:
+        return []
+    pieces = -(-(b - a) // size)
+    per = -(-(b - a) // pieces)                            # ceil
+    step = min(size, (per + 15) // 16 * 16)
+    return [(k0, min(k0 + step, b)) for k0 in range(a, b, step)]
+
+
+def _block(p: _Problem, w: "_Workspace", st: "_State", b: int, h0: int, h1: int, q0: int, q1: int,
+           k0: int, k1: int) -> None:
+    """One key block k0:k1 for queries q0:q1 (the rows of ``st``): scores, softmax step, P V."""
+    nh, R = st.qb.shape[:2]
+    G, n, c = R // (q1 - q0), q1 - q0, k1 - k0
+    offset = p.k.shape[2] - p.q.shape[2]
+    s = w.S[:nh * R * c].view(nh, R, c)
+    torch.bmm(st.qb, p.k[b, h0:h1, k0:k1].transpose(1, 2), out=s)        # (nh, R, c)
+    diagonal = p.is_causal and k1 - 1 > q0 + offset                       # the block crosses it
+    mb = None if p.mask5 is None else p.mask5[b, h0:h1, :, q0:q1, k0:k1]  # (nh, G, n, c)
+    if p.native:                           # the causal part goes to the C step as row lengths
+        if mb is not None:
+            _mask_block(s.view(nh, n, G, c).transpose(1, 2), mb, q0, q1, k0, k1, False, offset)
+        # Row (h, t, g) sees columns j < q0 + t + offset + 1 - k0 of the block.
+        visible = w.ramp(n, G, nh, q0 + offset + 1 - k0) if diagonal else None     # (nh * R,)
+        if st.m.is_contiguous():
+            fast_native.softmax_block(s.view(nh * R, c), visible, st.m, st.l, st.alpha)
+        else:                              # rows of a sub-tile: contiguous per head
+            for h in range(nh):
+                fast_native.softmax_block(s[h], None if visible is None else visible[h * R:(h + 1) * R],
+                                          st.m[h], st.l[h], st.alpha[h])
+    else:
+        if mb is not None or diagonal:
+            _mask_block(s.view(nh, n, G, c).transpose(1, 2), mb, q0, q1, k0, k1, p.is_causal, offset)
+        _softmax_step(s, st.m, st.l, st.alpha, torch.finfo(p.ct).min)
+    vb = p.v[b, h0:h1, k0:k1]                                             # (nh, c, d_v)
+    if k0 == 0:                                                           # acc = P V: no zeroing
+        torch.bmm(s, vb, out=st.acc)
+    else:
+        st.acc.mul_(st.alpha).baddbmm_(s, vb)                             # (nh, R, d_v)
+
+
+@dataclass
+class _State:
+    """A tile's query rows and online-softmax state."""
+    qb: Tensor                # (nh, R, d) scaled queries, rows (t, g)
+    m: Tensor                 # (nh, R, 1) running max (base 2)
+    l: Tensor                 # (nh, R, 1) running sum
+    alpha: Tensor             # (nh, R, 1) the last step's rescale factor
+    acc: Tensor               # (nh, R, d_v) unnormalized P V
+
+    def rows(self, r0: int) -> "_State":
+        """Rows r0: (from query r0 / G on)."""
+        if r0 == 0:
+            return self
+        return _State(*(x[:, r0:] for x in (self.qb, self.m, self.l, self.alpha, self.acc)))
+
+
+class _Workspace:
+    """One worker's buffers, sized for its largest tile: the score block S and the tile's q,
+    running max / sum / factor and accumulator, handed out as views of the tile's shape."""
+
+    def __init__(self, rows: int, bk: int, d: int, d_v: int, ct: torch.dtype, dev: torch.device):
+        self.S = torch.empty(rows * bk, dtype=ct, device=dev)
+        self._flat = {name: torch.empty(rows * width, dtype=ct, device=dev)
+                      for name, width in (("q", d), ("acc", d_v), ("m", 1), ("l", 1), ("alpha", 1))}
+        self._ramps: dict[tuple[int, int], Tensor] = {}
+
+    def view(self, name: str, nh: int, R: int, width: int) -> Tensor:
+        return self._flat[name][:nh * R * width].view(nh, R, width)
+
+    def ramp(self, n: int, G: int, nh: int, start: int) -> Tensor:
+        """int32 [nh * n * G]: start + t for row (h, t, g), on the CPU by name (C reads it; a
+        default device's tensor was read as NULL)."""
+        key = (n, G, nh)
+        if key not in self._ramps:
+            self._ramps[key] = torch.arange(n, dtype=torch.int32, device="cpu").repeat_interleave(G).repeat(nh)
+        return self._ramps[key] + start
 
 
 def _softmax_step(s: Tensor, m: Tensor, l: Tensor, alpha: Tensor, lowest: float) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import torch
 
+from multihead.kernels._common import last_level_cache_bytes  # noqa: F401  (re-exported)
 from multihead.measure.timing import time_call
 
 
@@ -27,19 +28,6 @@ def measure_read_bandwidth(nbytes: int = 1 << 30, repeats: int = 5, clock: str =
     """Bytes/s of a streaming read: the sum of an fp32 tensor of ``nbytes`` (1 GiB by default)."""
     x = torch.ones(nbytes // 4, dtype=torch.float32)
     return time_call(lambda: x.sum(), repeats=repeats, clock=clock).rate(float(x.numel() * 4))
-
-
-def last_level_cache_bytes() -> int:
-    """Size of the largest CPU cache (Linux sysfs), or 32 MiB when it cannot be read."""
-    best = 0
-    for idx in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
-        try:
-            text = (idx / "size").read_text().strip()
-            mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
-            best = max(best, int(text.rstrip("KMG")) * mult)
-        except (OSError, ValueError):
-            continue
-    return best or 32 << 20
 
 
 def cpu_name() -> str:
