@@ -87,8 +87,30 @@ def test_compute_term_two_flops_per_weight_logits_once_and_causal_attention():
     linear = 2 * 2048 * layers + 2 * 32000 * 4096              # the LM head on the last position only
     attn = t.prefill_attention_flops(spec, 2048)
     assert ph.flops == pytest.approx(linear + attn)
-    assert ph.compute_s == pytest.approx((linear + attn) / (312e12 * 0.5))
+    assert ph.compute_s == pytest.approx((linear + attn) / (312e12 * 0.859 * 0.5))   # A100's MAMF share
     assert ph.bound == "compute"
+
+
+def test_compute_runs_at_the_gpus_measured_matmul_ceiling():
+    """Each GPU's compute is its datasheet peak times its maximum achievable matmul share (the
+    ml-engineering MAMF table: A100 SXM 267.9/312, H100 SXM 792.1/989, MI300X 781.9/1300), the fitted
+    efficiency on top; a GPU without a measurement takes the median share; explicit figures are used as given."""
+    assert t.make_gpu("A100-80GB", A100).mamf_share == 0.859
+    assert t.make_gpu("H100-SXM", H100).mamf_share == 0.801
+    assert t.make_gpu("MI300X", cost.gpu_catalog()["MI300X"]).mamf_share == 0.601
+    assert t.make_gpu("L40S", cost.gpu_catalog()["L40S"]).mamf_share == pytest.approx(0.8115)
+    assert t.make_gpu("A100-80GB@330W", A100, {"base": "A100-80GB", "bandwidth_tbps": 1.7}).mamf_share == 0.859
+    assert t.make_gpu("x", A100, {"mamf_share": 1.0}).mamf_share == 1.0
+    a, h = t.prefill(setup(), 4096), t.prefill(setup(gpu=H100, name="H100-SXM"), 4096)
+    assert a.compute_s / h.compute_s == pytest.approx((989 * 0.801) / (312 * 0.859))
+    decode = t.decode_step(setup(), 1, 0)              # memory-bound: the share does not enter
+    assert decode.memory_s > decode.compute_s
+
+
+def test_without_the_measured_ceiling_every_gpu_runs_at_its_datasheet_peak(monkeypatch):
+    monkeypatch.setattr(t, "USE_MAMF", False)
+    ph = t.prefill(setup(), 2048)
+    assert ph.compute_s == pytest.approx(ph.flops / (312e12 * 0.5))
 
 
 def test_dequantization_term():
@@ -208,6 +230,37 @@ def test_serving_point_at_one_request():
     assert p.tpot_s == pytest.approx(t.decode_step(st_, 1, 1100).total_s)
     assert p.request_latency_s == pytest.approx(p.ttft_s + 199 * p.tpot_s)
     assert p.output_tokens_per_s == pytest.approx(200 / p.request_latency_s)
+
+
+def test_prefill_queue_hand_numbers():
+    """Mean value analysis of c requests, prefill 1 s, 1 s outside the prefill queue: with 2, the other
+    request is in the queue half the time and half done on average (0.5 x 0.5 = 0.25 s); with 3, the
+    network of 2 has throughput 2 / (1.5 + 1) = 0.8 and queue 1.2, so the wait is 1.2 - 0.8 / 2 = 0.8 s."""
+    assert t.prefill_queue(1, 1.0, 1.0) == (0.0, 0.0)
+    assert t.prefill_queue(2, 1.0, 1.0) == pytest.approx((0.25, 0.5))
+    assert t.prefill_queue(3, 1.0, 1.0) == pytest.approx((0.8, 0.8))
+    wait, busy = t.prefill_queue(100, 1.0, 1.0)       # saturated: nearly every other prompt is ahead
+    assert busy == pytest.approx(1.0) and 97 < wait <= 99
+    assert t.prefill_queue(100, 1.0, 1e6)[0] < 1e-3   # long decodes: prompts rarely meet
+
+
+def test_other_prefills_are_counted_once_in_ttft_or_tpot():
+    st_ = setup(c=t.load_constants())
+    c, inp, out = 16, 4000, 300
+    p = t.serving_point(st_, c, inp, out)
+    one, step = p.prefill_s, p.decode_step_s
+    wait, busy = t.prefill_queue(c, one, st_.constants.request_overhead_s + (out - 1) * (step + (c - 1) * one / out))
+    assert wait > 0
+    assert p.ttft_s == pytest.approx(st_.constants.request_overhead_s + one + wait + 0.5 * (1 - busy) * step)
+    assert (p.ttft_s - st_.constants.request_overhead_s - one - 0.5 * (1 - busy) * step) + (p.tpot_s - step) * out \
+        == pytest.approx((c - 1) * one)
+
+
+def test_residual_variant_is_the_older_ttft(monkeypatch):
+    monkeypatch.setattr(t, "PREFILL_QUEUE", "residual")
+    st_ = setup()
+    p = t.serving_point(st_, 4, 1000, 100)
+    assert p.tpot_s == pytest.approx(p.decode_step_s + 3 * p.prefill_s / 100)
 
 
 def test_serving_curve_grid_ends_at_max():

@@ -27,6 +27,7 @@ def test_split_is_a_fixed_hash_rule():
     held = [i for i in ids if tv.held_out(i)]
     assert 0.2 < len(held) / len(ids) < 0.45
     assert tv.held_out("gf-l2-7b-bf16-tp8") and not tv.held_out("gf-l2-7b-bf16-tp1")
+    assert tv.split_of({"id": "gf-l2-7b-bf16-tp8"}) == "seen-1" and tv.split_of({"id": "gf-l2-7b-bf16-tp1"}) == "train"
 
 
 def test_committed_report_matches_the_code_and_the_fit_file():
@@ -51,8 +52,10 @@ def test_fit_recovers_constants_from_rows_the_model_made(tmp_path):
     table = {**TABLE, "rows": rows}
     for r, s in tv.setups(table, truth):
         r["value"] = tv.predict(r, s)
+    for r in rows[::3]:
+        r["split"] = "heldout-3"                    # predicted, not fitted
     fitted = tv.fit(table, starts=1)
-    errors = [abs(r["error"]) for r in tv.evaluate(table, fitted) if r["split"] == "held-out"]
+    errors = [abs(r["error"]) for r in tv.evaluate(table, fitted) if r["split"] == "held-out-3"]
     assert errors and max(errors) < 0.01
 
 
@@ -69,13 +72,15 @@ def test_cli_bad_table_is_one_line_error(tmp_path, capsys):
     assert "measurements" in capsys.readouterr().err
 
 
-def test_second_held_out_set_is_marked_from_new_sources_and_never_fitted():
+def test_second_set_is_marked_from_new_sources_and_now_seen():
+    """Set 2 came from sources the first 95 rows do not use; since session 3 it is fitted on (seen)."""
     second = [r for r in TABLE["rows"] if r.get("split") == "heldout-2"]
-    assert len(second) >= 30 and all(tv.split_of(r) == "held-out-2" for r in second)
+    assert len(second) >= 30 and all(tv.split_of(r) == "seen-2" for r in second)
     train_sources = {r["source"] for r in TABLE["rows"] if tv.split_of(r) == "train"}
     assert not {r["source"] for r in second} & train_sources
+    assert set(tv.FIT_SPLITS) == {"train", "seen-1", "seen-2"}
     report = json.loads((tv.MEASUREMENTS.parent / "validation.json").read_text())
-    assert report["summary"]["held-out-2"]["all rows"]["n"] == len(second)
+    assert report["summary"]["seen-2"]["all rows"]["n"] == len(second)
 
 
 def test_cross_validation_predicts_folds_of_rows_the_model_made():
@@ -92,3 +97,22 @@ def test_cross_validation_predicts_folds_of_rows_the_model_made():
     summ = tv.cross_validate(table, folds=2, starts=1)
     assert summ["all rows"]["n"] == len(rows) and summ["all rows"]["median_abs"] < 0.01
     assert summ["all rows"]["max_abs"] < 0.1 and summ["log_rms"] < 0.02
+
+
+def test_third_held_out_set_is_marked_from_new_sources_and_never_fitted():
+    third = [r for r in TABLE["rows"] if r.get("split") == "heldout-3"]
+    assert len(third) >= 20 and all(tv.split_of(r) == "held-out-3" for r in third)
+    assert sum(r["metric"] == "ttft_ms" for r in third) >= 6
+    earlier = {r["source"] for r in TABLE["rows"] if r.get("split") != "heldout-3"}
+    assert not {r["source"] for r in third} & earlier
+    report = json.loads((tv.MEASUREMENTS.parent / "validation.json").read_text())
+    assert report["summary"]["held-out-3"]["all rows"]["n"] == len(third)
+
+
+def test_tp_speedups_of_batch_one_latency_rows_are_latency_ratios():
+    rows = [{"id": f"x{tp}", "source": "s", "model": "m", "weights": "fp16", "metric": "request_latency_s", "batch": 1,
+             "input_len": 128, "output_len": 128, "tp": tp, "value": v, "predicted": p, "split": "held-out-3"}
+            for tp, v, p in ((1, 2.0, 2.0), (4, 0.8, 1.0))]
+    (s,) = tv.tp_speedups(rows)
+    assert s["measured"] == pytest.approx(2.5) and s["predicted"] == pytest.approx(2.0)
+    assert s["error"] == pytest.approx(2.0 / 2.5 - 1)

@@ -21,13 +21,14 @@ def register(subparsers) -> None:
         "gpu-time", help="validate the GPU-time model (TTFT, TPOT, throughput) against published measurements",
         description="Predict every row of reports/gpu-time/measurements.json (published TTFT, decode tokens/s, "
                     "ITL and throughput on A100/H100/H200/L40S/MI300X) with the committed constants and print the "
-                    "error on training and held-out rows. --fit refits the constants on the training rows only "
-                    "(fixed hash split) and rewrites multihead/cost/catalog/gpu_time_fit.json and reports/gpu-time/.")
+                    "error by split: the fitted rows (training, and sets 1 and 2, seen) and held-out set 3. --fit "
+                    "refits the constants on the fitted rows only and rewrites "
+                    "multihead/cost/catalog/gpu_time_fit.json and reports/gpu-time/.")
     p.add_argument("--fit", action="store_true", help="refit the constants and rewrite the fit file and the reports")
     p.add_argument("--measurements", type=A.input_file(), help="table of measurements (default reports/gpu-time/measurements.json)")
     p.add_argument("--out", type=A.output_dir(), help="report folder for --fit (default reports/gpu-time/)")
     p.add_argument("--cv", action="store_true",
-                   help="4-fold cross-validation inside the training rows (how model variants are chosen; slow)")
+                   help="4-fold cross-validation inside the fitted rows (how model variants are chosen; slow)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=run)
 
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(summ, indent=1))
             return 0
-        print("out-of-fold error of the training rows (4 folds):")
+        print("out-of-fold error of the fitted rows (4 folds):")
         for fam, s in summ.items():
             if isinstance(s, dict) and s.get("n"):
                 print(f"  {fam}: n {s['n']}, median {s['median_abs'] * 100:.1f}%, max {s['max_abs'] * 100:.1f}%")
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result, indent=1))
         return 0
-    print(f"constants: {result['source'] if not args.fit else 'refitted on the training rows'}")
+    print(f"constants: {result['source'] if not args.fit else 'refitted on the fitted rows (training, sets 1 and 2)'}")
     print(f"split: {tv.SPLIT_RULE}")
     print("\n".join(tv._summary_lines(result["summary"])))
     return 0

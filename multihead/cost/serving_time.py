@@ -57,6 +57,8 @@ def device_gpu(device, constants: timing.Constants | None = None) -> tuple[timin
     entry = dict(gpu_catalog().get(device.name, {}))
     tflops = {**entry.get("matmul_tflops", {}), **{k: v / 1e12 for k, v in device.matmul_flops.items()}}
     entry.update(bandwidth_tbps=device.bandwidth_bytes_per_s / 1e12, matmul_tflops=tflops)
+    if device.kind == "explicit":
+        entry["mamf_share"] = 1.0       # figures given on the command line are taken as achievable
     stated = {k: v for k, v, default in (("flops_efficiency", device.flops_efficiency, DEFAULT_FLOPS_EFFICIENCY),
                                         ("bandwidth_efficiency", device.bandwidth_efficiency,
                                          DEFAULT_BANDWIDTH_EFFICIENCY)) if v != default}

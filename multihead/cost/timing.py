@@ -60,6 +60,7 @@ class Gpu:
     link_bandwidth: float       # B/s, one direction
     gpus_per_node: int = 8
     inter_node_bandwidth: float = 50e9
+    mamf_share: float = 1.0     # achievable share of the datasheet matmul peak (catalog/gpu_matmul.json)
 
     def flops(self, dtype: str) -> float:
         return self.matmul_flops.get(dtype) or self.matmul_flops.get("fp16") or self.matmul_flops["bf16"]
@@ -277,8 +278,9 @@ def _phase(setup: Setup, *, tokens: float, sequences: float, attn_flops: float, 
     attention = attn_flops / n
     mm = matmul_dtype(setup)
     eta = c.flops_efficiency_fp8 if mm == "fp8" and c.flops_efficiency_fp8 else c.flops_efficiency
-    compute = linear / (g.flops(mm) * eta) \
-        + attention / (g.flops("fp16") * c.flops_efficiency)
+    share = g.mamf_share if USE_MAMF else 1.0
+    compute = linear / (g.flops(mm) * share * eta) \
+        + attention / (g.flops("fp16") * share * c.flops_efficiency)
     weights, quantized = weights_read(setup, tokens)
     memory = (weights + kv) / (g.bandwidth * c.bandwidth_efficiency)
     kind = dequant_kind(setup)
@@ -350,9 +352,9 @@ def serving_point(setup: Setup, concurrency: int, input_len: int, output_len: in
 
     "serving" (continuous batching, vLLM/SGLang/TensorRT-LLM in-flight): each request's prompt is
     prefilled once and interrupts the others' decoding, so over one request's ``output_len`` steps
-    the c - 1 others' prefills are interleaved: TPOT = step(c) + (c-1) * prefill / output_len. A new
-    request waits for the running step: on average half a prefill with probability rho (the share of
-    time spent in prefills) and half a decode step otherwise.
+    the c - 1 others' prefills are interleaved: TPOT = step(c) + (c-1) * prefill / output_len, less the
+    prefills that were queued ahead of the request, which delay its first token instead
+    (_serving_ttft_tpot, prefill_queue).
     "static" (one batch started together, offline benchmarks): one batched prefill, then decode.
     Decode steps are timed at the mean context input_len + output_len / 2.
     """
@@ -368,14 +370,49 @@ def serving_point(setup: Setup, concurrency: int, input_len: int, output_len: in
         ttft += fixed
         latency = ttft + steps * tpot
     else:
-        tpot = step.total_s + (c - 1) * one / max(output_len, 1)
-        busy = one + steps * tpot
-        rho = min(1.0, c * one / busy) if c > 1 else 0.0
-        ttft = fixed + one + (0.5 * (rho * one + (1 - rho) * step.total_s) if c > 1 else 0.0)
+        ttft, tpot = _serving_ttft_tpot(c, one, step.total_s, fixed, steps, output_len)
         latency = ttft + steps * tpot
     return ServingPoint(concurrency=c, ttft_s=ttft, tpot_s=tpot, request_latency_s=latency,
                         output_tokens_per_s=c * output_len / latency, decode_step_s=step.total_s,
                         prefill_s=one, decode_bound=step.bound)
+
+
+PREFILL_QUEUE = "mva"      # "mva": prompts queue for the prefills ahead of them; "residual": half of one, at most
+
+
+def _serving_ttft_tpot(c: int, one: float, step: float, fixed: float, steps: int, output_len: int) -> tuple[float, float]:
+    """TTFT and TPOT of c requests in continuous batching with prefill priority (a waiting prompt is
+    prefilled before the next decode step). Over a request's life the other c - 1 prompts are each
+    prefilled once: those queued ahead of it when it arrives delay its first token (prefill_queue), the
+    rest interrupt its decoding (TPOT). A request arriving while no prefill runs waits half a decode step."""
+    tpot_all = step + (c - 1) * one / max(output_len, 1)       # every other prefill during the decode
+    if c == 1:
+        return fixed + one, tpot_all
+    if PREFILL_QUEUE == "residual":
+        rho = min(1.0, c * one / (one + steps * tpot_all))
+        return fixed + one + 0.5 * (rho * one + (1 - rho) * step), tpot_all
+    wait, busy = prefill_queue(c, one, fixed + steps * tpot_all)
+    tpot = step + max(0.0, (c - 1) * one - wait) / max(output_len, 1)
+    return fixed + one + wait + 0.5 * (1 - busy) * step, tpot
+
+
+def prefill_queue(c: int, prefill_s: float, think_s: float) -> tuple[float, float]:
+    """(mean wait, prefill-busy share) an arriving prompt finds: c requests in a closed loop, each
+    spending ``think_s`` outside the prefill queue (decoding, and the client's turn-around) and
+    ``prefill_s`` in it, one prompt prefilled at a time.
+
+    Exact mean value analysis of the closed network (Reiser and Lavenberg, J. ACM 27(2), 1980; Lazowska
+    et al., Quantitative System Performance, 1984, ch. 6): by the arrival theorem an arriving request
+    sees the queue of the network with c - 1 requests, Q(c-1); it waits for those prompts, the one being
+    prefilled half done on average (fixed prefill times): wait = prefill_s * (Q - U / 2), U = its busy share.
+    """
+    queue = throughput = 0.0
+    for n in range(1, c):
+        residence = prefill_s * (1.0 + queue)
+        throughput = n / (residence + think_s)
+        queue = throughput * residence
+    busy = min(1.0, throughput * prefill_s)
+    return max(0.0, prefill_s * (queue - 0.5 * busy)), busy
 
 
 def concurrency_grid(max_concurrency: int) -> list[int]:
@@ -402,6 +439,16 @@ def interconnect_catalog() -> dict:
     return json.loads((CATALOG / "interconnect.json").read_text())
 
 
+USE_MAMF = True     # compute against each GPU's measured matmul ceiling (False: every GPU at its datasheet peak)
+
+
+def mamf_share(name: str) -> float:
+    """The GPU's maximum achievable matmul FLOP/s as a share of its datasheet peak (measured by others,
+    catalog/gpu_matmul.json); the median of the measured GPUs for one without a measurement."""
+    table = json.loads((CATALOG / "gpu_matmul.json").read_text())
+    return table["gpus"].get(name, {}).get("mamf_share", table["default"])
+
+
 def gpu_catalog_names() -> list[str]:
     from multihead.cost.device import gpu_catalog
     return list(gpu_catalog())
@@ -418,7 +465,8 @@ def load_constants(path: Path | None = None) -> Constants:
 
 def make_gpu(name: str, entry: dict, overrides: dict | None = None) -> Gpu:
     """A Gpu from a GPU catalog entry (memory/bandwidth/matmul TFLOP/s as in catalog/gpus.json) and
-    its interconnect; ``overrides`` may replace bandwidth_tbps (a measured or capped GPU)."""
+    its interconnect; ``overrides`` may replace bandwidth_tbps (a measured or capped GPU), and
+    ``mamf_share`` (1.0 for figures that are already achievable ones)."""
     e = {**entry, **(overrides or {})}
     links = interconnect_catalog()
     wiring = links["gpus"].get(e.get("base", name), {})
@@ -429,7 +477,8 @@ def make_gpu(name: str, entry: dict, overrides: dict | None = None) -> Gpu:
                alu_flops=tflops.get("fp32", tflops.get("fp16", 0) / 16) * 1e12,
                link=link, link_bandwidth=links["links"][link]["bandwidth_gbps"] * 1e9,
                gpus_per_node=wiring.get("gpus_per_node", 8),
-               inter_node_bandwidth=links["links"][links["inter_node"]]["bandwidth_gbps"] * 1e9)
+               inter_node_bandwidth=links["links"][links["inter_node"]]["bandwidth_gbps"] * 1e9,
+               mamf_share=e.get("mamf_share") or mamf_share(e.get("base", name)))
 
 
 def serving_time_keys(setup: Setup, input_len: int, output_len: int, max_concurrency: float) -> dict:

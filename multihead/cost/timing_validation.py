@@ -1,15 +1,18 @@
 """Fit the GPU-time constants on part of a table of published measurements; report error on the rest.
 
 The table (reports/gpu-time/measurements.json) holds figures measured by others on real GPUs
-(engine docs, vendor pages, READMEs), one row per figure with its source. The split is fixed
-before any fit and never depends on the errors:
+(engine docs, vendor pages, READMEs), one row per figure with its source. The splits are fixed
+before any fit and never depend on the errors:
 
-    a row is HELD OUT when int(sha256(row id)[:8], 16) % 3 == 0, else it is a TRAINING row.
+- set 1: a row is held out when int(sha256(row id)[:8], 16) % 3 == 0, else it is a training row;
+- set 2: rows marked "heldout-2" (added in session 2 from new sources);
+- set 3: rows marked "heldout-3" (added in session 3 from new sources, frozen before its changes).
 
-The constants of timing.Constants are fitted by least squares on log(predicted / measured) of the
-training rows only (scipy.optimize.least_squares); held-out rows are predicted with them and their
-errors reported. TP speedups are ratios of rows of one source, model and weights over the group's
-smallest TP; a speedup counts as held out when its larger-TP row is.
+Sets 1 and 2 were looked at while modelling, so since session 3 they are "seen" and fitted on with the
+training rows (FIT_SPLITS); set 3 is never fitted on. The constants of timing.Constants are fitted by
+least squares on log(predicted / measured) of the FIT_SPLITS rows (scipy.optimize.least_squares); every
+row is predicted with them and its error reported by split. TP speedups are ratios of rows of one
+source, model and weights over the group's smallest TP; a speedup has the split of its larger-TP row.
 """
 from __future__ import annotations
 
@@ -39,16 +42,24 @@ def held_out(row_id: str) -> bool:
     return int(hashlib.sha256(row_id.encode()).hexdigest()[:8], 16) % 3 == 0
 
 
-SPLITS = ("train", "held-out", "held-out-2")
-SECOND_RULE = ("held out (second set) when the row says split 'heldout-2': rows from new sources committed with the "
+SPLITS = ("train", "seen-1", "seen-2", "held-out-3")
+FIT_SPLITS = ("train", "seen-1", "seen-2")     # the rows the constants are fitted on (and --cv folds)
+SECOND_RULE = ("in the second set when the row says split 'heldout-2': rows from new sources committed with the "
                "predictions of the model as it stood, before any change made after seeing the first held-out set")
+THIRD_RULE = ("held out (third set) when the row says split 'heldout-3': rows from new sources committed with the "
+              "predictions of the model as it stood at the start of session 3, before any change made in it")
+SEEN_NOTE = ("Sets 1 (the hash rule's held-out rows) and 2 were held out in sessions 1 and 2; both were looked at while "
+             "modelling, so since session 3 they are 'seen' and fitted on with the training rows; set 3 is the only "
+             "held-out evidence.")
+MARKED = {"heldout-2": "seen-2", "heldout-3": "held-out-3"}
 
 
 def split_of(row: dict) -> str:
-    """"held-out-2" for a row of the second held-out set (marked in the table), else the hash rule."""
-    if row.get("split") == "heldout-2":
-        return "held-out-2"
-    return "held-out" if held_out(row["id"]) else "train"
+    """"seen-2" / "held-out-3" for a row of a later set (marked in the table), else the hash rule:
+    "seen-1" (held out in session 1, seen since) or "train"."""
+    if row.get("split") in MARKED:
+        return MARKED[row["split"]]
+    return "seen-1" if held_out(row["id"]) else "train"
 
 
 def load_table(path: Path | None = None) -> dict:
@@ -105,7 +116,7 @@ def predict(row: dict, setup: timing.Setup) -> float:
 
 
 ALLREDUCE_KEY = "link"      # "link": one latency per link; "engine/link": per engine and link
-FP8_EFFICIENCY = False      # fit timing.Constants.flops_efficiency_fp8 (False: fp8 matmuls reach flops_efficiency)
+FP8_EFFICIENCY = True       # fit timing.Constants.flops_efficiency_fp8 (False: fp8 matmuls reach flops_efficiency)
 DEQUANT_PER_LAYER = True    # fit timing.Constants.dequant_layer_s (False: it stays 0, per-element cost only)
 
 
@@ -140,7 +151,7 @@ def _bounds(name: str) -> tuple[float, float]:
 
 
 def fit(table: dict, start: timing.Constants | None = None, starts: int = 4) -> timing.Constants:
-    """Least squares on log(pred / measured) over the TRAINING rows only (log-scaled parameters,
+    """Least squares on log(pred / measured) over the FIT_SPLITS rows only (log-scaled parameters,
     soft-L1 loss with scale 0.1 so one badly modelled row cannot pull every constant). The loss has
     several basins (a fixed cost can stand in for a latency), so it starts from the middle of the
     bounds and from ``starts - 1`` seeded random points and keeps the lowest training loss."""
@@ -148,7 +159,7 @@ def fit(table: dict, start: timing.Constants | None = None, starts: int = 4) -> 
 
     from scipy.optimize import least_squares    # the fit is an offline step; the planner never imports it
     start = start or timing.Constants()
-    sub = {**table, "rows": [r for r in table["rows"] if split_of(r) == "train"]}
+    sub = {**table, "rows": [r for r in table["rows"] if split_of(r) in FIT_SPLITS]}
     params = free_parameters(sub)
     lo = [math.log(_bounds(n)[0]) for n, _ in params]
     hi = [math.log(_bounds(n)[1]) for n, _ in params]
@@ -176,12 +187,15 @@ def evaluate(table: dict, constants: timing.Constants) -> list[dict]:
 
 
 def tp_speedups(results: list[dict]) -> list[dict]:
-    """Measured and predicted speedup of each row over its group's smallest-TP row (same source,
-    model, weights, metric decode tokens/s)."""
+    """Measured and predicted speedup of each row over its group's smallest-TP row: same source, model
+    and weights, metric decode tokens/s, or one request's latency at batch 1 with the same lengths
+    (speedup = the smaller TP's latency over this one's)."""
     groups: dict[tuple, list[dict]] = {}
     for r in results:
         if r["metric"] == "decode_tokens_per_s":
             groups.setdefault((r["source"], r["model"], r["weights"]), []).append(r)
+        elif r["metric"] == "request_latency_s" and r["batch"] == 1:
+            groups.setdefault((r["source"], r["model"], r["weights"], r["input_len"], r["output_len"]), []).append(r)
     out = []
     for rows in groups.values():
         base = min(rows, key=lambda r: r["tp"])
@@ -189,6 +203,8 @@ def tp_speedups(results: list[dict]) -> list[dict]:
             if r is base:
                 continue
             measured, predicted = r["value"] / base["value"], r["predicted"] / base["predicted"]
+            if r["metric"] == "request_latency_s":
+                measured, predicted = 1.0 / measured, 1.0 / predicted
             out.append({"id": f"{r['id']} / {base['id']}", "tp": f"{r['tp']}/{base['tp']}", "measured": measured,
                         "predicted": predicted, "error": predicted / measured - 1.0, "split": r["split"]})
     return out
@@ -240,9 +256,10 @@ def _summary_lines(summ: dict) -> list[str]:
 def render_markdown(table: dict, constants: timing.Constants, results: list[dict], speedups: list[dict],
                     summ: dict, command: str) -> str:
     out = [f"# GPU time: fitted constants and their error on published measurements",
-           "", f"Made by `{command}`; do not edit by hand. Split rule, fixed before fitting: a row is "
-           f"**{SPLIT_RULE}**; the constants are fitted on the other rows only.",
-           "", f"Second held-out set: a row is {SECOND_RULE}; never fitted on either.",
+           "", f"Made by `{command}`; do not edit by hand. Split rule of set 1, fixed before fitting: a row is "
+           f"**{SPLIT_RULE}**. The constants are fitted on the rows of {', '.join(FIT_SPLITS)}; never on held-out-3.",
+           "", f"Second set: a row is {SECOND_RULE}.",
+           "", f"Third held-out set: a row is {THIRD_RULE}; never fitted on.", "", SEEN_NOTE,
            "", f"{len(results)} rows from {len(table['sources'])} sources ("
            + ", ".join(f"{len([r for r in results if r['split'] == s])} {s}" for s in SPLITS)
            + "). Error = predicted / measured - 1.",
@@ -292,7 +309,7 @@ def cross_validate(table: dict, folds: int = 4, starts: int = 2) -> dict:
     """K-fold cross-validation INSIDE the training rows (fold = int(sha256(id)[8:16], 16) % folds): fit
     on the other folds, predict this one. Used to choose between model variants without looking at
     either held-out set. Returns the summary of the out-of-fold errors by family."""
-    train = [r for r in table["rows"] if split_of(r) == "train"]
+    train = [r for r in table["rows"] if split_of(r) in FIT_SPLITS]
     fold = {r["id"]: int(hashlib.sha256(r["id"].encode()).hexdigest()[8:16], 16) % folds for r in train}
     out = []
     for k in range(folds):
