@@ -12,6 +12,10 @@ from conftest import require  # noqa: E402
 transformers = require("transformers")     # missing: fails in CI with what to install
 import multihead.hf  # noqa: E402
 
+# Shares an xdist worker with the other tests that load transformers (pyproject: --dist loadgroup):
+# one worker pays for its import and the SmolLM2 load.
+pytestmark = pytest.mark.xdist_group("transformers")
+
 SEQ = 40
 
 

@@ -9,6 +9,7 @@ ALiBi / both along the grid, so each meets every shape); fp16/bf16 run a subset,
 """
 from __future__ import annotations
 
+import functools
 import itertools
 
 import pytest
@@ -43,6 +44,23 @@ def err(a, b):
     return (a.double() - b.double()).abs().max().item()
 
 
+# The inputs and what they are compared with (the float64 oracle, PyTorch's own attention) depend
+# on the case, not on the backend under test: computed once per case and shared by its backends
+# (the backend varies fastest in the collection order, so each case is computed about once per
+# worker). The tensors are never modified: a backend that wrote into its inputs would fail the
+# input check below.
+@functools.lru_cache(maxsize=32)
+def expected(heads, tq, tk, causal, win, mod, dtype=torch.float32):
+    q, k, v, softcap, slopes = make(heads, tq, tk, mod, dtype)
+    ref = oracle(q, k, v, None, causal, None, win, softcap, slopes)
+    theirs = sdpa_mods(q, k, v, None, causal, win, softcap, slopes) if dtype != torch.float32 else None
+    return (q, k, v, softcap, slopes), ref, theirs
+
+
+def _unchanged(case, heads, tq, tk, mod, dtype=torch.float32):
+    return all(torch.equal(a, b) for a, b in zip(case[:3], make(heads, tq, tk, mod, dtype)[:3]))
+
+
 FP32 = [(h, tq, tk, c, w, MODS[i % len(MODS)]) for i, (h, (tq, tk), c, w)
         in enumerate(itertools.product(HEADS, LENGTHS, (False, True), WINDOWS))]
 
@@ -51,16 +69,17 @@ FP32 = [(h, tq, tk, c, w, MODS[i % len(MODS)]) for i, (h, (tq, tk), c, w)
 @pytest.mark.parametrize("heads,tq,tk,causal,win,mod", FP32,
                          ids=[f"{h}-q{a}-k{b}-{'c' if c else 'nc'}-w{w[0]}_{w[1]}-{m}" for h, a, b, c, w, m in FP32])
 def test_fp32_matches_oracle(heads, tq, tk, causal, win, mod, backend):
-    q, k, v, softcap, slopes = make(heads, tq, tk, mod)
+    case, (ref, ref_lse), _ = expected(heads, tq, tk, causal, win, mod)
+    q, k, v, softcap, slopes = case
     out, lse = mh.attention(q, k, v, is_causal=causal, window_size=win, softcap=softcap,
                             alibi_slopes=slopes, return_lse=True, backend=backend)
-    ref, ref_lse = oracle(q, k, v, None, causal, None, win, softcap, slopes)
     assert out.dtype == torch.float32 and not out.isnan().any()
     assert err(out, ref) < 2e-5
     assert torch.equal(torch.isneginf(lse), torch.isneginf(ref_lse))   # rows the window empties
     finite = torch.isfinite(ref_lse)
     assert torch.allclose(lse[finite].double(), ref_lse[finite], atol=1e-4, rtol=1e-5)
     assert (out[~finite] == 0).all()
+    assert _unchanged(case, heads, tq, tk, mod)
 
 
 LOW = [(h, tq, tk, c, w, m) for (h, (tq, tk), c, (w, m)) in itertools.product(
@@ -73,13 +92,13 @@ LOW = [(h, tq, tk, c, w, m) for (h, (tq, tk), c, (w, m)) in itertools.product(
 @pytest.mark.parametrize("heads,tq,tk,causal,win,mod", LOW[::2],
                          ids=[f"{h}-q{a}-k{b}-{'c' if c else 'nc'}-w{w[0]}_{w[1]}-{m}" for h, a, b, c, w, m in LOW[::2]])
 def test_low_precision_within_2x_of_pytorch(heads, tq, tk, causal, win, mod, dtype, backend):
-    q, k, v, softcap, slopes = make(heads, tq, tk, mod, dtype)
+    case, (ref, _), theirs = expected(heads, tq, tk, causal, win, mod, dtype)
+    q, k, v, softcap, slopes = case
     out = mh.attention(q, k, v, is_causal=causal, window_size=win, softcap=softcap, alibi_slopes=slopes,
                        backend=backend)
-    ref, _ = oracle(q, k, v, None, causal, None, win, softcap, slopes)
-    theirs = sdpa_mods(q, k, v, None, causal, win, softcap, slopes)
     assert out.dtype == dtype
     assert err(out, ref) <= 2 * err(theirs, ref) + torch.finfo(dtype).eps / 4
+    assert _unchanged(case, heads, tq, tk, mod, dtype)
 
 
 def _grads(fn, leaves, dout):
@@ -88,18 +107,25 @@ def _grads(fn, leaves, dout):
     return [t.grad.double() for t in leaves]
 
 
+@functools.lru_cache(maxsize=8)
+def expected_grads(heads, tq, tk, causal, win, mod, dtype):
+    """(inputs, dout, oracle's float64 gradients, PyTorch's gradients in `dtype`), once per case."""
+    q, k, v, softcap, slopes = make(heads, tq, tk, mod, dtype, B=1)
+    dout = torch.randn(q.shape, generator=torch.Generator().manual_seed(5))
+    kw = dict(window=win, softcap=softcap, alibi_slopes=slopes)
+    ref = _grads(lambda a, b, c: oracle(a, b, c, None, causal, **kw)[0], [q.double(), k.double(), v.double()], dout)
+    theirs = _grads(lambda a, b, c: sdpa_mods(a, b, c, None, causal, **kw), [q, k, v], dout)
+    return (q, k, v, softcap, slopes), dout, ref, theirs
+
+
 @pytest.mark.parametrize("backend", DIFFERENTIABLE)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=["fp32", "bf16", "fp16"])
 @pytest.mark.parametrize("heads,tq,tk,causal,win,mod", LOW[1::2],
                          ids=[f"{h}-q{a}-k{b}-{'c' if c else 'nc'}-w{w[0]}_{w[1]}-{m}" for h, a, b, c, w, m in LOW[1::2]])
 def test_backward_within_2x_of_pytorch(heads, tq, tk, causal, win, mod, dtype, backend):
-    q, k, v, softcap, slopes = make(heads, tq, tk, mod, dtype, B=1)
-    dout = torch.randn(q.shape, generator=torch.Generator().manual_seed(5))
-    kw = dict(window=win, softcap=softcap, alibi_slopes=slopes)
-    ref = _grads(lambda a, b, c: oracle(a, b, c, None, causal, **kw)[0], [q.double(), k.double(), v.double()], dout)
+    (q, k, v, softcap, slopes), dout, ref, theirs = expected_grads(heads, tq, tk, causal, win, mod, dtype)
     ours = _grads(lambda a, b, c: mh.attention(a, b, c, is_causal=causal, window_size=win, softcap=softcap,
                                                alibi_slopes=slopes, backend=backend), [q, k, v], dout)
-    theirs = _grads(lambda a, b, c: sdpa_mods(a, b, c, None, causal, **kw), [q, k, v], dout)
     floor = 1e-5 if dtype == torch.float32 else torch.finfo(dtype).eps / 4
     for name, a, t, r in zip("qkv", ours, theirs, ref):
         assert err(a, r) <= 2 * err(t, r) + floor * max(1.0, r.abs().max().item()), name

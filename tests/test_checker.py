@@ -174,6 +174,7 @@ def test_nn_multiheadattention_wrapped():
     assert "inf/NaN" in fast.finding("fully_masked_rows").evidence
 
 
+@pytest.mark.xdist_group("transformers")          # on the worker that has transformers loaded
 def test_transformers_attention_functions():
     # One test, so that only one xdist worker pays for importing transformers' Llama module.
     # transformers is installed by `make setup` ([models] extra): an ImportError here is a failure, not a skip.
@@ -201,12 +202,48 @@ def test_multihead_hf_function_passes():
 
 
 # -- the paths (issue 15): every planted path bug is the root finding; correct paths pass -----------------
+# Each planted bug is checked ONCE (a check costs ~0.3 s of CPU) and that report is held to all
+# three claims: the root finding, the words of its evidence, and (for what issue 15 found) that
+# no check older than the path probes fails on it.
+PATH_EVIDENCE = {
+    "packed_gqa_causal_folded": ("gqa_masks", "built over the G*Tq rows of packed GQA"),
+    "online_no_rescale": ("long_keys", "not rescaled by exp(m_old - m_new)"),
+    "tail_block_dropped": ("long_keys", "last partial block of"),
+    "query_tail_dropped": ("long_keys", "only query rows 576..599 are wrong: the last partial tile of query rows"),
+    "padding_first_sequence": ("padding", "sequence 1 is computed with the padding of sequence 0"),
+    "mask_flattened_head_major": ("padding", "computed with the padding of sequence"),
+    "split_k_merge_unweighted": ("decode", "right on short caches (Tk <= 45), wrong on every long one"),
+    "decode_ignores_mask": ("decode", "the mask is ignored at Tq = 1"),
+    "decode_first_cache": ("decode", "sequences 1 of 2"),
+    "decode_hides_self": ("causal_alignment", "but not itself (key 39): off by one on every decode step"),
+    "mixed_alignment": ("causal_alignment", "mixed: bottom-right at Tq=1, Tk=40 but top-left at Tq=3, Tk=8"),
+    "float_mask_as_bool": ("additive_mask", "read as bool"),
+    "bias_scaled": ("additive_mask", "multiplied by the softmax scale"),
+    "bf16_accumulates_in_bf16": ("dtypes", "bfloat16 Tq=4, Tk=4000"),
+    "gqa_shift_groups": ("gqa_grouping", "H=6, H_kv=2 (G=3)"),
+    "online_nan_masked_block": ("padding", "inf/NaN only in the left-padded sequence(s) [1] at Tk=900"),
+}
+# What issue 15 found: these bugs pass every check that existed before the path probes.
+HIDDEN_FROM_SHORT_PROBES = {"packed_gqa_causal_folded", "online_no_rescale", "padding_first_sequence",
+                            "split_k_merge_unweighted", "tail_block_dropped", "bf16_accumulates_in_bf16",
+                            "float_mask_as_bool", "bias_scaled"}
+
+
+def test_every_planted_path_bug_has_its_evidence_words():
+    assert set(PATH_EVIDENCE) == set(PATH_BUGS) and HIDDEN_FROM_SHORT_PROBES <= set(PATH_BUGS)
+
+
 @pytest.mark.parametrize("name", sorted(PATH_BUGS))
 def test_path_bug_is_caught_as_its_root(name):
     fn, signature, expected, kwargs = PATH_BUGS[name]
     report = check_attention(fn, signature=signature, **kwargs)
     assert not report.passed
     assert {f.check for f in report.causes} == expected, str(report)
+    check, words = PATH_EVIDENCE[name]
+    assert words in report.finding(check).evidence
+    if name in HIDDEN_FROM_SHORT_PROBES:
+        basic = {p.__name__.removeprefix("probe_") for p in probes.BASIC_PROBES}
+        assert not {f.check for f in report.failures} & basic, str(report)
 
 
 @pytest.mark.parametrize("name", sorted(CORRECT_PATHS))
@@ -219,39 +256,25 @@ def test_correct_paths_pass(name):
         assert value in " ".join(tried.values()), value
 
 
-@pytest.mark.parametrize("name,check,words", [
-    ("packed_gqa_causal_folded", "gqa_masks", "built over the G*Tq rows of packed GQA"),
-    ("online_no_rescale", "long_keys", "not rescaled by exp(m_old - m_new)"),
-    ("tail_block_dropped", "long_keys", "last partial block of"),
-    ("query_tail_dropped", "long_keys", "only query rows 576..599 are wrong: the last partial tile of query rows"),
-    ("padding_first_sequence", "padding", "sequence 1 is computed with the padding of sequence 0"),
-    ("mask_flattened_head_major", "padding", "computed with the padding of sequence"),
-    ("split_k_merge_unweighted", "decode", "right on short caches (Tk <= 45), wrong on every long one"),
-    ("decode_ignores_mask", "decode", "the mask is ignored at Tq = 1"),
-    ("decode_first_cache", "decode", "sequences 1 of 2"),
-    ("decode_hides_self", "causal_alignment", "but not itself (key 39): off by one on every decode step"),
-    ("mixed_alignment", "causal_alignment", "mixed: bottom-right at Tq=1, Tk=40 but top-left at Tq=3, Tk=8"),
-    ("float_mask_as_bool", "additive_mask", "read as bool"),
-    ("bias_scaled", "additive_mask", "multiplied by the softmax scale"),
-    ("bf16_accumulates_in_bf16", "dtypes", "bfloat16 Tq=4, Tk=4000"),
-    ("gqa_shift_groups", "gqa_grouping", "H=6, H_kv=2 (G=3)"),
-    ("online_nan_masked_block", "padding", "inf/NaN only in the left-padded sequence(s) [1] at Tk=900"),
-])
-def test_path_evidence_names_the_mistake(name, check, words):
-    fn, signature, _, kwargs = PATH_BUGS[name]
-    assert words in check_attention(fn, signature=signature, **kwargs).finding(check).evidence
-
-
-def test_path_bugs_hide_from_the_short_probes():
-    """What issue 15 found: these bugs pass every check that existed before the path probes."""
-    basic = {p.__name__.removeprefix("probe_") for p in probes.BASIC_PROBES}
-    for name in ("packed_gqa_causal_folded", "online_no_rescale", "padding_first_sequence", "split_k_merge_unweighted",
-                 "tail_block_dropped", "bf16_accumulates_in_bf16", "float_mask_as_bool", "bias_scaled"):
-        report = check_attention(PATH_BUGS[name][0])
-        assert not {f.check for f in report.failures} & basic, (name, str(report))
-
-
 # -- the catalogue of broken implementations ---------------------------------------------------------
+# The words each bug's evidence must hold (checked on the same report as its root cause).
+EVIDENCE = {
+    "no_scale": ("scale", "1/sqrt(d_k) is missing"),
+    "scale_by_d": ("scale", "divides by d_k instead of sqrt(d_k)"),
+    "no_max_subtraction": ("overflow", "inf/NaN"),
+    "causal_leak": ("causal_mask", "the future leaks into the past"),
+    "inverted_mask": ("mask_polarity", "polarity inverted"),
+    "nan_masked_rows": ("fully_masked_rows", "inf/NaN"),
+    "top_left_causal": ("causal_alignment", "aligned top-left, but bottom-right was expected"),
+    "causal_offset_by_one": ("causal_alignment", "sees keys j <= i + 4"),
+    "gqa_tile": ("gqa_grouping", "h % H_kv"),
+    "hf_gqa_tile": ("gqa_grouping", "h % H_kv"),
+    "hf_reshape_output": ("head_independence", "heads are mixed"),
+    "weights_not_normalized": ("normalization", "times it (must be 1)"),
+    "reshape_without_transpose": ("head_layout", "without a transpose"),
+}
+
+
 @pytest.mark.parametrize("name", sorted(broken_impls.BUGS))
 def test_broken_implementation_is_caught_and_named(name):
     fn, signature, expected, kwargs = broken_impls.BUGS[name]
@@ -264,26 +287,13 @@ def test_broken_implementation_is_caught_and_named(name):
     for f in report.causes:
         assert f"FAIL {f.check}" in text and f.symptom[:40] in " ".join(text.split())
     assert report.to_dict()["causes"] == [f.check for f in report.causes]
+    if name in EVIDENCE:
+        check, words = EVIDENCE[name]
+        assert words in report.finding(check).evidence
 
 
-@pytest.mark.parametrize("name,check,words", [
-    ("no_scale", "scale", "1/sqrt(d_k) is missing"),
-    ("scale_by_d", "scale", "divides by d_k instead of sqrt(d_k)"),
-    ("no_max_subtraction", "overflow", "inf/NaN"),
-    ("causal_leak", "causal_mask", "the future leaks into the past"),
-    ("inverted_mask", "mask_polarity", "polarity inverted"),
-    ("nan_masked_rows", "fully_masked_rows", "inf/NaN"),
-    ("top_left_causal", "causal_alignment", "aligned top-left, but bottom-right was expected"),
-    ("causal_offset_by_one", "causal_alignment", "sees keys j <= i + 4"),
-    ("gqa_tile", "gqa_grouping", "h % H_kv"),
-    ("hf_gqa_tile", "gqa_grouping", "h % H_kv"),
-    ("hf_reshape_output", "head_independence", "heads are mixed"),
-    ("weights_not_normalized", "normalization", "times it (must be 1)"),
-    ("reshape_without_transpose", "head_layout", "without a transpose"),
-])
-def test_evidence_names_the_mistake(name, check, words):
-    fn, signature, _, kwargs = broken_impls.BUGS[name]
-    assert words in check_attention(fn, signature=signature, **kwargs).finding(check).evidence
+def test_evidence_table_names_planted_bugs():
+    assert set(EVIDENCE) <= set(broken_impls.BUGS)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "bfloat16", "float16"])
@@ -425,22 +435,61 @@ def test_cli_exit_codes_and_json(capsys, monkeypatch):
     assert "FAIL head_layout" in out and "What users see" in out and "Fix" in out
 
 
+# A bad target is reported on one line, exit 2, wherever it is found. End to end (a `multihead
+# check` child process each, ~1.2 s of CPU: torch's import) for one failure of each kind the child
+# reports: the import fails, the target cannot be called as attention.
 @pytest.mark.parametrize("target,words", [
     ("no_such_package.mod:fn", "cannot import 'no_such_package.mod'"),
-    ("torch.nn.functional:no_such_name", "has no attribute 'no_such_name'"),
-    ("tests/no_such_file.py:fn", "no such file"),
-    ("torch.nn.functional", "expected package.module:name"),
-    ("torch.nn.functional:scaled_dot_product_attentoin", "did you mean scaled_dot_product_attention?"),
-    ("math:pi", "target: math:pi: expected a callable"),
     ("math:sqrt", "target: math:sqrt: an sdpa-style function takes (q, k, v"),
-    ("os:getcwd", "raised TypeError"),
-    ("torch.nn:MultiheadAttention", "wrap a module that takes (query, key, value)"),
 ])
 def test_cli_bad_target_exits_2_without_traceback(capsys, monkeypatch, target, words):
     monkeypatch.chdir(os.path.dirname(HERE))
     assert main(["check", target]) == 2
     err = capsys.readouterr().err
     assert words in err and "Traceback" not in err and err.startswith("multihead check: error:")
+    assert err.count("\n") == 1
+
+
+# A malformed spec is refused by the parser: no child process is started.
+@pytest.mark.parametrize("target,words", [
+    ("tests/no_such_file.py:fn", "argument target: no such file 'tests/no_such_file.py'"),
+    ("torch.nn.functional", "argument target: expected package.module:name"),
+    (":fn", "argument target: expected package.module:name"),
+])
+def test_cli_malformed_target_is_refused_at_parse_time(capsys, monkeypatch, target, words):
+    from multihead.checker import isolate
+
+    monkeypatch.chdir(os.path.dirname(HERE))
+    monkeypatch.setattr(isolate.subprocess, "Popen", lambda *a, **k: pytest.fail("a child process was started"))
+    assert main(["check", target]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err and err.startswith("multihead check: error:")
+    assert err.count("\n") == 1
+
+
+# The other failures the child reports, through the child's own code (isolate.serve) run in this
+# process with the options the CLI's parser builds: the same message the CLI prints after
+# "multihead check: error: " (the two end-to-end cases above show that hand-over).
+@pytest.mark.parametrize("target,words", [
+    ("torch.nn.functional:no_such_name", "has no attribute 'no_such_name'"),
+    ("torch.nn.functional:scaled_dot_product_attentoin", "did you mean scaled_dot_product_attention?"),
+    ("math:pi", "target: math:pi: expected a callable"),
+    ("os:getcwd", "raised TypeError"),
+    ("torch.nn:MultiheadAttention", "wrap a module that takes (query, key, value)"),
+])
+def test_child_reports_a_bad_target_as_one_error(monkeypatch, target, words):
+    from multihead.checker.isolate import serve
+    from multihead.cli import build_parser
+    from multihead.cli.check import options
+
+    monkeypatch.chdir(os.path.dirname(HERE))
+    monkeypatch.setattr(sys, "path", list(sys.path))        # load_target may add the working folder
+    args = build_parser().parse_args(["check", target])
+    events = []
+    assert serve(args.target, options(args) | {"timeout": args.timeout}, lambda **e: events.append(e)) == 2
+    assert events[-1]["event"] == "error" and [e["event"] for e in events[:-1]] in ([], ["loaded"])
+    message = events[-1]["message"]
+    assert words in message and message.startswith("target: ") and "Traceback" not in message
 
 
 def test_cli_builds_module_classes_with_given_sizes(capsys, monkeypatch):
@@ -566,3 +615,25 @@ def test_a_function_that_refuses_more_queries_than_keys_passes():
     assert report.passed, str(report)
     rows = {r["dimension"]: r for r in report.coverage}
     assert not any("Tq > Tk" in t for t in rows["query_vs_keys"]["tried"])
+
+
+def test_probe_threads_run_with_the_callers_thread_count():
+    """Each probe runs in a fresh thread; a fresh thread starts from OpenMP's default team size
+    (the core count), not the caller's. The checker gives it the caller's count, so its calls run
+    as they would in the caller's thread (at 1 thread a check costs about half the CPU)."""
+    import ctypes
+
+    path = os.path.join(os.path.dirname(torch.__file__), "lib", "libgomp.so.1")
+    if not os.path.exists(path):
+        pytest.skip(f"torch is not built with GNU OpenMP here (no {path}): the count cannot be read")
+    gomp = ctypes.CDLL(path, mode=os.RTLD_NOLOAD)
+    seen = []
+
+    def recorded(q, k, v, attn_mask=None, is_causal=False, scale=None, enable_gqa=False):
+        seen.append(gomp.omp_get_max_threads())
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, is_causal=is_causal, scale=scale,
+                                              enable_gqa=enable_gqa)
+
+    assert torch.get_num_threads() == 1                  # the module's one_thread fixture
+    assert check_attention(recorded).passed
+    assert seen and set(seen) == {1}

@@ -13,6 +13,10 @@ import pytest
 
 from multihead import cost
 
+# Shares an xdist worker with the other tests that load transformers (pyproject: --dist loadgroup):
+# one worker pays for its import and the SmolLM2 load.
+pytestmark = pytest.mark.xdist_group("transformers")
+
 ACCEPTANCE = ["Llama-3.1-8B", "Llama-3.1-70B", "Llama-3.1-405B", "Qwen2.5-7B", "Qwen2.5-72B", "Qwen3-8B",
               "Qwen3-30B-A3B", "Mixtral-8x7B", "DeepSeek-V2-Lite", "Gemma-2-9B", "Gemma-2-27B", "Gemma-3-1B",
               "Phi-3-mini-4k", "Phi-4", "GPT-2", "gpt-oss-20b"]

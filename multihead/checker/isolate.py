@@ -94,20 +94,13 @@ def _partial(spec: str, options: dict, finding: Finding) -> Report:
                   notes=["the child process did not finish: only the finding that stopped it is known"])
 
 
-def main(argv: list[str]) -> int:
-    import torch
-
+def serve(spec: str, o: dict, send) -> int:
+    """The child's work, reporting through ``send(**event)``: import the target, check it, send the
+    report; 2 after an ``error`` event (the target cannot be imported or called), else 0."""
     from multihead.checker.adapters import CheckError
     from multihead.checker.check import _check
     from multihead.checker.load import load_target
 
-    out = os.fdopen(int(argv[0]), "w", buffering=1)
-    send = lambda **msg: out.write(json.dumps(_json_safe(msg)) + "\n")   # noqa: E731
-    request = json.loads(argv[1])
-    spec, o = request["spec"], request["options"]
-    # This process is the checker's own: one intra-op thread, because at probe sizes OpenMP
-    # barriers on a busy 2-core machine cost more than the work (0.03 s vs 0.6-2.4 s per call).
-    torch.set_num_threads(1)
     try:
         fn = load_target(spec)
     except ValueError as err:
@@ -125,6 +118,20 @@ def main(argv: list[str]) -> int:
         send(event="error", message=str(err))
         return 2
     send(event="report", report=report.to_dict())
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    import torch
+
+    out = os.fdopen(int(argv[0]), "w", buffering=1)
+    request = json.loads(argv[1])
+    # This process is the checker's own: one intra-op thread, because at probe sizes OpenMP
+    # barriers on a busy 2-core machine cost more than the work (0.03 s vs 0.6-2.4 s per call).
+    torch.set_num_threads(1)
+    code = serve(request["spec"], request["options"], lambda **msg: out.write(json.dumps(_json_safe(msg)) + "\n"))
+    if code:
+        return code
     out.flush()
     os._exit(0)   # a hung target thread (already reported) must not keep the child alive
 

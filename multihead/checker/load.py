@@ -8,17 +8,26 @@ import os
 import sys
 
 
+def split_target(spec: str) -> tuple[str, str]:
+    """(module or file, attribute) of "pkg.mod:attr" or "file.py:attr", importing nothing.
+
+    A spec without a colon or naming a .py file that does not exist raises ValueError here, so
+    `multihead check` refuses it at parse time instead of starting a child process to find out."""
+    if not isinstance(spec, str) or spec.count(":") < 1 or spec.endswith(":") or spec.startswith(":"):
+        raise ValueError(f"target: expected package.module:name or path/to/file.py:name, got {spec!r}")
+    mod_part, _, attr = spec.rpartition(":")
+    if mod_part.endswith(".py") and not os.path.isfile(mod_part):
+        raise ValueError(f"target: no such file {mod_part!r}")
+    return mod_part, attr
+
+
 def load_target(spec: str):
     """"pkg.mod:attr" (attr may be dotted, e.g. Class.method) or "file.py:attr" -> the object.
 
     Every failure (no colon, module not found, an exception while importing, missing attribute)
     raises ValueError naming the argument, never a traceback."""
-    if not isinstance(spec, str) or spec.count(":") < 1 or spec.endswith(":") or spec.startswith(":"):
-        raise ValueError(f"target: expected package.module:name or path/to/file.py:name, got {spec!r}")
-    mod_part, _, attr = spec.rpartition(":")
+    mod_part, attr = split_target(spec)
     if mod_part.endswith(".py"):
-        if not os.path.isfile(mod_part):
-            raise ValueError(f"target: no such file {mod_part!r}")
         name = "_multihead_check_" + os.path.splitext(os.path.basename(mod_part))[0]
         try:
             module_spec = importlib.util.spec_from_file_location(name, mod_part)

@@ -27,7 +27,8 @@ def register(subparsers) -> None:
                     "masked rows, head layout, GQA grouping, batch independence and weight normalization. Each "
                     "failure says what a user of a model with the bug would see, and the fix.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("target", help="package.module:name or path/to/file.py:name (a function, module class or instance)")
+    p.add_argument("target", type=_target,
+                   help="package.module:name or path/to/file.py:name (a function, module class or instance)")
     p.add_argument("--signature", choices=["auto", "sdpa", "module", "hf"], default="auto",
                    help="sdpa: fn(q, k, v, attn_mask=None, is_causal=False, scale=None); module: x -> x with "
                         "n_heads/n_kv_heads; hf: transformers attention function (module, query, key, value, "
@@ -49,15 +50,30 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
+def _target(spec: str) -> str:
+    """The spec's form and file checked at parse time (importing nothing); importing it and calling
+    it happen in the child process."""
+    from multihead.checker.load import split_target
+    try:
+        split_target(spec)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err).removeprefix("target: ")) from None
+    return spec
+
+
+def options(args) -> dict:
+    """check_attention's keyword arguments from the parsed flags (what the child process is sent)."""
+    return {"signature": args.signature, "dtype": args.dtype, "device": args.device,
+            "expect_alignment": args.expect_alignment, "seed": args.seed,
+            "module_sizes": [args.d_model, args.heads, args.kv_heads]}
+
+
 def run(args) -> int:
     from multihead.checker.check import check_device
     from multihead.checker.isolate import run_isolated
 
     check_device(args.device)           # a bad device is the caller's mistake, not the target's: exit 2
-    options = {"signature": args.signature, "dtype": args.dtype, "device": args.device,
-               "expect_alignment": args.expect_alignment, "seed": args.seed,
-               "module_sizes": [args.d_model, args.heads, args.kv_heads]}
-    report = run_isolated(args.target, options, args.timeout)
+    report = run_isolated(args.target, options(args), args.timeout)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, default=float))
     else:

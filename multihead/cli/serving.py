@@ -59,6 +59,7 @@ def plan_options(args) -> dict:
             "dtype", "block_size", "emit", "quantization", "input_len", "output_len")
     out = {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
     if args.model:
+        from multihead.planner.serving import load_model
         try:
             out["config"], out["model_id"] = load_model(args.model)
         except ValueError:
@@ -89,6 +90,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    from multihead.planner.serving import load_model, render
     if args.validate:
         return _validate(args.out)
     if args.list:
@@ -130,67 +132,6 @@ def _max_position(cfg: dict) -> int | None:
 def _heads(cfg: dict) -> int | None:
     from multihead.cost.serving_model import text_config
     return text_config(cfg).get("num_attention_heads")
-
-
-def load_model(model: str) -> tuple[dict, str]:
-    """(config dict, name): a config.json path or folder, else a catalog HF id (case-insensitive)."""
-    from multihead.cost.serving_fit import CATALOG
-    path = Path(model)
-    if path.exists():
-        file = path / "config.json" if path.is_dir() else path
-        try:       # vllm serve takes the model folder
-            return json.loads(file.read_text()), str(path if path.is_dir() else path.parent)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise ValueError(f"model: cannot read {file} as a config.json ({err})") from None
-    index = json.loads((CATALOG / "configs" / "index.json").read_text())
-    key = {k.lower(): k for k in index}.get(model.lower())
-    if key is not None:
-        return json.loads((CATALOG / "configs" / index[key]["file"]).read_text()), key
-    from multihead.cost.lookup import model_catalog      # the planner's catalog (short names)
-    planner = model_catalog()
-    key = {k.lower(): k for k in planner}.get(model.lower())
-    if key is None or "config" not in planner[key]:
-        raise ValueError(f"model: {model!r} is neither a config.json path nor a catalog config "
-                         f"(known: {', '.join(list(index) + list(planner))})")
-    return dict(planner[key]["config"]), hf_id(planner[key].get("source", ""), key)
-
-
-def hf_id(source: str, fallback: str) -> str:
-    """The HF repo id a catalog source names ('https://huggingface.co/ORG/NAME/...' or 'ORG/NAME
-    config.json ...'), which is what `vllm serve` takes; else the catalog name."""
-    text = source.removeprefix("https://huggingface.co/").split()[0] if source else ""
-    parts = text.split("/")
-    return f"{parts[0]}/{parts[1]}" if len(parts) >= 2 and parts[0] and parts[1] else fallback
-
-
-def render(out: dict) -> str:
-    """The serving section as text: the budget, the engine's numbers, the verdict, the command."""
-    lines = ["Serving (vLLM v0.19 accounting, per GPU)"]
-    for t in out["terms"]:
-        lines.append(f"  {t['name']:<16} {t['gib']:>9.2f} GiB   {t['source']}")
-    lines.append(f"  KV cache size     {out['kv_cache_tokens']:>9,} tokens ({out['num_gpu_blocks']:,} blocks of "
-                 f"{out['page_bytes']:,} B x {out['layers_per_group']} layers, {out['kv_cache_groups']} group(s))")
-    lines.append(f"  max concurrency   {out['max_concurrency']:>9.2f}x for {out['max_model_len']:,} tokens per request")
-    lines.append(f"  longest request   {out['max_model_len_fit']:>9,} tokens at concurrency 1 (searched up to the "
-                 f"model's positions or --max-model-len)")
-    lines.append(f"  prefill           {out['prefill']}")
-    from multihead.cost.serving_time import render_lines
-    lines += ["  " + x for x in render_lines(out)]
-    lines.append(f"Verdict: {out['verdict']}")
-    if out.get("fallbacks"):
-        lines.append("Fallbacks that fit, cheapest first (fewest GPUs, then least precision lost; KV per GPU):")
-    for f in out.get("fallbacks", []):
-        if f.get("note"):
-            lines.append(f"  {' '.join(f['flags'])}: {f['note']}")
-            continue
-        lines.append(f"  {' '.join(f['flags'])} ({f['gpus']} GPUs): {f['max_concurrency']:.2f}x, "
-                     f"{f['kv_cache_tokens']:,} KV tokens, {f['kv_cache_gib_per_gpu']:.2f} GiB KV per GPU")
-    if "command" in out:
-        lines.append(f"Launch ({out['command']['engine']}, {out['command']['for']}):")
-        lines += ["  " + x for x in out["command"]["text"].splitlines()]
-        if out["command"]["note"]:
-            lines.append(f"  note: {out['command']['note']}")
-    return "\n".join(lines)
 
 
 def _list() -> int:

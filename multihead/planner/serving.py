@@ -3,9 +3,14 @@
 Always built (registered in ``sections``): what vLLM will allocate per GPU for this model on this
 GPU, how many requests of ``--max-model-len`` (default: the plan's T) fit at once, the longest
 one, and the launch command (``--emit``). The numbers come from ``cost/serving_answer.py``; this
-module only maps the plan's inputs onto an engine request and renders the section.
+module only maps the plan's inputs onto an engine request, finds the model's config.json
+(``load_model``) and renders the section as text (``render``). `multihead serving` (cli/serving.py)
+uses the same two: the library never imports CLI code (docs/layout.md).
 """
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 from multihead.planner import sections
 
@@ -22,7 +27,6 @@ class ServingSection:
         return self.data
 
     def render(self, console) -> None:
-        from multihead.cli.serving import render
         console.print()
         console.print(render(self.data), markup=False, highlight=False, soft_wrap=True)   # commands stay pasteable
 
@@ -61,7 +65,6 @@ def _config(o: dict, model: str) -> tuple[dict, str | None]:
     options, else looked up by the plan's model name or path; ({}, None) for a model from flags."""
     if o.get("config") is not None:
         return o["config"], o.get("model_id")
-    from multihead.cli.serving import load_model
     try:
         return load_model(model)
     except (ValueError, ImportError):
@@ -86,6 +89,67 @@ def build(ctx: sections.Context):
                   input_len=o.get("input_len"), output_len=o.get("output_len"), spec=setup.spec, gpu_bytes=total,
                   device=setup.device)
     return ServingSection(data)
+
+
+def load_model(model: str) -> tuple[dict, str]:
+    """(config dict, name): a config.json path or folder, else a catalog HF id (case-insensitive)."""
+    from multihead.cost.serving_fit import CATALOG
+    path = Path(model)
+    if path.exists():
+        file = path / "config.json" if path.is_dir() else path
+        try:       # vllm serve takes the model folder
+            return json.loads(file.read_text()), str(path if path.is_dir() else path.parent)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise ValueError(f"model: cannot read {file} as a config.json ({err})") from None
+    index = json.loads((CATALOG / "configs" / "index.json").read_text())
+    key = {k.lower(): k for k in index}.get(model.lower())
+    if key is not None:
+        return json.loads((CATALOG / "configs" / index[key]["file"]).read_text()), key
+    from multihead.cost.lookup import model_catalog      # the planner's catalog (short names)
+    planner = model_catalog()
+    key = {k.lower(): k for k in planner}.get(model.lower())
+    if key is None or "config" not in planner[key]:
+        raise ValueError(f"model: {model!r} is neither a config.json path nor a catalog config "
+                         f"(known: {', '.join(list(index) + list(planner))})")
+    return dict(planner[key]["config"]), hf_id(planner[key].get("source", ""), key)
+
+
+def hf_id(source: str, fallback: str) -> str:
+    """The HF repo id a catalog source names ('https://huggingface.co/ORG/NAME/...' or 'ORG/NAME
+    config.json ...'), which is what `vllm serve` takes; else the catalog name."""
+    text = source.removeprefix("https://huggingface.co/").split()[0] if source else ""
+    parts = text.split("/")
+    return f"{parts[0]}/{parts[1]}" if len(parts) >= 2 and parts[0] and parts[1] else fallback
+
+
+def render(out: dict) -> str:
+    """The serving section as text: the budget, the engine's numbers, the verdict, the command."""
+    lines = ["Serving (vLLM v0.19 accounting, per GPU)"]
+    for t in out["terms"]:
+        lines.append(f"  {t['name']:<16} {t['gib']:>9.2f} GiB   {t['source']}")
+    lines.append(f"  KV cache size     {out['kv_cache_tokens']:>9,} tokens ({out['num_gpu_blocks']:,} blocks of "
+                 f"{out['page_bytes']:,} B x {out['layers_per_group']} layers, {out['kv_cache_groups']} group(s))")
+    lines.append(f"  max concurrency   {out['max_concurrency']:>9.2f}x for {out['max_model_len']:,} tokens per request")
+    lines.append(f"  longest request   {out['max_model_len_fit']:>9,} tokens at concurrency 1 (searched up to the "
+                 f"model's positions or --max-model-len)")
+    lines.append(f"  prefill           {out['prefill']}")
+    from multihead.cost.serving_time import render_lines
+    lines += ["  " + x for x in render_lines(out)]
+    lines.append(f"Verdict: {out['verdict']}")
+    if out.get("fallbacks"):
+        lines.append("Fallbacks that fit, cheapest first (fewest GPUs, then least precision lost; KV per GPU):")
+    for f in out.get("fallbacks", []):
+        if f.get("note"):
+            lines.append(f"  {' '.join(f['flags'])}: {f['note']}")
+            continue
+        lines.append(f"  {' '.join(f['flags'])} ({f['gpus']} GPUs): {f['max_concurrency']:.2f}x, "
+                     f"{f['kv_cache_tokens']:,} KV tokens, {f['kv_cache_gib_per_gpu']:.2f} GiB KV per GPU")
+    if "command" in out:
+        lines.append(f"Launch ({out['command']['engine']}, {out['command']['for']}):")
+        lines += ["  " + x for x in out["command"]["text"].splitlines()]
+        if out["command"]["note"]:
+            lines.append(f"  note: {out['command']['note']}")
+    return "\n".join(lines)
 
 
 sections.register("serving", build)
