@@ -255,7 +255,7 @@ def _summary_lines(summ: dict) -> list[str]:
 
 def render_markdown(table: dict, constants: timing.Constants, results: list[dict], speedups: list[dict],
                     summ: dict, command: str) -> str:
-    out = [f"# GPU time: fitted constants and their error on published measurements",
+    out = ["# GPU time: fitted constants and their error on published measurements",
            "", f"Made by `{command}`; do not edit by hand. Split rule of set 1, fixed before fitting: a row is "
            f"**{SPLIT_RULE}**. The constants are fitted on the rows of {', '.join(FIT_SPLITS)}; never on held-out-3.",
            "", f"Second set: a row is {SECOND_RULE}.",

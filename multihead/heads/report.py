@@ -256,7 +256,7 @@ def answers(imp: dict, prn: dict, mlm: dict, enc: dict, fr: dict, rnd: list[str]
                   f"up to {_pct(fr[best_order])} of the {n_total} heads (~{round(fr[best_order] * n_total)} heads); "
                   f"in random order up to {_pct(rnd_frac)}.")
     else:
-        can_go = (f"Few: no measured fraction keeps perplexity within +5%, even with the best order.")
+        can_go = ("Few: no measured fraction keeps perplexity within +5%, even with the best order.")
     out.append(f"**Which heads can go.** {can_go} Removing the {prn['heads_removed'][i1]} least important heads "
                f"({_pct(prn['fractions'][i1])}) costs "
                + ", ".join(f"{cost[k]:+.1%} ({k} order)" for k in cost if not k.startswith("random"))

@@ -88,7 +88,7 @@ def _memory(p: Plan) -> list[str]:
                + (f"; with {', '.join(f'''{g['layers']} layers capped at {fmt_int(g['window'])}''' for g in windowed)}:"
                   f" {fmt_bytes(st.kv_bytes(T, gpus=1))}" if windowed else ""))
     if i.gpus > 1:
-        out.append(f"KV cache per GPU = " + ("the whole MLA latent on each GPU" if s.mla else
+        out.append("KV cache per GPU = " + ("the whole MLA latent on each GPU" if s.mla else
                    f"{kv_heads_per_gpu(Hkv, i.gpus)} of {Hkv} KV heads on each of {i.gpus} GPUs")
                    + f" = {fmt_bytes(m.kv_cache_bytes)}")
     out.append(_weights_line(p))
