@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import heapq
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -168,9 +169,9 @@ def _makespan(B: int, H_kv: int, Tq: int, Tk: int, causal: bool, bq: int, nh: in
     costs = sorted(((min(q0 + bq, Tq) - q0) * (max(0, min(Tk, min(q0 + bq, Tq) + offset)) if causal else Tk)
                     for q0 in range(0, Tq, bq)), reverse=True) * (B * (H_kv // nh))
     costs.sort(reverse=True)
-    loads = [0] * workers
+    loads = [0] * workers                                  # a min-heap: the least loaded first
     for c in costs:
-        loads[loads.index(min(loads))] += c
+        heapq.heapreplace(loads, loads[0] + c)
     return max(loads) * workers / max(1, sum(costs))
 
 
