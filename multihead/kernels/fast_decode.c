@@ -311,7 +311,7 @@ static int decode_scaled(const float *q, const void *k, const void *v, int dtype
                            /* A small call (a decode step over a few hundred cached tokens) reads
                             * rows that are in cache or within a few pages that the hardware
                             * prefetcher follows; there the requests only took load slots from
-                            * the FMA loops (SmolLM2's 128-key call 9.8 -> 8.4 us without). A
+                            * the FMA loops (SmolLM2's 128-key call 9.8 -> 7.8 us without). A
                             * paged cache's items are short too but come from memory: the test
                             * is on the call's bytes, not an item's length. */
                            Tk * NH * (d + dv) * (dtype == F32 ? 4 : 2) >= PREFETCH_MIN_BYTES,

@@ -165,14 +165,18 @@ def _enough_tiles(B: int, H_kv: int, Tq: int, Tk: int, causal: bool, bq: int, nh
 def _makespan(B: int, H_kv: int, Tq: int, Tk: int, causal: bool, bq: int, nh: int, workers: int) -> float:
     """The busiest worker's pairs over an even share, tiles dealt costliest first (as
     _run_parallel does)."""
-    offset = Tk - Tq
-    costs = sorted(((min(q0 + bq, Tq) - q0) * (max(0, min(Tk, min(q0 + bq, Tq) + offset)) if causal else Tk)
-                    for q0 in range(0, Tq, bq)), reverse=True) * (B * (H_kv // nh))
-    costs.sort(reverse=True)
+    per_block = [(min(q0 + bq, Tq) - q0) * _key_end(min(q0 + bq, Tq), Tq, Tk, causal)
+                 for q0 in range(0, Tq, bq)]                  # pairs computed per query block
     loads = [0] * workers                                  # a min-heap: the least loaded first
-    for c in costs:
+    for c in sorted(per_block * (B * (H_kv // nh)), reverse=True):
         heapq.heapreplace(loads, loads[0] + c)
-    return max(loads) * workers / max(1, sum(costs))
+    return max(loads) * workers / max(1, B * (H_kv // nh) * sum(per_block))
+
+
+def _key_end(q1: int, Tq: int, Tk: int, causal: bool) -> int:
+    """Keys a block of queries ending at q1 computes: causal (bottom-right) stops at the last
+    query's last visible key."""
+    return max(0, min(Tk, q1 + Tk - Tq)) if causal else Tk
 
 
 # One thread per core, each running single-threaded torch ops: torch's intra-op thread count is
@@ -314,7 +318,7 @@ def _key_blocks(p: _Problem, q0: int, q1: int) -> list[tuple[int, int, int]]:
     call's pairs: 25% at n = 1024, T = 4096; 6% in four stairs)."""
     Tq, Tk = p.q.shape[2], p.k.shape[2]
     offset = Tk - Tq                                       # query i sees keys j <= i + offset
-    k_end = min(Tk, q1 + offset) if p.is_causal else Tk
+    k_end = _key_end(q1, Tq, Tk, p.is_causal)
     n = q1 - q0
     rise = (-(-n // DIAG_STEPS) + 15) // 16 * 16                   # rows per stair
     if not (p.is_causal and rise < n and q0 + offset + rise > 0):
