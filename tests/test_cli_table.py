@@ -184,7 +184,7 @@ def test_cli_runtime_oserror_is_one_line(tmp_path, monkeypatch, capsys):
         open(tmp_path / "missing" / "x.json")
 
     parser_args = argparse.Namespace(func=boom, command="demo")
-    monkeypatch.setattr("multihead.cli.build_parser", lambda: _FixedParser(parser_args))
+    monkeypatch.setattr("multihead.cli._parser", lambda: _FixedParser(parser_args))
     assert main([]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "x.json" in err and "No such file or directory" in err

@@ -31,6 +31,7 @@ MLA layers cache one latent (kv_lora_rank + qk_rope_head_dim) per token, on ever
 """
 from __future__ import annotations
 
+import collections
 import math
 from dataclasses import asdict, dataclass, field
 
@@ -252,9 +253,10 @@ def max_len_fit(kinds: list[tuple[str, int | None]], available: float, page: int
                 cap: int) -> int:
     """The longest max_model_len whose one request fits ``available`` (vLLM's estimate_max_model_len:
     a binary search over the same per-layer need); 0 when not even one token fits."""
+    layers_of = collections.Counter(kinds)      # per kind, not per layer: ~30 steps of the search
     def need(n: int) -> float:
-        return sum(blocks_for_request(k, w, n, args.max_num_batched_tokens, args.block_size)
-                   for k, w in kinds) * page
+        return sum(count * blocks_for_request(k, w, n, args.max_num_batched_tokens, args.block_size)
+                   for (k, w), count in layers_of.items()) * page
     if available <= 0 or need(1) > available:
         return 0
     lo, hi = 1, cap

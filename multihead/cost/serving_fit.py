@@ -15,6 +15,7 @@ saw it), the honest estimate for models outside the logs.
 """
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import asdict
 from importlib import resources
@@ -175,9 +176,16 @@ def engine_args_of(run: dict) -> EngineArgs:
 
 
 def load_fit() -> Fit:
-    """The committed fit (catalog/serving_fit.json)."""
-    data = json.loads((CATALOG / "serving_fit.json").read_text())
-    return Fit(**data["fit"])
+    """The committed fit (catalog/serving_fit.json); read again only when the file changed (a plan
+    asks for it once per serving account: ~30 times when it searches fallbacks)."""
+    path = CATALOG / "serving_fit.json"
+    st = path.stat()
+    return _read_fit(str(path), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=4)
+def _read_fit(path: str, mtime_ns: int, size: int) -> Fit:
+    return Fit(**json.loads(Path(path).read_text())["fit"])
 
 
 def main(out: str | None = None) -> int:

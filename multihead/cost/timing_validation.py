@@ -87,8 +87,11 @@ def _gpu(name: str, table: dict) -> timing.Gpu:
 def setups(table: dict, constants: timing.Constants) -> list[tuple[dict, timing.Setup]]:
     specs, gpus, out = {}, {}, []
     for row in table["rows"]:
-        spec = specs.setdefault(row["model"], _spec(row["model"], table))
-        gpu = gpus.setdefault(row["gpu"], _gpu(row["gpu"], table))
+        if row["model"] not in specs:        # (setdefault would build the spec for every row)
+            specs[row["model"]] = _spec(row["model"], table)
+        if row["gpu"] not in gpus:
+            gpus[row["gpu"]] = _gpu(row["gpu"], table)
+        spec, gpu = specs[row["model"]], gpus[row["gpu"]]
         engine = table["sources"][row["source"]]["engine_family"]
         weights, quantization = timing.table_precision(row["weights"])
         out.append((row, timing.Setup(spec, gpu, constants, tp=row["tp"], weights=weights,
