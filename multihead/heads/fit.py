@@ -112,21 +112,22 @@ def fit_merged_kv(model: nn.Module, captures: list[list[LayerCapture]], iters: i
             if not params:
                 raise ValueError("model: call merge_kv_heads before fit_merged_kv")
             start = [p.detach().clone() for p in params]
-            with torch.no_grad():
-                before = float(replay_error(site, captures[site.layer]))
             for p in params:
                 p.requires_grad_(True)
             opt = torch.optim.LBFGS(params, lr=1.0, max_iter=iters, history_size=10,
                                     line_search_fn="strong_wolfe")
+            losses: list[float] = []
 
             def closure():
                 opt.zero_grad()
                 loss = replay_error(site, captures[site.layer])
                 loss.backward()
+                losses.append(float(loss))
                 return loss
 
             with torch.enable_grad():
                 opt.step(closure)
+            before = losses[0]             # L-BFGS evaluates the start (mean-pooled) weights first
             for p in params:
                 p.requires_grad_(False)
                 p.grad = None
