@@ -1,18 +1,18 @@
 """The web API through Starlette's TestClient: every endpoint, good and bad input.
 
-The planner endpoint must give the very bytes `multihead plan --json` prints (run here as a
-separate process) and the very error line it prints, and never a stack trace.
+The planner endpoint must give the very bytes `multihead plan --json` prints (run here in a
+separate process: tests/cli_process.py, and once as `python -m multihead`) and the very error
+line it prints, and never a stack trace.
 """
 from __future__ import annotations
 
 import json
 import math
 import subprocess
-import sys
 from pathlib import Path
 
+import cli_process
 import pytest
-
 from fastapi.testclient import TestClient
 
 from multihead.web import plan_api, quiz
@@ -30,14 +30,12 @@ def client():
 
 
 def cli(args: list[str], cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    """`multihead <args>` as a user runs it, in a separate process (this checkout's package)."""
-    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(Path.home())}
-    return subprocess.run([sys.executable, "-m", "multihead", *args], capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=120)
+    """`multihead <args>` in a separate process (this checkout's package), not the server's."""
+    return cli_process.run(args, cwd)
 
 
-def cli_error(args: list[str]) -> str:
-    r = cli(args)
+def cli_error(args: list[str], run=cli) -> str:
+    r = run(args)
     assert r.returncode == 2, r.stderr
     line = r.stderr.strip().splitlines()[-1]
     assert line.startswith("multihead plan: error: ")
@@ -59,6 +57,17 @@ def test_plan_is_the_cli_json_byte_for_byte(client, options):
     expected = cli(["plan", *plan_api.options_to_argv(options), "--json"])
     assert expected.returncode == 0, expected.stderr
     assert r.content.decode() + "\n" == expected.stdout
+
+
+def test_plan_is_python_dash_m_multihead_byte_for_byte(client):
+    """Once, the CLI as a user starts it (a fresh interpreter): the same bytes, the same error line."""
+    options = {"model": "Llama-3.1-8B", "tokens": 32768, "gpu": "H100-SXM", "kv_dtype": "fp8"}
+    expected = cli_process.run_fresh(["plan", *plan_api.options_to_argv(options), "--json"])
+    assert expected.returncode == 0, expected.stderr
+    assert client.post("/api/plan", json={"options": options}).content.decode() + "\n" == expected.stdout
+    r = client.post("/api/plan", json={"options": {"model": "GPT-2", "tokens": "abc"}})
+    assert r.status_code == 400
+    assert r.json()["error"] == cli_error(["plan", "GPT-2", "--tokens", "abc", "--json"], run=cli_process.run_fresh)
 
 
 def test_plan_of_a_dropped_config_is_the_cli_on_that_file(client, tmp_path, monkeypatch):
@@ -303,7 +312,7 @@ def test_no_formula_in_javascript():
 # -- plan --html ---------------------------------------------------------------------------------------
 def test_plan_html_is_self_contained_and_holds_the_cli_json(tmp_path):
     out = tmp_path / "report.html"
-    r = cli(["plan", "Llama-3.1-8B", "--tokens", "65536", "--gpu", "H100-SXM", "--html", str(out)])
+    r = cli_process.run_fresh(["plan", "Llama-3.1-8B", "--tokens", "65536", "--gpu", "H100-SXM", "--html", str(out)])
     assert r.returncode == 0, r.stderr
     assert f"report written to {out}" in r.stdout
     text = out.read_text()

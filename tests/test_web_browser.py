@@ -1,17 +1,16 @@
 """The two pages in a real headless Chromium (Debian's package, driven by Playwright).
 
 What a user does: change model / GPU / context and read the decision and the charts (checked
-against `multihead plan --json` run as a separate process), drop a config.json (good and bad),
+against `multihead plan --json` run in a separate process, tests/cli_process.py), drop a config.json (good and bad),
 answer the quiz right and wrong, switch the language. Skipped, loudly, only where no Chromium or
 no Playwright can be had.
 """
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
+import cli_process
 import pytest
 
 from multihead.web.serve import find_chromium
@@ -31,15 +30,13 @@ SMOL_CONFIG = {"model_type": "llama", "hidden_size": 576, "num_hidden_layers": 3
 
 
 def cli_plan(*args: str, cwd: Path = ROOT) -> dict:
-    r = subprocess.run([sys.executable, "-m", "multihead", "plan", *args, "--json"], capture_output=True, text=True,
-                       cwd=cwd, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=120)
+    r = cli_process.run(["plan", *args, "--json"], cwd)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
 
 
 def cli_error(*args: str, cwd: Path = ROOT) -> str:
-    r = subprocess.run([sys.executable, "-m", "multihead", "plan", *args, "--json"], capture_output=True, text=True,
-                       cwd=cwd, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=120)
+    r = cli_process.run(["plan", *args, "--json"], cwd)
     assert r.returncode == 2
     return r.stderr.strip().splitlines()[-1].split(": error: ", 1)[1]
 
@@ -52,17 +49,23 @@ def server():
 
 
 @pytest.fixture(scope="module")
-def browser():
-    from multihead.web.serve import launch_chromium
+def browser(tmp_path_factory):
+    """One Chromium profile for the module: its code cache spares each later page load compiling
+    plotly.js again (~1 s of CPU a load). Each test still gets its own page and empty storage."""
+    from multihead.web.serve import chromium_with_profile
     with _playwright.sync_playwright() as pw:
-        b = launch_chromium(pw)
-        yield b
-        b.close()
+        context = chromium_with_profile(pw, tmp_path_factory.mktemp("chromium-profile"),
+                                        viewport={"width": 1360, "height": 900})
+        yield context
+        context.close()
 
 
 @pytest.fixture
-def page(browser):
-    p = browser.new_page(viewport={"width": 1360, "height": 900})
+def page(browser, server):
+    p = browser.new_page()
+    cdp = browser.new_cdp_session(p)           # what a test leaves (the language choice) is not the next one's
+    cdp.send("Storage.clearDataForOrigin", {"origin": server, "storageTypes": "local_storage"})
+    cdp.detach()
     errors = []
     p.on("pageerror", lambda e: errors.append(str(e)))
     yield p
@@ -213,9 +216,7 @@ def _with_serving(plan: dict) -> dict:
     --json` for a catalog config grafted on (the page must show whichever the JSON carries)."""
     if "serving" in plan:
         return plan
-    r = subprocess.run([sys.executable, "-m", "multihead", "serving", "Qwen/Qwen3-8B", "--gpu", "H100-SXM",
-                        "--emit", "vllm", "--json"], capture_output=True, text=True, cwd=ROOT,
-                       env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=120)
+    r = cli_process.run(["serving", "Qwen/Qwen3-8B", "--gpu", "H100-SXM", "--emit", "vllm", "--json"])
     assert r.returncode == 0, r.stderr
     return {**plan, "serving": json.loads(r.stdout)["serving"]}
 

@@ -3,7 +3,8 @@
     multihead web                      # http://127.0.0.1:8000
     from multihead.web.app import create_app
 
-Layout: app.py (routes, errors), plan_api.py (the CLI's `plan --json`, in process), lesson.py and
-quiz.py (the playground's numbers), heads_view.py (SmolLM2's heads), report.py (`plan --html`),
-static/ (HTML, CSS, JS: rendering and i18n only, no formula).
+Layout: app.py (routes, errors), assets.py (where static/ and plotly.js are), plan_api.py (the
+CLI's `plan --json`, in process), lesson.py and quiz.py (the playground's numbers), heads_view.py
+(SmolLM2's heads), report.py (`plan --html`), static/ (HTML, CSS, JS: rendering and i18n only, no
+formula).
 """

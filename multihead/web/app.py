@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from importlib import resources
-from pathlib import Path
 
 from fastapi import Body, FastAPI
 from fastapi.exceptions import RequestValidationError
@@ -18,14 +16,9 @@ from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 
 from multihead.web import lesson, plan_api, quiz
+from multihead.web.assets import STATIC, plotly_js
 
-STATIC = Path(__file__).parent / "static"
 log = logging.getLogger("multihead.web")
-
-
-def plotly_js() -> Path:
-    """plotly.min.js as shipped in the plotly wheel (package data): the page loads nothing from a CDN."""
-    return Path(str(resources.files("plotly").joinpath("package_data", "plotly.min.js")))
 
 
 def _field(message: str) -> str | None:

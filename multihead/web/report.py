@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from multihead.web import plan_api
-from multihead.web.app import STATIC, plotly_js
+from multihead.web.assets import STATIC, plotly_js
 
 # argparse destinations that are outputs, not plan options.
 _NOT_OPTIONS = {"func", "command", "json", "plot", "html", "list", "explain"}

@@ -66,11 +66,22 @@ def find_chromium() -> str | None:
     return found
 
 
-def launch_chromium(playwright):
-    """Headless Chromium through Playwright, with the flags a root user in a container needs."""
+def _chromium_options() -> dict:
+    """Headless Chromium with the flags a root user in a container needs."""
     path = find_chromium()
     if path is None:
         raise RuntimeError("no Chromium found: install Debian's `chromium` package (apt-get install chromium) "
                            "or set MULTIHEAD_CHROMIUM to a Chromium binary")
-    return playwright.chromium.launch(executable_path=path, headless=True,
-                                      args=["--no-sandbox", "--disable-dev-shm-usage"])
+    return {"executable_path": path, "headless": True, "args": ["--no-sandbox", "--disable-dev-shm-usage"]}
+
+
+def launch_chromium(playwright):
+    """Headless Chromium through Playwright (each new page in a fresh, incognito-like context)."""
+    return playwright.chromium.launch(**_chromium_options())
+
+
+def chromium_with_profile(playwright, profile_dir: str | Path, **context_options):
+    """Headless Chromium on an on-disk profile, as a Playwright BrowserContext. Unlike launch()'s
+    incognito contexts it keeps V8's code cache, so plotly.js (4.8 MB) compiles on the first two
+    page loads only (measured: a later lesson page ready in 0.6 s instead of 1.6-2.1 s)."""
+    return playwright.chromium.launch_persistent_context(str(profile_dir), **_chromium_options(), **context_options)

@@ -204,6 +204,9 @@ function loadPlotly() {
   }
   return plotlyPromise;
 }
+// Start loading it once this frame is painted: the text and the answer show first, and the chart
+// library compiles while the server works on the rest.
+function loadPlotlyAfterPaint() { requestAnimationFrame(() => setTimeout(loadPlotly, 0)); }
 
 const PLOT_CONFIG = {displayModeBar: false, responsive: true};
 const FONT = {family: "system-ui, -apple-system, 'Segoe UI', 'Noto Sans CJK SC', sans-serif", size: 12};

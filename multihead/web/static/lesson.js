@@ -1,5 +1,7 @@
 // The lesson playground: every number comes from the server (multihead's softmax, attention,
-// planner); this file only collects inputs and draws.
+// planner); this file only collects inputs and draws. plotly.js (4.8 MB, about a second of script
+// on a slow machine) loads after the text is on screen (common.js loadPlotlyAfterPaint); the charts
+// wait for it.
 "use strict";
 
 const domReady = new Promise(r => document.addEventListener("DOMContentLoaded", r));
@@ -45,6 +47,7 @@ const softmaxUpdate = live(async current => {
                 shift: Number($("shift").value), dtype: "fp64"};
   try {
     const r = await api("/api/softmax", body);
+    await loadPlotly();
     if (!current()) return;
     last.softmax = r; showErr("softmax", null); drawSoftmax();
   } catch (err) { showErr("softmax", err); }
@@ -91,6 +94,7 @@ function drawOverflow() {
 const causalUpdate = live(async current => {
   $("causal-T-value").textContent = $("causal-T").value;
   const r = await api("/api/causal", {T: Number($("causal-T").value), seed: Number($("causal-seed").value) || 0});
+  await loadPlotly();
   if (!current()) return;
   last.causal = r; drawCausal();
 });
@@ -151,6 +155,7 @@ async function headsRun() {
   $("heads-status").textContent = t("l.loadingmodel");
   try {
     const r = await api("/api/heads", {sentence: $("heads-sentence").value, layer: Number($("heads-layer").value)});
+    await loadPlotly();
     last.heads = r; showErr("heads", null);
     $("heads-status").textContent = `SmolLM2-135M: ${r.n_layers} layers, H=${r.n_heads}, H_kv=${r.n_kv_heads}; ${r.tokens.length} tokens`;
     const sel = $("heads-head"), keep = sel.value;
@@ -175,6 +180,7 @@ const kvUpdate = live(async current => {
   try {
     const r = await api("/api/kv-fraction", {heads: Number($("kv-H").value), kv_heads: Number($("kv-Hkv").value),
                                               layers: Number($("kv-L").value), head_dim: Number($("kv-dk").value)});
+    await loadPlotly();
     if (!current()) return;
     last.kv = r; showErr("kv", null); drawKv();
   } catch (err) { showErr("kv", err); }
@@ -263,9 +269,11 @@ async function start() {
   $("heads-head").addEventListener("change", drawHeads);
   ["kv-H", "kv-Hkv", "kv-L", "kv-dk"].forEach(id => $(id).addEventListener("input", kvUpdate));
   LANG_LISTENERS.push(() => { drawOverflow(); drawCausal(); drawTwoHeads(); drawHeads(); drawKv(); drawQuestions(); });
+  loadPlotlyAfterPaint();
+  const sections = Promise.all([softmaxUpdate, overflowUpdate, causalUpdate, twoHeadsUpdate, kvUpdate].map(f => f.now()));
   last.questions = await api("/api/questions");
   drawQuestions();
-  await Promise.all([softmaxUpdate, overflowUpdate, causalUpdate, twoHeadsUpdate, kvUpdate].map(f => f.now()));
+  await sections;
   document.body.dataset.ready = "1";
 }
 

@@ -5,7 +5,8 @@ const DTYPES = ["fp32", "fp16", "bf16", "fp8", "int8", "int4"];
 const FIELDS = ["model", "gpu", "gpus", "weights_dtype", "kv_dtype", "tokens", "batch", "passes"];
 const state = {config: null, configName: null, seq: 0, plan: null, curve: null};
 // The first plan is asked for as soon as this script runs; plotly.js (4.8 MB) loads after the
-// first answer is on screen (common.js loadPlotly), for the memory-vs-context chart.
+// first answer is on screen (common.js loadPlotlyAfterPaint), while the server computes the
+// memory-vs-context curve that it draws.
 const domReady = new Promise(r => document.addEventListener("DOMContentLoaded", r));
 
 function options() {
@@ -45,6 +46,7 @@ async function update() {
     state.plan = plan;
     await domReady;
     await renderPlanView(plan, null);
+    loadPlotlyAfterPaint();
     const curve = await api("/api/plan/curve", body);
     if (seq !== state.seq) return;
     state.curve = curve;
@@ -60,6 +62,7 @@ async function update() {
   }
 }
 
+// Typing is debounced (one plan per pause, not per keystroke); a choice in a list is final at once.
 let timer = null;
 function soon() { clearTimeout(timer); timer = setTimeout(update, 250); }
 
@@ -104,7 +107,8 @@ async function start(catalogP) {
   fill(document.getElementById("kv_dtype"), DTYPES, "", true);
   for (const f of FIELDS) {
     const node = document.getElementById(f);
-    node.addEventListener(node.tagName === "SELECT" ? "change" : "input", soon);
+    if (node.tagName === "SELECT") node.addEventListener("change", () => { clearTimeout(timer); update(); });
+    else node.addEventListener("input", soon);
   }
   wireDrop();
   LANG_LISTENERS.push(() => { if (state.plan) renderPlanView(state.plan, state.curve); });
