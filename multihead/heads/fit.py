@@ -122,7 +122,7 @@ def fit_merged_kv(model: nn.Module, captures: list[list[LayerCapture]], iters: i
                 opt.zero_grad()
                 loss = replay_error(site, captures[site.layer])
                 loss.backward()
-                losses.append(float(loss))
+                losses.append(float(loss.detach()))
                 return loss
 
             with torch.enable_grad():
