@@ -3,6 +3,7 @@ the catalogue (tests/broken_impls.py) caught and named, bad targets rejected cle
 from __future__ import annotations
 
 import functools
+import io
 import json
 import os
 import sys
@@ -418,8 +419,16 @@ def test_report_is_deterministic_and_serializable():
     json.loads(json.dumps(a), parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c}"))
 
 
-# -- CLI -----------------------------------------------------------------------------------------------
+# -- CLI ----------------------------------------------------------------------------------------------
+# End to end, `multihead check` starts a child process (~1.3 s of CPU each: torch's import), so each
+# path through the parent runs once here: a pass (text), a failure (--json), a bad target (exit 2), a
+# target that ends the process, one that hangs. Variants of what the child reports run the child's
+# own code (isolate.serve) in this process, with the options the CLI's parser builds.
 def test_cli_exit_codes_and_json(capsys, monkeypatch):
+    from rich.console import Console
+
+    from multihead.checker.report import Report
+
     monkeypatch.chdir(os.path.dirname(HERE))
     assert main(["check", "torch.nn.functional:scaled_dot_product_attention"]) == 0
     out = capsys.readouterr().out
@@ -429,25 +438,21 @@ def test_cli_exit_codes_and_json(capsys, monkeypatch):
     d = json.loads(capsys.readouterr().out)
     assert d["passed"] is False and d["causes"] == ["scale"]
     assert d["findings"][1]["symptom"].startswith("Without 1/sqrt(d_k)")
+    # the JSON holds the whole report: rendered again, it reads as the CLI's text of a failure
+    console = Console(file=io.StringIO(), width=120)
+    Report.from_dict(d).render(console)
+    text = console.file.getvalue()
+    assert "FAIL scale" in text and "What users see" in text and "Fix" in text and "1/sqrt(d_k)" in text
 
-    assert main(["check", "tests/broken_impls.py:ReshapeWithoutTranspose"]) == 1
-    out = capsys.readouterr().out
-    assert "FAIL head_layout" in out and "What users see" in out and "Fix" in out
 
-
-# A bad target is reported on one line, exit 2, wherever it is found. End to end (a `multihead
-# check` child process each, ~1.2 s of CPU: torch's import) for one failure of each kind the child
-# reports: the import fails, the target cannot be called as attention.
-@pytest.mark.parametrize("target,words", [
-    ("no_such_package.mod:fn", "cannot import 'no_such_package.mod'"),
-    ("math:sqrt", "target: math:sqrt: an sdpa-style function takes (q, k, v"),
-])
-def test_cli_bad_target_exits_2_without_traceback(capsys, monkeypatch, target, words):
+# A bad target is reported on one line, exit 2, wherever it is found: end to end for a target that
+# imports but cannot be called as attention; the other kinds through the child's code below.
+def test_cli_bad_target_exits_2_without_traceback(capsys, monkeypatch):
     monkeypatch.chdir(os.path.dirname(HERE))
-    assert main(["check", target]) == 2
+    assert main(["check", "math:sqrt"]) == 2
     err = capsys.readouterr().err
-    assert words in err and "Traceback" not in err and err.startswith("multihead check: error:")
-    assert err.count("\n") == 1
+    assert "target: math:sqrt: an sdpa-style function takes (q, k, v" in err and "Traceback" not in err
+    assert err.startswith("multihead check: error:") and err.count("\n") == 1
 
 
 # A malformed spec is refused by the parser: no child process is started.
@@ -471,6 +476,7 @@ def test_cli_malformed_target_is_refused_at_parse_time(capsys, monkeypatch, targ
 # process with the options the CLI's parser builds: the same message the CLI prints after
 # "multihead check: error: " (the two end-to-end cases above show that hand-over).
 @pytest.mark.parametrize("target,words", [
+    ("no_such_package.mod:fn", "cannot import 'no_such_package.mod'"),
     ("torch.nn.functional:no_such_name", "has no attribute 'no_such_name'"),
     ("torch.nn.functional:scaled_dot_product_attentoin", "did you mean scaled_dot_product_attention?"),
     ("math:pi", "target: math:pi: expected a callable"),
@@ -492,11 +498,21 @@ def test_child_reports_a_bad_target_as_one_error(monkeypatch, target, words):
     assert words in message and message.startswith("target: ") and "Traceback" not in message
 
 
-def test_cli_builds_module_classes_with_given_sizes(capsys, monkeypatch):
+def test_cli_builds_module_classes_with_given_sizes(monkeypatch):
+    """--d-model/--heads/--kv-heads reach the child (isolate.serve, run here) and size the module."""
+    from multihead.checker.isolate import serve
+    from multihead.cli import build_parser
+    from multihead.cli.check import options
+
     monkeypatch.chdir(os.path.dirname(HERE))
-    assert main(["check", "tests/broken_impls.py:SimpleMHA", "--d-model", "48", "--heads", "6", "--kv-heads", "3",
-                 "--json"]) == 0
-    assert "D=48, H=6, H_kv=3" in json.loads(capsys.readouterr().out)["notes"][0]
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    args = build_parser().parse_args(["check", "tests/broken_impls.py:SimpleMHA", "--d-model", "48", "--heads", "6",
+                                      "--kv-heads", "3"])
+    events = []
+    assert serve(args.target, options(args) | {"timeout": args.timeout}, lambda **e: events.append(e)) == 0
+    report = events[-1]["report"]
+    assert events[-1]["event"] == "report" and report["passed"]
+    assert "D=48, H=6, H_kv=3" in report["notes"][0]
 
 
 def test_catalogue_covers_every_check():
@@ -512,16 +528,15 @@ def test_catalogue_covers_every_check():
 
 
 # -- isolation, time limit, hostile targets (issue 11 items 6, 9, 18; issue 15) ---------------------------
-@pytest.mark.parametrize("target,probe_words", [
-    ("exits_zero", "called sys.exit(0)"),
-    ("os_exits_zero", "the process ended (exit status 0) during probe fully_masked_rows"),
-])
-def test_cli_a_target_that_exits_is_a_failure(capsys, monkeypatch, target, probe_words):
+# os._exit ends the child without a report: the parent names the probe in flight. (sys.exit is
+# caught inside the child, in-process: test_library_timeout_and_exit_in_process.)
+def test_cli_a_target_that_exits_is_a_failure(capsys, monkeypatch):
     monkeypatch.chdir(os.path.dirname(HERE))
-    assert main(["check", f"tests/hostile_targets.py:{target}", "--json"]) == 1
+    assert main(["check", "tests/hostile_targets.py:os_exits_zero", "--json"]) == 1
     d = json.loads(capsys.readouterr().out)
     assert d["passed"] is False and "exit" in d["causes"]
-    assert probe_words in next(f["evidence"] for f in d["findings"] if f["check"] == "exit")
+    evidence = next(f["evidence"] for f in d["findings"] if f["check"] == "exit")
+    assert "the process ended (exit status 0) during probe fully_masked_rows" in evidence
 
 
 def test_cli_a_hanging_target_is_stopped_and_named(capsys, monkeypatch):
@@ -571,6 +586,7 @@ def test_library_timeout_and_exit_in_process():
     assert report.finding("timeout").status == "fail" and report.finding("dtypes").status == "skip"
     report = check_attention(hostile_targets.exits_zero)
     assert [f.check for f in report.causes] == ["exit"]
+    assert "called sys.exit(0)" in report.finding("exit").evidence
 
 
 def test_the_checker_leaves_the_thread_count_alone():

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
-from multihead.checker.reference import causal_mask
+from multihead.checker.reference import causal_mask, normal
 
 
 @dataclass(frozen=True)
@@ -56,9 +56,9 @@ def score_bias(pattern: str, Tk: int) -> torch.Tensor:
 def qkv(case: Case, g: torch.Generator):
     """float64 q [B, H, Tq, d], k/v [B, H_kv, Tk, d] with the case's score pattern."""
     B, H, Hk, Tq, Tk, d = case.B, case.H, case.H_kv, case.Tq, case.Tk, case.d
-    q = torch.randn(B, H, Tq, d, generator=g, dtype=torch.float64)
-    k = torch.randn(B, Hk, Tk, d, generator=g, dtype=torch.float64)
-    v = torch.randn(B, Hk, Tk, d, generator=g, dtype=torch.float64) + case.v_mean
+    q = normal(B, H, Tq, d, generator=g)
+    k = normal(B, Hk, Tk, d, generator=g)
+    v = normal(B, Hk, Tk, d, generator=g) + case.v_mean
     if case.pattern != "random":
         q[..., 0] = 1.0
         k[..., 0] = score_bias(case.pattern, Tk) * math.sqrt(d)

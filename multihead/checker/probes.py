@@ -16,7 +16,7 @@ import torch
 
 from multihead.checker.adapters import Unsupported
 from multihead.checker.calls import Recorder, TargetRaised
-from multihead.checker.reference import causal_mask, expand_kv, reference_attention
+from multihead.checker.reference import causal_mask, expand_kv, normal, reference_attention
 from multihead.checker.report import Finding
 
 # Largest |out - reference| accepted, for values ~N(0, 1). The bugs the probes look for move
@@ -44,7 +44,7 @@ class Ctx:
         return torch.Generator().manual_seed(self.seed * 1000 + salt)
 
     def randn(self, g: torch.Generator, *shape, std: float = 1.0, dtype=None) -> torch.Tensor:
-        t = torch.randn(*shape, generator=g, dtype=torch.float64) * std
+        t = normal(*shape, generator=g) * std
         return t.to(self.device, dtype or self.dtype)
 
     def qkv(self, g, B, H, Tq, Tk, d, h_kv=None, std=1.0):
@@ -212,9 +212,9 @@ def _shift_pair(ctx, g, dtype, base, B=1, H=2, T=16, d=16):
     one, the rest N(0, 1) in both. Softmax is shift invariant, so fn must give the same output
     for both (whatever scale it applies); exp() of the large logits overflows unless the row
     maximum is subtracted first."""
-    q = torch.randn(B, H, T, d, generator=g, dtype=torch.float64)
-    k = torch.randn(B, H, T, d, generator=g, dtype=torch.float64)
-    v = torch.randn(B, H, T, d, generator=g, dtype=torch.float64)
+    q = normal(B, H, T, d, generator=g)
+    k = normal(B, H, T, d, generator=g)
+    v = normal(B, H, T, d, generator=g)
     q[..., 0], k[..., 0] = 0.0, 0.0
     a = math.sqrt(base * math.sqrt(d))
     ql, kl = q.clone(), k.clone()

@@ -49,6 +49,13 @@ def expand_kv(x: torch.Tensor, n_heads: int, grouping: str = "interleave") -> to
     raise ValueError(f"grouping: expected 'interleave' or 'tile', got {grouping!r}")
 
 
+def normal(*shape: int, generator: torch.Generator) -> torch.Tensor:
+    """float64 standard normal samples of ``shape``, drawn in float32: torch draws float32 normals
+    5-6x faster than float64 ones (10 vs 1.8 ms for 0.5 M on one core), the probes' largest cost,
+    and float32 values convert exactly to float32 and float64 targets alike."""
+    return torch.randn(*shape, generator=generator, dtype=torch.float32).to(torch.float64)
+
+
 def reference_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *,
                         mask: torch.Tensor | None = None, is_causal: bool = False,
                         align: str = "bottom-right", scale: float | None = None,

@@ -42,6 +42,7 @@ import ctypes
 import heapq
 import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Iterator
@@ -234,12 +235,49 @@ def _run_parallel(p: "_Problem", tiles: list, out: Tensor, lse: Tensor, workers:
     inference, grad = torch.is_inference_mode_enabled(), torch.is_grad_enabled()
 
     def work(_):
+        _Exiting.add(threading.get_native_id())
         with torch.inference_mode(inference), torch.set_grad_enabled(grad), _serial_torch_here():
             _run(p, iter(next_tile, None), out, lse)
 
     # A pool per call (not kept between calls): nothing of it survives into a fork()ed child.
+    _Exiting.prune()
     with ThreadPoolExecutor(workers) as pool:
         list(pool.map(work, range(workers)))
+
+
+class _Exiting:
+    """Native ids of the pool threads whose OS thread may still be ending.
+
+    Python's join returns before a thread's C-level exit has run, and there MKL frees the thread's
+    GEMM buffers under its allocator's lock. A fork() in that window copies the lock held: the
+    child spins forever in its first matmul (mkl_serv_allocate; seen in 19 of 300 forks right
+    after a call on this 2-core machine). So before any fork (os.register_at_fork) the parent waits
+    until those threads are gone from /proc/self/task; it costs nothing when nobody forks. Where
+    there is no /proc the wait is skipped (the race stays where it was)."""
+    _ids: set[int] = set()
+    _lock = threading.Lock()
+    WAIT_S = 2.0        # a thread's exit takes microseconds; this only bounds a pathological case
+
+    @classmethod
+    def add(cls, tid: int) -> None:
+        with cls._lock:
+            cls._ids.add(tid)
+
+    @classmethod
+    def prune(cls) -> list[int]:
+        """Forget the threads that are gone; returns those still listed."""
+        with cls._lock:
+            cls._ids = {t for t in cls._ids if os.path.exists(f"/proc/self/task/{t}")}
+            return list(cls._ids)
+
+    @classmethod
+    def wait(cls) -> None:
+        deadline = time.monotonic() + cls.WAIT_S
+        while cls.prune() and time.monotonic() < deadline:
+            time.sleep(1e-4)
+
+
+os.register_at_fork(before=_Exiting.wait)
 
 
 def _base2_mask(mask: Tensor | None, ct: torch.dtype) -> Tensor | None:
