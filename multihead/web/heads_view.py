@@ -86,7 +86,7 @@ def head_patterns(sentence: str, layer: int = 0) -> dict:
     with _LOCK, torch.no_grad():
         token = _recording.set(rec)
         try:
-            model(ids)
+            model.model(ids, use_cache=False)     # the decoder only: the LM head's logits are not needed
         finally:
             _recording.reset(token)
     tokens = [tok.decode([i]) for i in ids[0].tolist()]
