@@ -423,7 +423,8 @@ def test_prefill_workers_leave_the_process_thread_count_alone(monkeypatch):
 # A fork right after a prefill call: Python's join of the pool threads returns before their C-level
 # exit, where MKL frees per-thread buffers under its allocator's lock; a fork in that window gave a
 # child that spun forever in its first matmul (19 of 300 forks on the 2-core CI machine before the
-# fix, 0 of 300 after). 40 forks catch that rate with probability 1 - 0.94^40 = 92%.
+# fix, 0 of 300 after; MKL team threads ending late: 1 in ~300 under load, 0 in 1,500 with serial MKL in the
+# workers). 40 forks catch the first rate with probability 1 - 0.94^40 = 92%.
 FORK_STRESS = """
 import os, signal, sys, time, torch, multihead as mh
 torch.set_num_threads(2)
@@ -455,3 +456,35 @@ def test_fork_right_after_prefill_calls_does_not_hang():
                        env={**os.environ, "PYTHONPATH": root})
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.split() == ["hung", "0"], r.stdout
+
+
+def test_prefill_workers_run_openmp_and_mkl_serially_and_restore_both():
+    """Workers are one per core: torch's OpenMP AND MKL's own count are 1 inside them (MKL keeps a
+    process-wide count from torch.set_num_threads; left alone, each worker's GEMMs started a
+    2-thread MKL team, whose late exit made forks hang), and both are restored after."""
+    import ctypes
+    import os
+    import threading
+
+    if fast_prefill._omp() is None or fast_prefill._mkl_local() is None:
+        pytest.skip("torch without libgomp or MKL here: nothing to set")
+    lib = ctypes.CDLL(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"), mode=os.RTLD_NOLOAD)
+    mkl_max = lib.MKL_Get_Max_Threads
+    seen = {}
+
+    def worker():
+        torch.set_num_threads(2)      # process-wide, as a user's program may have it
+        outside = (fast_prefill._omp().omp_get_max_threads(), mkl_max())
+        with fast_prefill._serial_torch_here():
+            seen["inside"] = (fast_prefill._omp().omp_get_max_threads(), mkl_max())
+        seen["after"] = (fast_prefill._omp().omp_get_max_threads(), mkl_max())
+        seen["outside"] = outside
+
+    before = torch.get_num_threads()
+    try:
+        t = threading.Thread(target=worker)
+        t.start()
+        t.join()
+    finally:
+        torch.set_num_threads(before)
+    assert seen["outside"] == (2, 2) and seen["inside"] == (1, 1) and seen["after"] == (2, 2), seen

@@ -202,20 +202,48 @@ def _omp() -> ctypes.CDLL | None:
     return _omp_lib
 
 
+# MKL (linked into libtorch_cpu) keeps its own thread count, set process-wide by
+# torch.set_num_threads: with OpenMP at 1 in a worker, MKL's GEMMs still started a 2-thread team
+# per worker (4 threads on 2 cores), and those team threads ended after the worker, holding MKL's
+# allocator lock for a moment: a fork() then gave a child that hung in its first matmul (1 in
+# ~300 forks under load, after _Exiting below). MKL_Set_Num_Threads_Local(1) makes the worker's
+# GEMMs serial; it returns the thread's previous local value (0: follow the global one).
+_mkl_local_fn = None
+_mkl_tried = False
+
+
+def _mkl_local():
+    global _mkl_local_fn, _mkl_tried
+    if not _mkl_tried:
+        _mkl_tried = True
+        path = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
+        try:
+            fn = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_NOW).MKL_Set_Num_Threads_Local
+        except (OSError, AttributeError):          # no such library or a build without MKL
+            fn = None
+        if fn is not None:
+            fn.argtypes, fn.restype = [ctypes.c_int], ctypes.c_int
+        _mkl_local_fn = fn
+    return _mkl_local_fn
+
+
 @contextlib.contextmanager
 def _serial_torch_here() -> Iterator[None]:
-    """torch ops of the calling thread on one OpenMP thread inside the block; other threads and
-    the process's torch.get_num_threads() elsewhere are untouched."""
-    omp = _omp()
+    """torch ops of the calling thread on one OpenMP thread and serial MKL inside the block; other
+    threads and the process's torch.get_num_threads() elsewhere are untouched."""
+    omp, mkl = _omp(), _mkl_local()
     if omp is None:
         yield
         return
     torch.get_num_threads()           # torch's lazy per-thread init first: it would reset the count
     before = omp.omp_get_max_threads()
     omp.omp_set_num_threads(1)
+    mkl_before = mkl(1) if mkl is not None else None
     try:
         yield
     finally:
+        if mkl is not None:
+            mkl(mkl_before)
         omp.omp_set_num_threads(before)
 
 
