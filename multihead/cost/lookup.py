@@ -11,15 +11,19 @@ import json
 from importlib import resources
 from pathlib import Path
 
+from multihead.catalog import entries
 from multihead.cost.hf_config import read_config
 from multihead.cost.model import ModelSpec
 
 MAX_CONFIG_BYTES = 16 << 20        # the largest published config.json is well under 1 MB
 
 
+MODELS_JSON = resources.files("multihead.catalog") / "models.json"
+
+
 def model_catalog() -> dict[str, dict]:
-    text = resources.files("multihead.catalog").joinpath("models.json").read_text()
-    return {k: v for k, v in json.loads(text).items() if not k.startswith("_")}
+    """Name -> entry of catalog/models.json; a new dict, shared entries (read-only, multihead.catalog)."""
+    return entries(MODELS_JSON)
 
 
 def catalog_model(name: str) -> ModelSpec:

@@ -93,7 +93,8 @@ def build(ctx: sections.Context):
 
 def load_model(model: str) -> tuple[dict, str]:
     """(config dict, name): a config.json path or folder, else a catalog HF id (case-insensitive)."""
-    from multihead.cost.serving_fit import CATALOG
+    from multihead.catalog import read_json
+    from multihead.cost.serving_fit import CATALOG, catalog_config
     path = Path(model)
     if path.exists():
         file = path / "config.json" if path.is_dir() else path
@@ -101,10 +102,10 @@ def load_model(model: str) -> tuple[dict, str]:
             return json.loads(file.read_text()), str(path if path.is_dir() else path.parent)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
             raise ValueError(f"model: cannot read {file} as a config.json ({err})") from None
-    index = json.loads((CATALOG / "configs" / "index.json").read_text())
+    index = read_json(CATALOG / "configs" / "index.json")
     key = {k.lower(): k for k in index}.get(model.lower())
     if key is not None:
-        return json.loads((CATALOG / "configs" / index[key]["file"]).read_text()), key
+        return catalog_config(key), key
     from multihead.cost.lookup import model_catalog      # the planner's catalog (short names)
     planner = model_catalog()
     key = {k.lower(): k for k in planner}.get(model.lower())
