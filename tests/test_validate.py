@@ -5,8 +5,6 @@ import json
 import math
 import re
 
-import matplotlib.image
-
 import pytest
 import torch
 
@@ -109,6 +107,7 @@ def test_quick_validation_end_to_end(tmp_path, capsys):
     assert res["predictor"] == "multihead.planner.plan" and res["threads"] == 1
     assert torch.get_num_threads() == threads                   # validate restored the caller's threads
     assert res["plot"] == str(png)
+    import matplotlib.image                     # here, not at collection: ~0.4 s for every worker
     assert matplotlib.image.imread(png).ndim == 3              # a decodable image (its data: test below)
     bw = res["read_bandwidth"]                      # drift context: profile's rate vs this run's
     assert bw["calibration"] == pytest.approx(load_device(str(path)).bandwidth_bytes_per_s)

@@ -1,20 +1,23 @@
-"""PNG figures for the head experiments (matplotlib, Agg backend: no display needed)."""
+"""PNG figures for the head experiments (matplotlib, Agg backend: no display needed).
+
+matplotlib is imported by the first plot, not with this module (~0.4 s a process that only
+imports it, such as a test run collecting its tests)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
 
-from multihead.figures import plt, save
-
 
 def _save(fig, path: str | Path) -> str:
     Path(path).parent.mkdir(parents=True, exist_ok=True)     # the report's figures folder
+    from multihead.figures import save
     return save(fig, path, dpi=110)
 
 
 def importance_heatmap(result: dict, path: str | Path) -> str:
     """Layers x heads heatmaps of ablation and gradient importance, side by side."""
+    from multihead.figures import plt
     fig, axes = plt.subplots(1, 2, figsize=(9, 7), sharey=True)
     panels = [("ablation", "ablation: loss increase (nats/token)"), ("gradient", "gradient: E|dL/dξ|  (Michel et al.)")]
     for ax, (key, title) in zip(axes, panels):
@@ -37,6 +40,7 @@ def prune_plot(result: dict, path: str | Path) -> str:
 
 def prune_figure(result: dict):
     """Perplexity vs fraction of query heads removed, one line per order."""
+    from multihead.figures import plt
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     for curve in result["curves"]:
         style = "--" if curve["order"].startswith("random") else "-"
@@ -52,6 +56,7 @@ def prune_figure(result: dict):
 
 def merge_lm_plot(result: dict, path: str | Path) -> str:
     """Perplexity of each merge method (with/without uptraining) against the KV bytes it keeps."""
+    from multihead.figures import plt
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     ax = axes[0]
     labels, values = ["original"], [result["baseline_perplexity"]]
@@ -81,6 +86,7 @@ def merge_lm_plot(result: dict, path: str | Path) -> str:
 
 def merge_encoder_plot(result: dict, path: str | Path) -> str:
     """MiniLM: embedding cosine and top-1 retrieval agreement vs KV bytes saved, per method."""
+    from multihead.figures import plt
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     methods = sorted({r["method"] for r in result["results"]}, key=["mean", "grouped", "fit"].index)
     for key, ax, label in (("cosine_mean", axes[0], "mean cosine to original embedding"),

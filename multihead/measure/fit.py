@@ -19,7 +19,6 @@ import math
 import statistics
 
 import numpy as np
-from scipy.optimize import nnls
 
 from multihead.cost.attention_time import SPILL_BYTES_PER_SCORE
 from multihead.cost.cpu_profile import DecodeCosts, PrefillCosts, decode_rows_class
@@ -45,6 +44,8 @@ def fit_nonnegative(columns: list[list[float]], times: list[float], noise: list[
     scale = np.abs(A).max(axis=0)                  # condition the solve: every column's max is 1
     used = scale > 0
     coef = np.zeros(X.shape[1])
+    # on first fit: importing calibrate (or validate) stays light
+    from scipy.optimize import nnls
     sol, _ = nnls(w[:, None] * A[:, used] / scale[used], w * b, maxiter=50 * X.shape[1])
     coef[used] = sol / scale[used]
     return coef.tolist(), float(np.sqrt(np.mean((A @ coef - b) ** 2)))
