@@ -70,6 +70,25 @@ def test_the_catalogs_read_through_it():
     assert c1 == c2 and c1.layer_overhead_s is not c2.layer_overhead_s      # each Constants owns its tables
 
 
+def test_configs_handed_out_are_the_callers_own():
+    """transformers (v5) adds rope_theta into a config's rope_scaling in place: a config taken from
+    the catalog must not carry such an edit into the next plan in the process."""
+    from multihead import cost
+    from multihead.cost.serving_fit import catalog_config
+    from multihead.planner.serving import load_model
+    mine = cost.model_catalog()["Llama-3.1-8B"]["config"]
+    mine["rope_scaling"]["rope_theta"] = 1.0
+    mine["num_key_value_heads"] = 1
+    assert "rope_theta" not in cost.model_catalog()["Llama-3.1-8B"]["config"]["rope_scaling"]
+    spec = cost.catalog_model("Llama-3.1-8B")
+    assert spec.num_kv_heads == 8 and "rope_theta" not in spec.rope_scaling.raw
+    for config in (load_model("Llama-3.1-8B")[0], catalog_config("Qwen/Qwen3-8B"), load_model("Qwen/Qwen3-8B")[0]):
+        config["rope_scaling"] = {"edited": True}
+        config["num_key_value_heads"] = 1
+    assert load_model("Llama-3.1-8B")[0]["rope_scaling"] == spec.rope_scaling.raw
+    assert catalog_config("Qwen/Qwen3-8B") == load_model("Qwen/Qwen3-8B")[0] != config
+
+
 def test_plan_json_imports_neither_torch_nor_numpy_nor_rich():
     """`multihead plan --json` (the web page's and scripts' call) loads no array or table library:
     numpy only fits (cost/serving_fit.py), rich only draws the text tables (planner/rendering.py)."""

@@ -18,6 +18,7 @@ never fits, so ``multihead plan`` starts without numpy.
 """
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import asdict
 from importlib import resources
@@ -155,9 +156,10 @@ def residuals(rows, fit: Fit, held: dict[str, Fit]) -> list[dict]:
 
 
 def catalog_config(model: str) -> dict:
-    """The published config.json of a catalog model (catalog/configs/index.json)."""
+    """The published config.json of a catalog model (catalog/configs/index.json), the caller's own
+    copy (see lookup.model_catalog: such dicts go to transformers, which may edit them)."""
     index = read_json(CATALOG / "configs" / "index.json")
-    return dict(read_json(CATALOG / "configs" / index[model]["file"]))     # a new dict, shared values
+    return copy.deepcopy(read_json(CATALOG / "configs" / index[model]["file"]))
 
 
 def log_rows() -> list[tuple[str, ServingShape, EngineArgs, dict]]:
