@@ -9,10 +9,10 @@ measured on this machine (``multihead calibrate``) stores already-effective figu
 from __future__ import annotations
 
 import difflib
-import json
 from dataclasses import dataclass, field
 from importlib import resources
 
+from multihead.catalog import entries
 from multihead.cost.units import canonical_dtype
 
 # Stated defaults: a well-tuned kernel reaches about half of the datasheet tensor-core peak
@@ -85,9 +85,12 @@ def memory_seconds(nbytes: float, device: DeviceSpec) -> float:
     return nbytes / device.effective_bandwidth()
 
 
+GPUS_JSON = resources.files("multihead.catalog") / "gpus.json"
+
+
 def gpu_catalog() -> dict[str, dict]:
-    text = resources.files("multihead.catalog").joinpath("gpus.json").read_text()
-    return {k: v for k, v in json.loads(text).items() if not k.startswith("_")}
+    """Name -> entry of catalog/gpus.json; a new dict, shared entries (read-only, multihead.catalog)."""
+    return entries(GPUS_JSON)
 
 
 def catalog_gpu(name: str) -> DeviceSpec:

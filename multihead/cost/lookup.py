@@ -6,25 +6,30 @@ parameter count to check against.
 """
 from __future__ import annotations
 
+import copy
 import difflib
 import json
 from importlib import resources
 from pathlib import Path
 
+from multihead.catalog import entries
 from multihead.cost.hf_config import read_config
 from multihead.cost.model import ModelSpec
 
 MAX_CONFIG_BYTES = 16 << 20        # the largest published config.json is well under 1 MB
+MODELS_JSON = resources.files("multihead.catalog") / "models.json"
 
 
 def model_catalog() -> dict[str, dict]:
-    text = resources.files("multihead.catalog").joinpath("models.json").read_text()
-    return {k: v for k, v in json.loads(text).items() if not k.startswith("_")}
+    """Name -> entry of catalog/models.json, the caller's own copy: its configs are the kind of dict
+    handed to transformers, which edits some in place (v5 adds rope_theta into rope_scaling), and
+    the parsed file is shared by every plan in the process (multihead.catalog.read_json)."""
+    return copy.deepcopy(entries(MODELS_JSON))
 
 
 def catalog_model(name: str) -> ModelSpec:
     """A catalog model by name (case-insensitive); an unknown name lists the closest ones."""
-    catalog = model_catalog()
+    catalog = entries(MODELS_JSON)      # shared, read-only: read_config copies what it keeps
     key = {k.lower(): k for k in catalog}.get(name.lower())
     if key is None:
         close = difflib.get_close_matches(name, list(catalog), n=3, cutoff=0.3)

@@ -9,9 +9,9 @@ never see each other (the planner's lossy "chunks").
 from __future__ import annotations
 
 import dataclasses
-import json
 from importlib import resources
 
+from multihead.catalog import entries
 from multihead.cost.serving import EngineArgs, ServingAccount, account
 from multihead.cost.serving_fit import load_fit
 from multihead.cost.serving_shape import shape_for
@@ -23,9 +23,12 @@ ENGINE_DTYPE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}     # 
 GPUS_PER_NODE = 8
 
 
+GPU_MEMORY_JSON = resources.files("multihead.cost") / "catalog" / "gpu_memory.json"
+
+
 def gpu_catalog() -> dict[str, dict]:
-    text = (resources.files("multihead.cost") / "catalog" / "gpu_memory.json").read_text()
-    return {k: v for k, v in json.loads(text).items() if not k.startswith("_")}
+    """Name -> physical memory entry (catalog/gpu_memory.json); a new dict, shared entries (read-only)."""
+    return entries(GPU_MEMORY_JSON)
 
 
 def gpu_memory_bytes(name: str) -> tuple[str, int]:

@@ -12,28 +12,31 @@ residuals are reported in-sample and leave-one-model-out (each model predicted b
 saw it), the honest estimate for models outside the logs.
 
     python -m multihead.cost.serving_fit        # writes catalog/serving_fit.json, prints residuals
+
+numpy is imported by the fitting functions only: a plan reads the committed fit (``load_fit``) and
+never fits, so ``multihead plan`` starts without numpy.
 """
 from __future__ import annotations
 
-import functools
+import copy
 import json
 from dataclasses import asdict
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-
+from multihead.catalog import read_json
 from multihead.cost.serving import GIB, EngineArgs, Fit, ServingShape, activation_bytes, non_torch_bytes
 
+if TYPE_CHECKING:
+    import numpy as np
+
 CATALOG = resources.files("multihead.cost") / "catalog"
-# Grids for the two coefficients inside max(): bytes-per-byte multipliers of forward and sampler.
-_GRID_F = np.round(np.arange(0.0, 3.01, 0.05), 2)
-_GRID_S = np.round(np.arange(0.0, 6.01, 0.05), 2)
 _UNIT = Fit(0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0)
 
 
 def load_runs() -> list[dict]:
-    return json.loads((CATALOG / "vllm_runs.json").read_text())["runs"]
+    return list(read_json(CATALOG / "vllm_runs.json")["runs"])      # a new list of shared rows (read-only)
 
 
 def features(shape: ServingShape, args: EngineArgs) -> tuple[float, float, float, float]:
@@ -46,6 +49,7 @@ def features(shape: ServingShape, args: EngineArgs) -> tuple[float, float, float
 
 def _linear(y: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, float]:
     """Non-negative least squares for a few columns: drop the most negative one until none is."""
+    import numpy as np
     keep = list(range(cols.shape[1]))
     while True:
         coef = np.zeros(cols.shape[1])
@@ -59,10 +63,14 @@ def _linear(y: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, float]:
 
 def fit_activation(x: np.ndarray, y: np.ndarray) -> dict:
     """Best (c_f, c_s) on the grid, with (base, c_m, c_mm) solved for each; x columns: f, s, m, mm."""
+    import numpy as np
+    # Grids for the two coefficients inside max(): bytes-per-byte multipliers of forward and sampler.
+    grid_f = np.round(np.arange(0.0, 3.01, 0.05), 2)
+    grid_s = np.round(np.arange(0.0, 6.01, 0.05), 2)
     best = None
     ones = np.ones(len(y))
-    for cf in _GRID_F:
-        for cs in _GRID_S:
+    for cf in grid_f:
+        for cs in grid_s:
             peak = np.maximum(cf * x[:, 0], cs * x[:, 1])
             coef, sse = _linear(y - peak, np.column_stack([ones, x[:, 2], x[:, 3]]))
             if best is None or sse < best[0]:
@@ -73,12 +81,14 @@ def fit_activation(x: np.ndarray, y: np.ndarray) -> dict:
 
 
 def predict_activation(c: dict, x: np.ndarray) -> np.ndarray:
+    import numpy as np
     return (c["act_base_gib"] + np.maximum(c["act_forward"] * x[:, 0], c["act_sampler"] * x[:, 1])
             + c["act_moe"] * x[:, 2] + c["act_multimodal_gib"] * x[:, 3])
 
 
 def fit_non_torch(gpus: np.ndarray, y: np.ndarray) -> dict:
     """Alone: the mean of one-GPU rows. With peers: y - alone = a + b * GPUs (least squares)."""
+    import numpy as np
     alone = float(np.mean(y[gpus == 1]))
     many = gpus > 1
     if many.sum() >= 2 and len(set(gpus[many])) >= 2:
@@ -100,6 +110,7 @@ def _distinct(rows):
 
 
 def _coefficients(uniq) -> tuple[dict, np.ndarray, np.ndarray]:
+    import numpy as np
     x = np.array([features(s, a) for _, s, a, _ in uniq])
     y = np.array([r["activation_gib"] for *_, r in uniq])
     gpus = np.array([a.tensor_parallel_size * a.pipeline_parallel_size for _, _, a, _ in uniq])
@@ -145,9 +156,10 @@ def residuals(rows, fit: Fit, held: dict[str, Fit]) -> list[dict]:
 
 
 def catalog_config(model: str) -> dict:
-    """The published config.json of a catalog model (catalog/configs/index.json)."""
-    index = json.loads((CATALOG / "configs" / "index.json").read_text())
-    return json.loads((CATALOG / "configs" / index[model]["file"]).read_text())
+    """The published config.json of a catalog model (catalog/configs/index.json), the caller's own
+    copy (see lookup.model_catalog: such dicts go to transformers, which may edit them)."""
+    index = read_json(CATALOG / "configs" / "index.json")
+    return copy.deepcopy(read_json(CATALOG / "configs" / index[model]["file"]))
 
 
 def log_rows() -> list[tuple[str, ServingShape, EngineArgs, dict]]:
@@ -176,19 +188,13 @@ def engine_args_of(run: dict) -> EngineArgs:
 
 
 def load_fit() -> Fit:
-    """The committed fit (catalog/serving_fit.json); read again only when the file changed (a plan
+    """The committed fit (catalog/serving_fit.json); parsed again only when the file changed (a plan
     asks for it once per serving account: ~30 times when it searches fallbacks)."""
-    path = CATALOG / "serving_fit.json"
-    st = path.stat()
-    return _read_fit(str(path), st.st_mtime_ns, st.st_size)
-
-
-@functools.lru_cache(maxsize=4)
-def _read_fit(path: str, mtime_ns: int, size: int) -> Fit:
-    return Fit(**json.loads(Path(path).read_text())["fit"])
+    return Fit(**read_json(CATALOG / "serving_fit.json")["fit"])
 
 
 def main(out: str | None = None) -> int:
+    import numpy as np
     rows = log_rows()
     fit, held = fit_rows(rows), held_out_fits(rows)
     res = residuals(rows, fit, held)

@@ -33,11 +33,11 @@ reports/gpu-time/) and read from catalog/gpu_time_fit.json.
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from multihead.catalog import read_json
 from multihead.cost import formulas
 from multihead.cost.memory import decode_weight_bytes, kv_bytes, weight_bytes
 from multihead.cost.model import ModelSpec
@@ -436,7 +436,8 @@ FIT_FILE = CATALOG / "gpu_time_fit.json"
 
 
 def interconnect_catalog() -> dict:
-    return json.loads((CATALOG / "interconnect.json").read_text())
+    """catalog/interconnect.json, shared between callers (read-only, see multihead.catalog)."""
+    return read_json(CATALOG / "interconnect.json")
 
 
 USE_MAMF = True     # compute against each GPU's measured matmul ceiling (False: every GPU at its datasheet peak)
@@ -445,7 +446,7 @@ USE_MAMF = True     # compute against each GPU's measured matmul ceiling (False:
 def mamf_share(name: str) -> float:
     """The GPU's maximum achievable matmul FLOP/s as a share of its datasheet peak (measured by others,
     catalog/gpu_matmul.json); the median of the measured GPUs for one without a measurement."""
-    table = json.loads((CATALOG / "gpu_matmul.json").read_text())
+    table = read_json(CATALOG / "gpu_matmul.json")
     return table["gpus"].get(name, {}).get("mamf_share", table["default"])
 
 
@@ -459,8 +460,9 @@ def load_constants(path: Path | None = None) -> Constants:
     path = Path(path) if path else FIT_FILE
     if not path.is_file():
         return Constants()
-    data = json.loads(path.read_text())
-    return Constants(**data["constants"], source=f"{path.name} ({data.get('command', 'fitted')})")
+    data = read_json(path)
+    fitted = {k: dict(v) if isinstance(v, dict) else v for k, v in data["constants"].items()}   # own tables
+    return Constants(**fitted, source=f"{path.name} ({data.get('command', 'fitted')})")
 
 
 def make_gpu(name: str, entry: dict, overrides: dict | None = None) -> Gpu:

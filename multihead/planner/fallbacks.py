@@ -5,9 +5,7 @@ dtype, tiled attention, interpolated positions, more GPUs, quantized weights, a 
 """
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
+from multihead.catalog import read_json
 from multihead.cost.positions import coverage, extension_needed
 from multihead.cost.quantization import WEIGHTS_DTYPE_QUANT, from_flag
 from multihead.cost.units import dtype_bytes, fmt_bytes, fmt_int, fmt_seconds
@@ -170,7 +168,7 @@ def gqa_quality_lines(path, model_name: str) -> list[str]:
     if path is None:
         return []
     try:
-        data = json.loads(Path(path).read_text())
+        data = read_json(path)      # shared (read-only): parsed once per version of the file
     except (OSError, ValueError):
         return []
     lines = []

@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
+from typing import TYPE_CHECKING
 
 from multihead.cost.units import fmt_bytes, fmt_count, fmt_flops, fmt_passes as _passes, fmt_seconds
 from multihead.planner.accounts import max_tokens_that_fit
 from multihead.planner.plan import Plan
+
+if TYPE_CHECKING:       # rich is imported by the table functions only: --json never loads it
+    from rich.console import Console
+    from rich.table import Table
 
 
 # -- JSON -------------------------------------------------------------------------------------------
@@ -48,6 +49,7 @@ def render(p: Plan, console: Console | None = None, explain: bool = False) -> No
 
 def _summary(p: Plan, con: Console) -> None:
     """Three lines: the model (with MoE / MLA / windows / quantization said), the workload and GPU, the answer."""
+    from rich.markup import escape
     features = "".join(f"; {f}" for f in p.model_features)
     con.print(f"[bold]{escape(p.model)}[/bold] " + escape(
         f"({p.attention_kind}: L={p.n_layers}, H={p.n_heads}, H_kv={p.n_kv_heads}, d_k={p.head_dim}, D={p.d_model}"
@@ -60,6 +62,7 @@ def _summary(p: Plan, con: Console) -> None:
 
 
 def _table(title: str, *columns: str) -> Table:
+    from rich.table import Table
     t = Table(title=title, title_justify="left")
     for i, col in enumerate(columns):
         t.add_column(col, justify="right" if 0 < i < len(columns) - 1 else "left")
@@ -144,6 +147,7 @@ def _time_table(p: Plan) -> Table:
 def _fallbacks(p: Plan, con: Console) -> None:
     if not p.fallbacks:
         return
+    from rich.table import Table
     needed = any(f.needed for f in p.fallbacks if f.name != "reuse_kv_across_passes")
     t = Table(title="Fallbacks" + ("" if needed else " (not needed: the plan fits with headroom; for reference)"),
               title_justify="left")
@@ -174,6 +178,7 @@ def _verdict(p: Plan) -> str:
 
 def _console() -> Console:
     """Rich's console; piped output gets 120 columns instead of rich's default 80."""
+    from rich.console import Console
     con = Console()
     return con if con.is_terminal else Console(width=120)
 

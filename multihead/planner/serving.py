@@ -9,6 +9,7 @@ uses the same two: the library never imports CLI code (docs/layout.md).
 """
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -93,7 +94,8 @@ def build(ctx: sections.Context):
 
 def load_model(model: str) -> tuple[dict, str]:
     """(config dict, name): a config.json path or folder, else a catalog HF id (case-insensitive)."""
-    from multihead.cost.serving_fit import CATALOG
+    from multihead.catalog import entries, read_json
+    from multihead.cost.serving_fit import CATALOG, catalog_config
     path = Path(model)
     if path.exists():
         file = path / "config.json" if path.is_dir() else path
@@ -101,17 +103,17 @@ def load_model(model: str) -> tuple[dict, str]:
             return json.loads(file.read_text()), str(path if path.is_dir() else path.parent)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
             raise ValueError(f"model: cannot read {file} as a config.json ({err})") from None
-    index = json.loads((CATALOG / "configs" / "index.json").read_text())
+    index = read_json(CATALOG / "configs" / "index.json")
     key = {k.lower(): k for k in index}.get(model.lower())
     if key is not None:
-        return json.loads((CATALOG / "configs" / index[key]["file"]).read_text()), key
-    from multihead.cost.lookup import model_catalog      # the planner's catalog (short names)
-    planner = model_catalog()
+        return catalog_config(key), key
+    from multihead.cost.lookup import MODELS_JSON      # the planner's catalog (short names)
+    planner = entries(MODELS_JSON)
     key = {k.lower(): k for k in planner}.get(model.lower())
     if key is None or "config" not in planner[key]:
         raise ValueError(f"model: {model!r} is neither a config.json path nor a catalog config "
                          f"(known: {', '.join(list(index) + list(planner))})")
-    return dict(planner[key]["config"]), hf_id(planner[key].get("source", ""), key)
+    return copy.deepcopy(planner[key]["config"]), hf_id(planner[key].get("source", ""), key)
 
 
 def hf_id(source: str, fallback: str) -> str:
