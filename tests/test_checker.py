@@ -653,3 +653,21 @@ def test_probe_threads_run_with_the_callers_thread_count():
     assert torch.get_num_threads() == 1                  # the module's one_thread fixture
     assert check_attention(recorded).passed
     assert seen and set(seen) == {1}
+
+
+def test_cli_parent_imports_no_torch_for_a_cpu_check():
+    """`multihead check` imports torch in the child only (one ~1.3 s import per check, not two);
+    the parent needs it just to check a --device other than cpu."""
+    import subprocess
+
+    code = ("import sys\n"
+            "import multihead.checker.isolate as isolate\n"
+            "isolate.run_isolated = lambda *a: (_ for _ in ()).throw(SystemExit(0))   # stop before the child\n"
+            "from multihead.cli import main\n"
+            "try:\n    main(['check', 'torch.nn.functional:scaled_dot_product_attention'])\n"
+            "except SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('torch', 'numpy') if m in sys.modules))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       cwd=os.path.dirname(HERE), env={**os.environ, "PYTHONPATH": os.path.dirname(HERE)})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip() == "[]", r.stdout

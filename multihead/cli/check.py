@@ -69,13 +69,13 @@ def options(args) -> dict:
 
 
 def run(args) -> int:
-    from multihead.checker.check import check_device
     from multihead.checker.isolate import run_isolated
 
     # A bad device is the caller's mistake, not the target's: exit 2 before any child starts. The
     # default cpu needs no check here, which spares this process torch's import (~1.3 s of CPU;
     # the child checks it again).
     if args.device != "cpu":
+        from multihead.checker.check import check_device
         check_device(args.device)
     report = run_isolated(args.target, options(args), args.timeout)
     if args.json:
