@@ -4,8 +4,8 @@ The web tests compare what the server answers with what the CLI prints, run outs
 process. Starting an interpreter per call cost ~0.25 s of CPU (imports), ~30 calls in the web
 tests; here one child process runs ``multihead.cli.main(argv)`` for each request it reads on
 stdin: the CLI's own path from argv to exit code, stdout and stderr (an exception that escapes
-main() gives a traceback on stderr and exit code 1, as ``python -m multihead`` would). Each
-module keeps real ``python -m multihead`` runs where the interpreter's entry point is the point
+main() gives a traceback on stderr and exit code 1, as ``python -m multihead`` would). Real
+``python -m multihead`` runs are kept where the interpreter's entry point is the point
 (test_web_api: one byte-for-byte plan, one error line, ``plan --html``).
 """
 from __future__ import annotations
@@ -47,8 +47,17 @@ def _process() -> subprocess.Popen:
     if _child is None or _child.poll() is not None:
         _child = subprocess.Popen([sys.executable, "-c", _LOOP], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   text=True, cwd=ROOT, env=ENV)
-        atexit.register(_child.communicate)           # closes its stdin: the loop ends
+        atexit.register(_close, _child)
     return _child
+
+
+def _close(child: subprocess.Popen) -> None:
+    """At exit: close its stdin (the loop ends); a child stuck in a request is killed, not waited on."""
+    try:
+        child.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
 
 
 def run(args: list[str], cwd: Path = ROOT) -> subprocess.CompletedProcess:
@@ -58,6 +67,7 @@ def run(args: list[str], cwd: Path = ROOT) -> subprocess.CompletedProcess:
     child.stdin.flush()
     if not select.select([child.stdout], [], [], TIMEOUT_S)[0]:
         child.kill()
+        child.wait()                                  # so that the next call starts a new one
         raise AssertionError(f"multihead {' '.join(args)}: no answer in {TIMEOUT_S} s")
     line = child.stdout.readline()
     assert line, f"multihead {' '.join(args)}: the CLI process died (exit code {child.wait()})"

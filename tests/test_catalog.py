@@ -65,6 +65,11 @@ def test_the_catalogs_read_through_it():
         raw = json.loads(path.read_text())
         assert lookup() == {k: v for k, v in raw.items() if not k.startswith("_")}, path
     assert timing.interconnect_catalog() == json.loads((timing.CATALOG / "interconnect.json").read_text())
+    # ... and through the cache: the shared entries come back as the same objects
+    assert cost.gpu_catalog()["H100-SXM"] is cost.gpu_catalog()["H100-SXM"]
+    assert serving_answer.gpu_catalog()["H100-SXM"] is serving_answer.gpu_catalog()["H100-SXM"]
+    assert timing.interconnect_catalog() is timing.interconnect_catalog()
+    assert cost.model_names() == list(cost.model_catalog())
     assert serving_fit.load_runs() == json.loads((serving_fit.CATALOG / "vllm_runs.json").read_text())["runs"]
     c1, c2 = timing.load_constants(), timing.load_constants()
     assert c1 == c2 and c1.layer_overhead_s is not c2.layer_overhead_s      # each Constants owns its tables

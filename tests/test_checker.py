@@ -474,7 +474,7 @@ def test_cli_malformed_target_is_refused_at_parse_time(capsys, monkeypatch, targ
 
 # The other failures the child reports, through the child's own code (isolate.serve) run in this
 # process with the options the CLI's parser builds: the same message the CLI prints after
-# "multihead check: error: " (the two end-to-end cases above show that hand-over).
+# "multihead check: error: " (the end-to-end case above shows that hand-over).
 @pytest.mark.parametrize("target,words", [
     ("no_such_package.mod:fn", "cannot import 'no_such_package.mod'"),
     ("torch.nn.functional:no_such_name", "has no attribute 'no_such_name'"),
@@ -662,7 +662,8 @@ def test_cli_parent_imports_no_torch_for_a_cpu_check():
 
     code = ("import sys\n"
             "import multihead.checker.isolate as isolate\n"
-            "isolate.run_isolated = lambda *a: (_ for _ in ()).throw(SystemExit(0))   # stop before the child\n"
+            "def stop(*a):\n    print('reached run_isolated')\n    raise SystemExit(0)   # stop before the child\n"
+            "isolate.run_isolated = stop\n"
             "from multihead.cli import main\n"
             "try:\n    main(['check', 'torch.nn.functional:scaled_dot_product_attention'])\n"
             "except SystemExit:\n    pass\n"
@@ -670,4 +671,17 @@ def test_cli_parent_imports_no_torch_for_a_cpu_check():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                        cwd=os.path.dirname(HERE), env={**os.environ, "PYTHONPATH": os.path.dirname(HERE)})
     assert r.returncode == 0, r.stderr[-2000:]
-    assert r.stdout.strip() == "[]", r.stdout
+    assert r.stdout.split("\n")[:2] == ["reached run_isolated", "[]"], r.stdout
+
+
+def test_float64_check_sees_a_target_that_stores_in_float32():
+    """float64 probes draw inputs with full float64 mantissas (reference.normal): a target that
+    rounds them through float32 is reported as not reaching float64 accuracy (with inputs drawn in
+    float32 it passed at 1e-16)."""
+    def stores_in_float32(q, k, v, attn_mask=None, is_causal=False, scale=None):
+        q, k, v = (t.float().double() for t in (q, k, v))
+        return broken_impls.correct(q, k, v, attn_mask, is_causal, scale)
+
+    low = check_attention(stores_in_float32, dtype="float64").finding("reference")
+    assert low.status == "info" and "not float64 accuracy" in low.evidence, low.evidence
+    assert check_attention(broken_impls.correct, dtype="float64").finding("reference").status == "pass"

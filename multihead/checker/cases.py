@@ -53,12 +53,13 @@ def score_bias(pattern: str, Tk: int) -> torch.Tensor:
     raise ValueError(f"pattern: unknown {pattern!r}")
 
 
-def qkv(case: Case, g: torch.Generator):
-    """float64 q [B, H, Tq, d], k/v [B, H_kv, Tk, d] with the case's score pattern."""
+def qkv(case: Case, g: torch.Generator, dtype: torch.dtype = torch.float32):
+    """float64 q [B, H, Tq, d], k/v [B, H_kv, Tk, d] with the case's score pattern, for inputs of
+    ``dtype`` (reference.normal)."""
     B, H, Hk, Tq, Tk, d = case.B, case.H, case.H_kv, case.Tq, case.Tk, case.d
-    q = normal(B, H, Tq, d, generator=g)
-    k = normal(B, Hk, Tk, d, generator=g)
-    v = normal(B, Hk, Tk, d, generator=g) + case.v_mean
+    q = normal(B, H, Tq, d, generator=g, dtype=dtype)
+    k = normal(B, Hk, Tk, d, generator=g, dtype=dtype)
+    v = normal(B, Hk, Tk, d, generator=g, dtype=dtype) + case.v_mean
     if case.pattern != "random":
         q[..., 0] = 1.0
         k[..., 0] = score_bias(case.pattern, Tk) * math.sqrt(d)

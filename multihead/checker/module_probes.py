@@ -34,7 +34,7 @@ class ModuleCtx:
         return torch.Generator().manual_seed(self.seed * 1000 + 500 + salt)
 
     def randn(self, g, *shape, std=1.0):
-        return (normal(*shape, generator=g) * std).to(self.device, self.dtype)
+        return (normal(*shape, generator=g, dtype=self.dtype) * std).to(self.device, self.dtype)
 
     def tol(self, y: torch.Tensor) -> float:
         """Tolerance scaled to the output's size (the projections set it)."""
@@ -167,7 +167,7 @@ def probe_overflow(ctx: ModuleCtx) -> Finding:
     if ctx.dtype == torch.float16:
         target = ModuleTarget(copy.deepcopy(ctx.target.module).float(), D, ctx.target.n_heads, ctx.target.n_kv_heads)
         dtype, note = torch.float32, " (on a float32 copy: such logits overflow float16 itself)"
-    x = (normal(B, T, D, generator=g) * 100.0).to(ctx.device, dtype)
+    x = (normal(B, T, D, generator=g, dtype=dtype) * 100.0).to(ctx.device, dtype)
     y = target(x)
     n_bad = int((~torch.isfinite(y)).sum())
     if n_bad:

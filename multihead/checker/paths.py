@@ -90,7 +90,7 @@ def low_precision_tol(q, k, v, ref, mask, is_causal, alignment) -> float:
 def run_case(ctx: Ctx, case: C.Case, salt: int, alignment: str | None = None) -> Result:
     g = ctx.gen(salt)
     dt = case.dtype or ctx.dtype
-    q64, k64, v64 = C.qkv(case, g)
+    q64, k64, v64 = C.qkv(case, g, dt)
     mask64 = C.build_mask(case, g, alignment, dt)
     mask, is_causal, _ = mask64
     q, k, v = (t.to(ctx.device, dt) for t in (q64, k64, v64))

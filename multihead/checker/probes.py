@@ -44,7 +44,7 @@ class Ctx:
         return torch.Generator().manual_seed(self.seed * 1000 + salt)
 
     def randn(self, g: torch.Generator, *shape, std: float = 1.0, dtype=None) -> torch.Tensor:
-        t = normal(*shape, generator=g) * std
+        t = normal(*shape, generator=g, dtype=dtype or self.dtype) * std
         return t.to(self.device, dtype or self.dtype)
 
     def qkv(self, g, B, H, Tq, Tk, d, h_kv=None, std=1.0):
@@ -212,9 +212,9 @@ def _shift_pair(ctx, g, dtype, base, B=1, H=2, T=16, d=16):
     one, the rest N(0, 1) in both. Softmax is shift invariant, so fn must give the same output
     for both (whatever scale it applies); exp() of the large logits overflows unless the row
     maximum is subtracted first."""
-    q = normal(B, H, T, d, generator=g)
-    k = normal(B, H, T, d, generator=g)
-    v = normal(B, H, T, d, generator=g)
+    q = normal(B, H, T, d, generator=g, dtype=dtype)
+    k = normal(B, H, T, d, generator=g, dtype=dtype)
+    v = normal(B, H, T, d, generator=g, dtype=dtype)
     q[..., 0], k[..., 0] = 0.0, 0.0
     a = math.sqrt(base * math.sqrt(d))
     ql, kl = q.clone(), k.clone()

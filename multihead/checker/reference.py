@@ -49,11 +49,13 @@ def expand_kv(x: torch.Tensor, n_heads: int, grouping: str = "interleave") -> to
     raise ValueError(f"grouping: expected 'interleave' or 'tile', got {grouping!r}")
 
 
-def normal(*shape: int, generator: torch.Generator) -> torch.Tensor:
-    """float64 standard normal samples of ``shape``, drawn in float32: torch draws float32 normals
-    5-6x faster than float64 ones (10 vs 1.8 ms for 0.5 M on one core), the probes' largest cost,
-    and float32 values convert exactly to float32 and float64 targets alike."""
-    return torch.randn(*shape, generator=generator, dtype=torch.float32).to(torch.float64)
+def normal(*shape: int, generator: torch.Generator, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """float64 standard normal samples of ``shape`` for inputs of ``dtype``: drawn in float32 (torch
+    draws float32 normals 5-6x faster than float64 ones, 1.8 vs 10 ms for 0.5 M on one core, the
+    probes' largest cost) and exact in float32 and narrower dtypes; drawn in float64 for float64
+    inputs, whose full mantissa is what shows a target that stores or computes in float32."""
+    draw = torch.float64 if dtype == torch.float64 else torch.float32
+    return torch.randn(*shape, generator=generator, dtype=draw).to(torch.float64)
 
 
 def reference_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *,

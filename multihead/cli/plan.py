@@ -149,12 +149,12 @@ def _list() -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from multihead.cost import catalog_model, gpu_catalog, model_catalog, param_counts
+    from multihead.cost import catalog_model, gpu_catalog, model_names, param_counts
 
     t = Table(title="Models")
     for col in ("name", "D", "L", "H", "H_kv", "d_k", "params", "max pos", "kind", "source"):
         t.add_column(col)
-    for name in model_catalog():
+    for name in model_names():
         s = catalog_model(name)
         c = param_counts(s)
         t.add_row(name, str(s.hidden_size), str(s.num_layers), str(s.num_heads), str(s.num_kv_heads), str(s.head_dim),

@@ -25,7 +25,7 @@ Symbols everywhere: B batch, T tokens, D hidden_size, H heads, H_kv KV heads, d 
 I intermediate_size, V vocab_size, E experts, k experts per token.
 """
 from multihead.cost import precision
-from multihead.cost.lookup import catalog_model, load_config_file, model_catalog, resolve_model
+from multihead.cost.lookup import catalog_model, load_config_file, model_catalog, model_names, resolve_model
 from multihead.cost.device import DeviceSpec, catalog_gpu, gpu_catalog
 from multihead.cost.formulas import (Dims, attention_flops, attention_params, causal_pairs, decode_attention_flops,
                                      kv_cache_bytes, score_matrix_bytes, spec_attention_flops, tiled_state_bytes)
@@ -38,7 +38,7 @@ from multihead.cost.positions import coverage, extension_needed
 from multihead.cost.quantization import Quantization
 from multihead.cost.units import dtype_bytes
 
-__all__ = ["precision", "catalog_model", "load_config_file", "model_catalog", "resolve_model", "DeviceSpec",
+__all__ = ["precision", "catalog_model", "load_config_file", "model_catalog", "model_names", "resolve_model", "DeviceSpec",
            "catalog_gpu", "gpu_catalog", "Dims", "attention_flops", "attention_params", "causal_pairs",
            "decode_attention_flops", "kv_cache_bytes", "score_matrix_bytes", "spec_attention_flops",
            "tiled_state_bytes", "read_config", "KVGroup", "WeightBytes", "decode_weight_bytes", "kv_bytes",

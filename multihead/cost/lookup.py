@@ -27,6 +27,11 @@ def model_catalog() -> dict[str, dict]:
     return copy.deepcopy(entries(MODELS_JSON))
 
 
+def model_names() -> list[str]:
+    """The catalog models' names, in the file's order (no copy of their configs)."""
+    return list(entries(MODELS_JSON))
+
+
 def catalog_model(name: str) -> ModelSpec:
     """A catalog model by name (case-insensitive); an unknown name lists the closest ones."""
     catalog = entries(MODELS_JSON)      # shared, read-only: read_config copies what it keeps

@@ -232,19 +232,18 @@ def _serial_torch_here() -> Iterator[None]:
     """torch ops of the calling thread on one OpenMP thread and serial MKL inside the block; other
     threads and the process's torch.get_num_threads() elsewhere are untouched."""
     omp, mkl = _omp(), _mkl_local()
-    if omp is None:
-        yield
-        return
     torch.get_num_threads()           # torch's lazy per-thread init first: it would reset the count
-    before = omp.omp_get_max_threads()
-    omp.omp_set_num_threads(1)
+    before = omp.omp_get_max_threads() if omp is not None else None
+    if omp is not None:
+        omp.omp_set_num_threads(1)
     mkl_before = mkl(1) if mkl is not None else None
     try:
         yield
     finally:
         if mkl is not None:
             mkl(mkl_before)
-        omp.omp_set_num_threads(before)
+        if omp is not None:
+            omp.omp_set_num_threads(before)
 
 
 def _run_parallel(p: "_Problem", tiles: list, out: Tensor, lse: Tensor, workers: int) -> None:
@@ -284,7 +283,10 @@ class _Exiting:
     there is no /proc the wait is skipped (the race stays where it was)."""
     _ids: set[int] = set()
     _lock = threading.Lock()
-    WAIT_S = 2.0        # a thread's exit takes microseconds; this only bounds a pathological case
+    # An ended worker's exit takes microseconds. Workers of a call still running in another Python
+    # thread make a fork wait this long and then go ahead: for a fork DURING a call (threads mid-
+    # work), the race is not closed (as for any library forked while its threads run).
+    WAIT_S = 2.0
 
     @classmethod
     def add(cls, tid: int) -> None:
@@ -304,8 +306,14 @@ class _Exiting:
         while cls.prune() and time.monotonic() < deadline:
             time.sleep(1e-4)
 
+    @classmethod
+    def forget_in_child(cls) -> None:
+        """In a forked child: none of the parent's threads exist, and the lock may have been copied
+        while a worker of a concurrent call held it (in add)."""
+        cls._lock, cls._ids = threading.Lock(), set()
 
-os.register_at_fork(before=_Exiting.wait)
+
+os.register_at_fork(before=_Exiting.wait, after_in_child=_Exiting.forget_in_child)
 
 
 def _base2_mask(mask: Tensor | None, ct: torch.dtype) -> Tensor | None:

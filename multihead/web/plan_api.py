@@ -191,7 +191,7 @@ def catalog() -> dict:
     """Catalog model and GPU names, as ``multihead plan --list`` shows them."""
     from multihead import cost
 
-    return {"models": list(cost.model_catalog()), "gpus": list(cost.gpu_catalog())}
+    return {"models": cost.model_names(), "gpus": list(cost.gpu_catalog())}
 
 
 def trained_length(plan: dict, options: dict, config_text: str | None = None) -> int | None:
