@@ -462,14 +462,11 @@ def test_prefill_workers_run_openmp_and_mkl_serially_and_restore_both():
     """Workers are one per core: torch's OpenMP AND MKL's own count are 1 inside them (MKL keeps a
     process-wide count from torch.set_num_threads; left alone, each worker's GEMMs started a
     2-thread MKL team, whose late exit made forks hang), and both are restored after."""
-    import ctypes
-    import os
     import threading
 
     if fast_prefill._omp() is None or fast_prefill._mkl_local() is None:
         pytest.skip("torch without libgomp or MKL here: nothing to set")
-    lib = ctypes.CDLL(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"), mode=os.RTLD_NOLOAD)
-    mkl_max = lib.MKL_Get_Max_Threads
+    mkl_max = fast_prefill._torch_lib("libtorch_cpu.so").MKL_Get_Max_Threads
     seen = {}
 
     def worker():

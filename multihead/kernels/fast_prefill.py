@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import heapq
 import os
 import threading
@@ -185,21 +186,20 @@ def _key_end(q1: int, Tq: int, Tk: int, causal: bool) -> int:
 # that run tiles and nowhere else. torch.set_num_threads would change it for the whole process
 # (and was not safe with calls overlapping in two Python threads). Where torch has no libgomp
 # (not Linux), the tiles run in the caller with torch's own thread count: correct, slower.
-_omp_lib: ctypes.CDLL | None = None
-_omp_tried = False
+@functools.lru_cache(maxsize=None)
+def _torch_lib(name: str) -> ctypes.CDLL | None:
+    """One of torch's own shared libraries, already loaded with torch (never loads another copy),
+    or None where this torch has no such file."""
+    try:
+        return ctypes.CDLL(os.path.join(os.path.dirname(torch.__file__), "lib", name),
+                           mode=os.RTLD_NOLOAD | os.RTLD_NOW)
+    except OSError:
+        return None
 
 
 def _omp() -> ctypes.CDLL | None:
-    """torch's own OpenMP runtime (already loaded with torch), or None."""
-    global _omp_lib, _omp_tried
-    if not _omp_tried:
-        _omp_tried = True
-        path = os.path.join(os.path.dirname(torch.__file__), "lib", "libgomp.so.1")
-        try:
-            _omp_lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_NOW)
-        except OSError:
-            _omp_lib = None
-    return _omp_lib
+    """torch's own OpenMP runtime, or None."""
+    return _torch_lib("libgomp.so.1")
 
 
 # MKL (linked into libtorch_cpu) keeps its own thread count, set process-wide by
@@ -208,23 +208,13 @@ def _omp() -> ctypes.CDLL | None:
 # allocator lock for a moment: a fork() then gave a child that hung in its first matmul (1 in
 # ~300 forks under load, after _Exiting below). MKL_Set_Num_Threads_Local(1) makes the worker's
 # GEMMs serial; it returns the thread's previous local value (0: follow the global one).
-_mkl_local_fn = None
-_mkl_tried = False
-
-
+@functools.lru_cache(maxsize=None)
 def _mkl_local():
-    global _mkl_local_fn, _mkl_tried
-    if not _mkl_tried:
-        _mkl_tried = True
-        path = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
-        try:
-            fn = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_NOW).MKL_Set_Num_Threads_Local
-        except (OSError, AttributeError):          # no such library or a build without MKL
-            fn = None
-        if fn is not None:
-            fn.argtypes, fn.restype = [ctypes.c_int], ctypes.c_int
-        _mkl_local_fn = fn
-    return _mkl_local_fn
+    """MKL_Set_Num_Threads_Local of torch's MKL, or None (no libtorch_cpu here, or no MKL in it)."""
+    fn = getattr(_torch_lib("libtorch_cpu.so"), "MKL_Set_Num_Threads_Local", None)
+    if fn is not None:
+        fn.argtypes, fn.restype = [ctypes.c_int], ctypes.c_int
+    return fn
 
 
 @contextlib.contextmanager
