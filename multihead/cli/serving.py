@@ -56,7 +56,7 @@ ENGINE_TO_PLAN_DTYPE = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"
 def plan_options(args) -> dict:
     """The plan's ``serving`` section options from its parsed flags (engine names as keys)."""
     keys = ("pipeline_parallel_size", "max_model_len", "max_num_batched_tokens", "max_num_seqs", "kv_cache_dtype",
-            "dtype", "block_size", "emit", "quantization", "input_len", "output_len")
+            "dtype", "block_size", "emit", "quantization", "input_len", "output_len", "concurrency", "request_rate")
     out = {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
     if args.model:
         from multihead.planner.serving import load_model
@@ -100,7 +100,8 @@ def run(args) -> int:
     from multihead.cost import serving_answer as S
     cfg, name = load_model(args.model)
     req = request_from(args, name, cfg)
-    out = S.answer(cfg, req, emit=args.emit, heads=_heads(cfg), input_len=args.input_len, output_len=args.output_len)
+    out = S.answer(cfg, req, emit=args.emit, heads=_heads(cfg), input_len=args.input_len, output_len=args.output_len,
+                   concurrency=args.concurrency, request_rate=args.request_rate)
     if args.json:
         print(json.dumps({"serving": out}, indent=1))
     else:

@@ -88,7 +88,7 @@ def build(ctx: sections.Context):
                   dtype=o.get("dtype") or "auto", quantization=o.get("quantization"))
     data = answer(cfg, req, emit=o.get("emit", "vllm"), heads=setup.spec.num_heads,
                   input_len=o.get("input_len"), output_len=o.get("output_len"), spec=setup.spec, gpu_bytes=total,
-                  device=setup.device)
+                  device=setup.device, concurrency=o.get("concurrency"), request_rate=o.get("request_rate"))
     return ServingSection(data)
 
 
