@@ -100,7 +100,7 @@ def render(r: dict) -> str:
         widths = [max(len(h), *(len(row[j]) for row in rows)) for j, h in enumerate(head)]
         lines.append("  " + "  ".join(h.rjust(w) for h, w in zip(head, widths)))
         lines += ["  " + "  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in rows]
-        if r.get("band") is not None:
+        if r.get("band") is not None and any(x.get("within_band_of_best") for x in r["results"][1:]):
             lines.append(f"  yes~: within the time model's error band ({r['band']:.0%}) of the best on the "
                          "objective: the prediction cannot tell them apart")
     best = r["results"][0] if r["results"] and r["results"][0]["meets_slo"] else None

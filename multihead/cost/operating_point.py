@@ -50,7 +50,9 @@ def _check_load(concurrency, request_rate) -> None:
 
 def slots(max_num_seqs: int, kv_capacity_requests: float) -> int:
     """Requests one replica runs at once: max_num_seqs, or fewer when the KV pool holds fewer."""
-    return max(0, min(int(max_num_seqs), int(math.floor(kv_capacity_requests))))
+    if kv_capacity_requests >= max_num_seqs:
+        return int(max_num_seqs)
+    return max(0, int(math.floor(kv_capacity_requests)))
 
 
 def _closed_replica(setup: timing.Setup, n: int, input_len: int, output_len: int, cap: int,

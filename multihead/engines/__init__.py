@@ -43,10 +43,12 @@ class LaunchPlan:
 
     @property
     def replicas_per_node(self) -> int:
-        """Replicas one launch command runs (the engine's own data parallelism inside a node)."""
+        """Replicas one launch command runs (the engine's own data parallelism inside a node): the
+        largest divisor of data_parallel_size that fits in a node, so identical launches add up to it."""
         if self.nodes > 1:
             return 1
-        return max(1, min(self.data_parallel_size, self.gpus_per_node // self.gpus))
+        fit = max(1, self.gpus_per_node // self.gpus)
+        return max(d for d in range(1, min(fit, self.data_parallel_size) + 1) if self.data_parallel_size % d == 0)
 
     @property
     def launches(self) -> int:
