@@ -31,9 +31,9 @@ def run_search(args) -> int:
     cfg, name = load_model(args.model)
     slo = S.parse_slo(args.slo)
     prices = S.parse_prices(args.price)
-    gpus = resolve_gpus(args.device)
+    gpus, devices = resolve_gpus(args)
     inp, out = lengths(args, cfg)
-    space = S.Space(gpus=gpus, gpus_max=args.gpus_max,
+    space = S.Space(gpus=gpus, devices=devices, gpus_max=args.gpus_max,
                     quantizations=(args.quantization,) if args.quantization else S.QUANTIZATIONS,
                     kv_cache_dtypes=(args.kv_cache_dtype,) if args.kv_cache_dtype else S.KV_CACHE_DTYPES)
     work = S.Workload(input_len=inp, output_len=out, concurrency=args.concurrency, request_rate=args.request_rate,
@@ -51,16 +51,29 @@ def run_search(args) -> int:
     return 0
 
 
-def resolve_gpus(text: str | None) -> tuple[str, ...]:
-    """'H100,MI300X' -> catalog names (the serving catalog's aliases); default: planner/search.DEFAULT_GPUS."""
+def resolve_gpus(args) -> tuple[tuple[str, ...], dict]:
+    """(GPU names, {name: DeviceSpec} for a GPU given by its figures): --gpu 'H100,MI300X' -> catalog
+    names (the serving catalog's aliases); the three figures -> one GPU named 'custom'; neither ->
+    planner/search.DEFAULT_GPUS."""
+    import dataclasses
+
     from multihead.cost.serving_answer import gpu_memory_bytes
     from multihead.planner import search as S
-    if not text:
-        return S.DEFAULT_GPUS
-    names = [n.strip() for n in text.split(",") if n.strip()]
+    figures = (args.gpu_memory_gb, args.effective_tflops, args.bandwidth_tbps)
+    if any(f is not None for f in figures):
+        if args.device:
+            raise ValueError("gpu: with --search, give --gpu names or the figures (--gpu-memory-gb, "
+                             "--effective-tflops, --bandwidth-tbps), not both")
+        from multihead.planner.inputs import resolve_device
+        dev = resolve_device(None, gpu_memory_gb=args.gpu_memory_gb, effective_tflops=args.effective_tflops,
+                             bandwidth_tbps=args.bandwidth_tbps)
+        return ("custom",), {"custom": dataclasses.replace(dev, name="custom")}
+    if not args.device:
+        return S.DEFAULT_GPUS, {}
+    names = [n.strip() for n in args.device.split(",") if n.strip()]
     if not names:
         raise ValueError("gpu: expected GPU names separated by commas")
-    return tuple(dict.fromkeys(gpu_memory_bytes(n)[0] for n in names))
+    return tuple(dict.fromkeys(gpu_memory_bytes(n)[0] for n in names)), {}
 
 
 def lengths(args, cfg: dict) -> tuple[int, int]:

@@ -123,8 +123,10 @@ class Candidate:
 
 @dataclass
 class Space:
-    """The axes of the search; each a tuple of values to try."""
+    """The axes of the search; each a tuple of values to try. ``devices``: GPUs given by their
+    figures (planner DeviceSpecs of kind "explicit"), by the name they take in ``gpus``."""
     gpus: tuple[str, ...] = DEFAULT_GPUS
+    devices: dict = field(default_factory=dict)
     gpus_max: int = 16
     tensor_parallel_sizes: tuple[int, ...] = TP_SIZES
     pipeline_parallel_sizes: tuple[int, ...] = PP_SIZES
@@ -172,9 +174,14 @@ class _Evaluator:
         self.base = base_request or S.Request(model=model)
         self.spec = read_spec(cfg, model)           # read once: every account and Setup shares it
         self.max_model_len = work.max_model_len or work.input_len + work.output_len
+        self.devices: dict = {}
         self.accounts: dict = {}
         self.setups: dict = {}
         self.caches: dict = {}
+
+    def device(self, gpu: str):
+        """The DeviceSpec of a GPU given by its figures (Space.devices), else None (a catalog name)."""
+        return self.devices.get(gpu)
 
     def request(self, c: Candidate):
         return dataclasses.replace(self.base, model=self.model, gpu=c.gpu, tensor_parallel_size=c.tensor_parallel_size,
@@ -187,7 +194,9 @@ class _Evaluator:
                c.max_num_seqs)
         if key not in self.accounts:
             try:
-                self.accounts[key] = self.S.serving_account(self.cfg, self.request(c), spec=self.spec)
+                dev = self.device(c.gpu)
+                extra = {"gpu_bytes": dev.memory_bytes} if dev is not None else {}
+                self.accounts[key] = self.S.serving_account(self.cfg, self.request(c), spec=self.spec, **extra)
             except ValueError as err:          # e.g. TP not dividing the heads: not a configuration
                 self.accounts[key] = err
         return self.accounts[key]
@@ -197,7 +206,8 @@ class _Evaluator:
         if key not in self.setups:
             from multihead.cost.serving_time import setup_for
             try:
-                self.setups[key] = setup_for(self.cfg, self.request(c), dtype, spec=self.spec)
+                self.setups[key] = setup_for(self.cfg, self.request(c), dtype, spec=self.spec,
+                                             device=self.device(c.gpu))
             except ValueError as err:
                 self.setups[key] = err
             self.caches[key] = {}
@@ -294,6 +304,7 @@ def search(cfg: dict, model: str, work: Workload, space: Space | None = None, *,
         if missing:
             raise ValueError(f"price: no price for {', '.join(missing)} in the catalog; give --price GPU=$/h")
     ev = _Evaluator(cfg, model, work, base_request)
+    ev.devices = dict(space.devices)
     cands = space.candidates()
     rows, targets = [], work.slo.targets()
     for c in cands:
