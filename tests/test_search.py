@@ -330,3 +330,17 @@ def test_serving_and_plan_report_the_asked_point_and_add_it_to_the_curve(capsys)
         assert 12 in [p["concurrency"] for p in s["curve"]]
         assert [p["concurrency"] for p in s["curve"]] == sorted(p["concurrency"] for p in s["curve"])
     assert serving["at"]["tpot_s"] == pytest.approx(plan["at"]["tpot_s"], rel=1e-9)
+
+
+def test_docs_search_quotes_what_the_commands_print():
+    """Every output block in docs/search.md is what its command prints now (scripts/doc_outputs.py)."""
+    import importlib.util
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("doc_outputs", root / "scripts" / "doc_outputs.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    text = (root / "docs" / "search.md").read_text(encoding="utf-8")
+    assert len(list(mod.MARK.finditer(text))) == 3
+    stale = mod.stale_blocks(text)
+    assert not stale, f"stale output of {stale[0][0]!r}: run python scripts/doc_outputs.py docs/search.md"
