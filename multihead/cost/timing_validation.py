@@ -35,7 +35,7 @@ TABLES = {"layer_overhead_s": (1e-8, 5e-4), "allreduce_latency_s": (1e-8, 5e-4),
 # Metric families the acceptance targets name, and the rest.
 FAMILY = {"decode_tokens_per_s": "batch-1 decode", "ttft_ms": "TTFT", "itl_ms": "ITL / TPOT",
           "output_tokens_per_s": "throughput", "output_tokens_per_s_per_gpu": "throughput",
-          "request_latency_s": "request latency"}
+          "request_latency_s": "request latency", "decode_step_ms": "decode step (median ITL)"}
 
 
 def held_out(row_id: str) -> bool:
@@ -117,6 +117,8 @@ def predict(row: dict, setup: timing.Setup) -> float:
     metric, b, inp, out = row["metric"], row["batch"], row["input_len"], row["output_len"]
     if metric == "decode_tokens_per_s":
         return 1.0 / timing.decode_step(setup, b, inp + out // 2).total_s
+    if metric == "decode_step_ms":          # a median inter-token latency: one decode step, no prefill in it
+        return timing.decode_step(setup, b, inp + out // 2).total_s * 1e3
     point = timing.serving_point(setup, b, inp, out, mode=row["mode"])
     if metric == "ttft_ms":
         return point.ttft_s * 1e3
