@@ -124,7 +124,7 @@ def sglang_args(cfg: dict, req: Request, kv_bytes: float = 2.0):
     from multihead.cost.serving_sglang import SGLangArgs
     if req.pipeline_parallel_size != 1:
         raise ValueError("pipeline-parallel-size: the SGLang account models tensor parallelism only (--pp-size 1)")
-    from multihead.cost.serving_sglang import NO_HYBRID_SWA
+    from multihead.cost.serving_sglang import NO_HYBRID_SWA, resolve
     given = given_flags(req)
     types = [t for t in (str(cfg.get("model_type", "")), str(text_config(cfg).get("model_type", ""))) if t]
     return SGLangArgs(tp_size=req.tensor_parallel_size, mem_fraction_static=req.mem_fraction_static,
@@ -132,7 +132,8 @@ def sglang_args(cfg: dict, req: Request, kv_bytes: float = 2.0):
                       chunked_prefill_size=req.max_num_batched_tokens if "max_num_batched_tokens" in given else None,
                       max_running_requests=req.max_num_seqs if "max_num_seqs" in given else None,
                       page_size=req.block_size if "block_size" in given else 1, kv_cache_dtype_bytes=kv_bytes,
-                      model_type=next((t for t in types if t in NO_HYBRID_SWA), types[0] if types else ""), pcie=gpu_is_pcie(req.gpu))
+                      model_type=next((t for t in types if t in NO_HYBRID_SWA), types[0] if types else ""), pcie=gpu_is_pcie(req.gpu),
+                      version=resolve(req.engine_version))
 
 
 def _sglang_account(cfg: dict, shape, args: Request, total: float) -> ServingAccount:

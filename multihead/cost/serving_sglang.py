@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from multihead.cost.serving import (CHUNKED, GIB, SLIDING, Fit, ServingAccount, ServingShape, check_args,
                                     kv_bytes_per_token_layer, non_torch_bytes, EngineArgs)
 
-SGLANG_VERSIONS = ("0.5",)          # newest last; the default
+SGLANG_VERSIONS = ("0.4", "0.5")    # newest last; the default
 SWA_FULL_TOKENS_RATIO = 0.8         # server_args.py: swa_full_tokens_ratio default
 NO_HYBRID_SWA = ("gpt_oss", "gemma2", "gemma3", "gemma3_text", "olmo2")   # disable_hybrid_swa_memory
 MIB = 1 << 20
@@ -57,6 +57,7 @@ class SGLangArgs:
     max_total_tokens: int | None = None
     model_type: str = ""
     pcie: bool = False                           # GPUs talk over PCIe (no NVLink switch)
+    version: str = SGLANG_VERSIONS[-1]
 
 
 def resolve(version: str | None) -> str:
@@ -86,10 +87,21 @@ def default_chunk_and_graph_bs(gpu_mib: float, tp: int) -> tuple[int, int]:
     return 16384, 512
 
 
-def default_mem_fraction(gpu_mib: float, tp: int, pp: int = 1, chunk: int | None = None) -> float:
-    """SGLang 0.5's --mem-fraction-static when none is given: reserve (MiB) 512 + 1.5 x
-    max(chunk, 2048) + 2 x cuda_graph_max_bs + TP x PP / 8 x 1024, at least 10 GiB on GPUs over
-    60 GiB; fraction = round((memory - reserve) / memory, 3)."""
+def default_mem_fraction(gpu_mib: float, tp: int, pp: int = 1, chunk: int | None = None,
+                         version: str = SGLANG_VERSIONS[-1]) -> float:
+    """SGLang's --mem-fraction-static when none is given.
+
+    0.5 (server_args.py _handle_gpu_memory_settings, after sgl-project/sglang#10975): reserve (MiB)
+    512 + 1.5 x max(chunk, 2048) + 2 x cuda_graph_max_bs + TP x PP / 8 x 1024, at least 10 GiB on
+    GPUs over 60 GiB; fraction = round((memory - reserve) / memory, 3).
+    0.4 (server_args.py __post_init__ of the 0.4 line): reserve by GPU memory and n = TP x PP:
+    (2.8 + n / 10) GiB below 35 GiB, (9.5 + n / 2) below 90, (12 + n / 2) below 160, else 32 GiB.
+    Both versions size the pool itself the same way (profile_max_num_token)."""
+    if version == "0.4":
+        n = tp * pp
+        gib = (2.8 + n / 10 if gpu_mib < 35 * 1024 else 9.5 + n / 2 if gpu_mib < 90 * 1024
+               else 12 + n / 2 if gpu_mib < 160 * 1024 else 32)
+        return round((gpu_mib - gib * 1024) / gpu_mib, 3)
     dchunk, graph_bs = default_chunk_and_graph_bs(gpu_mib, tp)
     chunk = dchunk if chunk is None else chunk
     reserved = 512 + max(chunk, 2048) * 1.5 + graph_bs * 2 + tp * pp / 8 * 1024
@@ -135,7 +147,7 @@ def account(shape: ServingShape, args: SGLangArgs, fit: Fit, total_bytes: float,
         raise ValueError(f"page-size: expected a positive integer, got {args.page_size}")
     gpu_mib = total_bytes / MIB
     frac = args.mem_fraction_static if args.mem_fraction_static is not None else default_mem_fraction(
-        gpu_mib, args.tp_size, 1, args.chunked_prefill_size)
+        gpu_mib, args.tp_size, 1, args.chunked_prefill_size, args.version)
     if not 0 < frac < 1:
         raise ValueError(f"mem-fraction-static: expected a fraction in (0, 1), got {frac:g}")
     tp = args.tp_size
@@ -192,7 +204,7 @@ def account(shape: ServingShape, args: SGLangArgs, fit: Fit, total_bytes: float,
 def details(args: SGLangArgs, a: ServingAccount, total_bytes: float) -> dict:
     """The SGLang-only keys of the serving object: the fraction used and the request slots."""
     frac = args.mem_fraction_static if args.mem_fraction_static is not None else default_mem_fraction(
-        total_bytes / MIB, args.tp_size, 1, args.chunked_prefill_size)
+        total_bytes / MIB, args.tp_size, 1, args.chunked_prefill_size, args.version)
     chunk = args.chunked_prefill_size or default_chunk_and_graph_bs(total_bytes / MIB, args.tp_size)[0]
     tokens = a.kv_cache_tokens
     slots = args.max_running_requests or min(max(int(tokens / args.context_length * 512), 2048), 4096)
