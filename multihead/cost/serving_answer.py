@@ -261,6 +261,10 @@ def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None
         if req.engine == "sglang" and emit == "sglang":
             chosen = dataclasses.replace(launch, max_num_batched_tokens=out["sglang"]["chunked_prefill_size"])
         cmd = command(emit, launch_plan(chosen, dtype, fraction))
+        note = cmd.note
+        if req.engine == "sglang" and emit == "sglang":
+            note = ("--mem-fraction-static covers weights + KV cache only, as a fraction of the memory free at "
+                    "start-up; the capacity above is SGLang's own account of this command")
         out["command"] = {"engine": emit, "text": cmd.render(), "argv": cmd.argv, "nodes": cmd.nodes,
-                          "note": cmd.note, "for": "the request" if launch is req else "the first fallback"}
+                          "note": note, "for": "the request" if launch is req else "the first fallback"}
     return out

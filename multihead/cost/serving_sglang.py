@@ -186,7 +186,7 @@ def account(shape: ServingShape, args: SGLangArgs, fit: Fit, total_bytes: float,
         {"name": "weights", "gib": -g(weights), "source": f"split over TP={tp}"},
         {"name": "KV cache", "gib": round(kv_gib, 4),
          "source": f"{raw:,} tokens x {cell:,.0f} B per token ({shape.num_layers} layers); {pool}"},
-        {"name": "outside the fraction", "gib": g(free * (1 - frac)),
+        {"name": "outside fraction", "gib": g(free * (1 - frac)),
          "source": "activations, CUDA graphs, workspaces (not sized here: SGLang reserves them)"},
     ]
     return ServingAccount(
