@@ -30,30 +30,31 @@ def _shape(kinds=(("full", None),) * 2, kv=8, mla=0, layer_bytes=4 * GIB, name="
 
 def test_fraction_of_startup_free_memory_minus_weights_over_cell_size():
     # TP 2: free = 10 - (0.5 context + 1.0 communicators) = 8.5 GiB; x 0.5 = 4.25; weights 4 / 2 = 2 GiB
-    # cell = 2 layers x 2 (K, V) x 4 heads x 128 x 2 B = 4096 B  ->  2.25 GiB / 4096 B = 589,824 tokens
+    # + the load's own LOAD_OVERHEAD_GIB; cell = 2 layers x 2 (K, V) x 4 heads x 128 x 2 B = 4096 B
+    o = G.LOAD_OVERHEAD_GIB
     a = G.account(_shape(), G.SGLangArgs(tp_size=2, mem_fraction_static=0.5, context_length=4096), FIT, 10 * GIB)
-    assert a.kv_cache_tokens == 589_824
-    assert a.kv_cache_gib == pytest.approx(2.25)
-    assert a.weights_gib == pytest.approx(2.0)
-    assert a.max_concurrency == pytest.approx(589_824 / 4096)
+    assert a.kv_cache_tokens == int((2.25 - o) * GIB // 4096)
+    assert a.kv_cache_gib == pytest.approx(2.25 - o)
+    assert a.weights_gib == pytest.approx(2.0 + o)
+    assert a.max_concurrency == pytest.approx(a.kv_cache_tokens / 4096)
     assert a.fits and a.reason is None
 
 
 def test_one_gpu_has_no_communicator_and_pcie_has_its_own_figure():
     alone = G.account(_shape(), G.SGLangArgs(tp_size=1, mem_fraction_static=0.5, context_length=1024), FIT, 10 * GIB)
-    # free = 9.5 GiB, x 0.5 = 4.75, weights 4 -> 0.75 GiB over 2 x 2 x 8 x 128 x 2 = 8192 B
-    assert alone.kv_cache_tokens == int(0.75 * GIB // 8192)
+    # free = 9.5 GiB, x 0.5 = 4.75, weights 4 (+ overhead) -> 0.75 GiB over 2 x 2 x 8 x 128 x 2 = 8192 B
+    assert alone.kv_cache_tokens == int((0.75 - G.LOAD_OVERHEAD_GIB) * GIB // 8192)
     pcie = G.account(_shape(), G.SGLangArgs(tp_size=2, mem_fraction_static=0.5, context_length=1024, pcie=True),
                      FIT, 10 * GIB)
     free = 10 - 0.5 - sv.PCIE_COMM_GIB
-    assert pcie.kv_cache_tokens == int((free * 0.5 - 2.0) * GIB // 4096)
+    assert pcie.kv_cache_tokens == int((free * 0.5 - 2.0 - G.LOAD_OVERHEAD_GIB) * GIB // 4096)
 
 
 def test_mla_latent_is_not_split_by_tp_and_page_size_rounds_down():
     a = G.account(_shape(kv=1, mla=576), G.SGLangArgs(tp_size=4, mem_fraction_static=0.5, context_length=1024,
                                                       page_size=64), FIT, 10 * GIB)
     # cell = 576 x 2 B x 2 layers = 2304 B on every rank; free 8.5 -> 4.25 - 1 GiB weights = 3.25 GiB
-    raw = int(3.25 * GIB // 2304)
+    raw = int((3.25 - G.LOAD_OVERHEAD_GIB) * GIB // 2304)
     assert a.kv_cache_tokens == raw // 64 * 64
     assert a.page_bytes == 576 * 2 * 64
 
@@ -63,7 +64,7 @@ def test_hybrid_swa_pool_and_models_that_turn_it_off():
     args = G.SGLangArgs(tp_size=1, mem_fraction_static=0.5, context_length=1024)
     a = G.account(_shape(kinds), args, FIT, 20 * GIB)
     # 8 layers x 2 x 8 x 128 x 2 = 32768 B per token; free 19.5 x 0.5 - 4 = 5.75 GiB
-    raw = int(5.75 * GIB // 32768)
+    raw = int((5.75 - G.LOAD_OVERHEAD_GIB) * GIB // 32768)
     assert a.kv_cache_tokens == int(raw * 8 / (0.8 * 4 + 4))        # the full layers' share
     assert a.kv_cache_groups == 2
     off = G.account(_shape(kinds), dataclasses.replace(args, model_type="gpt_oss"), FIT, 20 * GIB)
@@ -77,8 +78,8 @@ def test_default_fraction_by_gpu_memory_and_tp():
     assert G.default_mem_fraction(22593, 4) == round((22593 - 4256) / 22593, 3)
     # over 60 GiB the reserve is at least 10 GiB: TP 1 reserves 512 + 12288 + 512 + 128 = 13,440 anyway
     assert G.default_mem_fraction(81089, 1) == round((81089 - 13440) / 81089, 3)
-    # 0.4: (9.5 + TP / 2) GiB on an 80 GB-class GPU
-    assert G.default_mem_fraction(81089, 4, version="0.4") == round((81089 - 11.5 * 1024) / 81089, 3)
+    # 0.4: by TP alone
+    assert [G.default_mem_fraction(81089, t, version="0.4") for t in (1, 2, 4, 8, 16)] == [0.88, 0.87, 0.85, 0.81, 0.79]
 
 
 def test_not_enough_memory_is_worded_like_sglang():

@@ -197,11 +197,12 @@ def activation_bytes(shape: ServingShape, args: EngineArgs, fit: Fit, last_stage
     return fit.act_base_gib * GIB + peak + extra
 
 
-# Communicator buffers of GPUs that talk over PCIe only (no NVLink switch: no NVLS buffers, no
-# custom all-reduce beyond 2 GPUs). Not in the H100 logs the fit saw; fitted on the one PCIe log we
-# have, SGLang's QwQ-32B on 4x L4 (issue 30: 46,611 tokens at 0.85), so that thread is listed as
-# fitted in reports/serving/logs/. Charged as one figure per GPU with peers.
-PCIE_COMM_GIB = 0.47
+# Communicator buffers of GPUs that talk over PCIe only (no NVLink switch: no NVLS buffers, and
+# custom all-reduce is off beyond 2 PCIe GPUs). Not in the H100 logs the fit saw; read from the one
+# PCIe multi-GPU log we have, SGLang 0.4.3 on 4x L4 ("Init torch distributed ends. mem usage=0.13 GB",
+# https://github.com/didier-durand/llms-in-clouds/blob/main/docs/sglang.md), which is therefore
+# listed as fitted in reports/serving/logs/. Charged once per GPU with peers.
+PCIE_COMM_GIB = 0.13
 
 
 def non_torch_bytes(args: EngineArgs, fit: Fit, pcie: bool = False) -> float:

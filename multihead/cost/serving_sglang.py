@@ -42,6 +42,11 @@ SGLANG_VERSIONS = ("0.4", "0.5")    # newest last; the default
 SWA_FULL_TOKENS_RATIO = 0.8         # server_args.py: swa_full_tokens_ratio default
 NO_HYBRID_SWA = ("gpt_oss", "gemma2", "gemma3", "gemma3_text", "olmo2")   # disable_hybrid_swa_memory
 MIB = 1 << 20
+# SGLang's "weights" are the free-memory drop over the weight load ("Load weight end ... mem usage="),
+# which holds more than the tensors: the CUDA kernels loaded on first use and the allocator's rounding.
+# One log states both figures: QwQ-32B on 4x L4 logs 15.54 GB where the cost model's bf16 weights
+# per GPU are 15.27 GiB (the same thread as PCIE_COMM_GIB: listed as fitted).
+LOAD_OVERHEAD_GIB = 0.27
 
 
 @dataclass(frozen=True)
@@ -94,14 +99,12 @@ def default_mem_fraction(gpu_mib: float, tp: int, pp: int = 1, chunk: int | None
     0.5 (server_args.py _handle_gpu_memory_settings, after sgl-project/sglang#10975): reserve (MiB)
     512 + 1.5 x max(chunk, 2048) + 2 x cuda_graph_max_bs + TP x PP / 8 x 1024, at least 10 GiB on
     GPUs over 60 GiB; fraction = round((memory - reserve) / memory, 3).
-    0.4 (server_args.py __post_init__ of the 0.4 line): reserve by GPU memory and n = TP x PP:
-    (2.8 + n / 10) GiB below 35 GiB, (9.5 + n / 2) below 90, (12 + n / 2) below 160, else 32 GiB.
-    Both versions size the pool itself the same way (profile_max_num_token)."""
+    0.4 (server_args.py __post_init__ of the 0.4 line, e.g. 0.4.3): by TP alone, 0.88 at TP 1, 0.87
+    at 2, 0.85 at 4 (the QwQ-32B 4x L4 log of reports/serving/logs/ runs 0.4.3 with no fraction given
+    and logs mem_fraction_static=0.85), 0.81 at 8, 0.79 from 16. Both versions size the pool itself
+    the same way (profile_max_num_token)."""
     if version == "0.4":
-        n = tp * pp
-        gib = (2.8 + n / 10 if gpu_mib < 35 * 1024 else 9.5 + n / 2 if gpu_mib < 90 * 1024
-               else 12 + n / 2 if gpu_mib < 160 * 1024 else 32)
-        return round((gpu_mib - gib * 1024) / gpu_mib, 3)
+        return 0.79 if tp >= 16 else 0.81 if tp >= 8 else 0.85 if tp >= 4 else 0.87 if tp >= 2 else 0.88
     dchunk, graph_bs = default_chunk_and_graph_bs(gpu_mib, tp)
     chunk = dchunk if chunk is None else chunk
     reserved = 512 + max(chunk, 2048) * 1.5 + graph_bs * 2 + tp * pp / 8 * 1024
@@ -151,7 +154,7 @@ def account(shape: ServingShape, args: SGLangArgs, fit: Fit, total_bytes: float,
     if not 0 < frac < 1:
         raise ValueError(f"mem-fraction-static: expected a fraction in (0, 1), got {frac:g}")
     tp = args.tp_size
-    weights = (shape.weight_bytes - shape.replicated_bytes) / tp + shape.replicated_bytes
+    weights = (shape.weight_bytes - shape.replicated_bytes) / tp + shape.replicated_bytes + LOAD_OVERHEAD_GIB * GIB
     free = _startup_free(total_bytes, args, fit)
     rest = free * frac - weights
     per_layer = cell_bytes(shape, tp, args.kv_cache_dtype_bytes)
@@ -183,7 +186,8 @@ def account(shape: ServingShape, args: SGLangArgs, fit: Fit, total_bytes: float,
         {"name": "static budget", "gib": g(free * frac),
          "source": f"free at start-up x --mem-fraction-static {frac:g}"
                    + ("" if args.mem_fraction_static is not None else " (SGLang's default for this GPU and TP)")},
-        {"name": "weights", "gib": -g(weights), "source": f"split over TP={tp}"},
+        {"name": "weights", "gib": -g(weights),
+         "source": f"split over TP={tp}, + {LOAD_OVERHEAD_GIB:g} GiB the load itself takes (fitted)"},
         {"name": "KV cache", "gib": round(kv_gib, 4),
          "source": f"{raw:,} tokens x {cell:,.0f} B per token ({shape.num_layers} layers); {pool}"},
         {"name": "outside fraction", "gib": g(free * (1 - frac)),
