@@ -91,7 +91,7 @@ def test_not_enough_memory_is_worded_like_sglang():
 
 def test_versions_are_resolved_or_refused_by_name():
     assert G.resolve(None) == "0.5" and G.resolve("0.4.9") == "0.4" and G.resolve("v0.5.2") == "0.5"
-    assert VV.resolve(None) == "0.19" and VV.resolve("0.6.3") == "0.6"
+    assert VV.resolve(None) == "0.19" and VV.resolve("0.6.3") == "0.6" and VV.resolve("0.7.2") == "0.6"
     with pytest.raises(ValueError, match="engine-version"):
         VV.resolve("0.10.0")
     with pytest.raises(ValueError, match="engine-version"):
@@ -119,8 +119,10 @@ def test_issue_cases_sglang_within_3_percent():
     assert abs(rows["sglang-qwen3-235b-fp8-4xh100"]["tokens_error_pct"]) <= 3.0
     assert abs(rows["sglang-qwq-32b-4xl4"]["tokens_error_pct"]) <= 3.0
     for s in validate_engines()["summary"]:
-        if s["split"] == "held_out":
+        if s["split"] == "held_out" and s["engine"] == "sglang":
             assert s["tokens_mean_abs_pct"] <= ACCEPT_MEAN and s["tokens_max_abs_pct"] <= ACCEPT_MAX, s
+        if s["split"] == "held_out":          # every held-out row stays within the max bound
+            assert s["tokens_max_abs_pct"] <= ACCEPT_MAX, s
 
 
 def test_qwq_on_l4_vllm_refuses_where_sglang_allocates():
@@ -177,6 +179,7 @@ def _serving(capsys, argv):
 
 
 @pytest.mark.parametrize("argv, flag", [(["--engine-version", "0.10"], "engine-version"),
+                                        (["--engine-version", "0.8.5"], "engine-version"),
                                         (["--engine", "sglang", "--engine-version", "0.2"], "engine-version"),
                                         (["--engine", "sglang", "-pp", "2"], "pipeline-parallel-size")])
 def test_bad_engine_input_exits_2_naming_the_flag(capsys, argv, flag):

@@ -61,7 +61,8 @@ def engines_markdown(result: dict) -> str:
               "|---|---|---|---|---|---|---|---|---|---|"]
     for r in result["rows"]:
         flags = ", ".join(f"{k}={v}" for k, v in r["flags"].items())
-        lines.append(f"| [{r['id']}]({r['url']}) | {r['engine']} {r['version']} (as {r['modelled_as']}) | {r['model']} | "
+        link = f"[{r['id']}]({r['url']})" if r["url"] else f"{r['id']} ({r['source']})"
+        lines.append(f"| {link} | {r['engine']} {r['version']} (as {r['modelled_as']}) | {r['model']} | "
                      f"{r['gpu']} | {flags} | {r['split']} | {r['logged_kv_cache_tokens']:,} | "
                      f"{r['predicted_kv_cache_tokens']:,} | {r['tokens_error_pct']:+.2f} | {r['note']} |")
     return "\n".join(lines) + "\n"

@@ -110,13 +110,14 @@ def engine_log_row(log: dict) -> dict:
         note = f"version {log['version']} not modelled: predicted with {engine} {modelled}"
     cfg = catalog_config(log["model"])
     length = f.get("max_model_len") or f.get("context_length") or cfg.get("max_position_embeddings")
+    gpu_bytes = log["gpu_gib"] * GIB if log.get("gpu_gib") else None
     req = S.Request(tensor_parallel_size=f.get("tp_size", f.get("tensor_parallel_size", 1)), max_model_len=length,
                     gpu_memory_utilization=f.get("gpu_memory_utilization", 0.9), model=log["model"], gpu=log["gpu"],
                     kv_cache_dtype=f.get("kv_cache_dtype", "auto"), engine=engine, engine_version=modelled,
                     mem_fraction_static=f.get("mem_fraction_static"))
-    a, _ = S.serving_account(cfg, req)
+    a, _ = S.serving_account(cfg, req, gpu_bytes=gpu_bytes)
     logged = log["observed"]["kv_cache_tokens"]
-    return {"id": log["id"], "url": log["url"], "engine": engine, "version": log["version"], "modelled_as": modelled,
+    return {"id": log["id"], "url": log.get("url"), "source": log.get("source", ""), "engine": engine, "version": log["version"], "modelled_as": modelled,
             "model": log["model"], "gpu": log["gpu"], "flags": f, "split": log["split"], "logged_kv_cache_tokens": logged,
             "predicted_kv_cache_tokens": a.kv_cache_tokens, "predicted_kv_cache_gib": a.kv_cache_gib,
             "tokens_error_pct": round(_err(a.kv_cache_tokens, logged), 3), "note": note}

@@ -5,8 +5,9 @@ differences below applied to the model's shape and the engine's flags, each name
 source it comes from. Versions not listed are refused by name (``--engine-version``), never
 silently treated as another.
 
-v0.6 (the V0 engine, vllm/worker/worker.py ``determine_num_available_blocks``,
-https://github.com/vllm-project/vllm/blob/v0.6.0/vllm/worker/worker.py):
+v0.6 (the V0 engine, the default engine of 0.5.x-0.7.x, modelled as one: vllm/worker/worker.py
+``determine_num_available_blocks``, https://github.com/vllm-project/vllm/blob/v0.6.0/vllm/worker/worker.py;
+V1 became the default in 0.8.0):
 - one KV cache for all layers: ``num_gpu_blocks = (total x gpu_memory_utilization - peak) //
   (block_size x every layer's bytes)`` (CacheEngine.get_cache_block_size,
   https://github.com/vllm-project/vllm/blob/v0.6.0/vllm/worker/cache_engine.py); sliding-window
@@ -32,6 +33,7 @@ from multihead.cost.serving import FULL, EngineArgs, ServingShape
 VLLM_VERSIONS = ("0.6", "0.19")        # oldest first; the last is the default (newest modelled)
 DEFAULT_VLLM = VLLM_VERSIONS[-1]
 KV_LINE = {"0.6": "# GPU blocks", "0.19": "GPU KV cache size"}
+V0_LINE = ("0.5", "0.6", "0.7")     # modelled as one: the V0 worker's block count did not change
 V0_LONG_CONTEXT = 32 * 1024            # chunked prefill on by default above this max_model_len
 V0_CHUNK, V0_MIN_BATCHED, V0_MAX_SEQS = 512, 2048, 256
 
@@ -44,6 +46,9 @@ def resolve(version: str | None) -> str:
     for known in VLLM_VERSIONS:
         if v == known or v.startswith(known + "."):
             return known
+    for line in V0_LINE:             # 0.5.x-0.7.x: V0 was the default engine until 0.8.0
+        if v == line or v.startswith(line + "."):
+            return "0.6"
     raise ValueError(f"engine-version: vLLM {version} is not modelled (modelled: {', '.join(VLLM_VERSIONS)}; "
                      "other versions account differently)")
 
