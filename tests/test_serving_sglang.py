@@ -186,3 +186,15 @@ def test_bad_engine_input_exits_2_naming_the_flag(capsys, argv, flag):
     assert main(USER + argv) == 2
     err = capsys.readouterr().err
     assert flag in err and "Traceback" not in err
+
+
+def test_plan_and_page_take_the_engine(capsys):
+    assert main(["plan", "Llama-3.1-8B", "--gpu", "L40S", "--tokens", "32768", "--engine", "sglang", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)["serving"]
+    assert plan["engine"] == "sglang" and plan["command"]["engine"] == "sglang"       # --emit follows
+    from multihead.web.plan_api import plan_json
+    page = plan_json({"model": "Llama-3.1-8B", "gpu": "L40S", "tokens": 32768, "engine": "sglang"})["serving"]
+    assert page["kv_cache_tokens"] == plan["kv_cache_tokens"] > 0
+    vllm = plan_json({"model": "Llama-3.1-8B", "gpu": "L40S", "tokens": 32768})["serving"]
+    assert vllm["engine"] == "vllm" and vllm["engine_version"] == "0.19"
+    assert vllm["kv_cache_tokens"] != page["kv_cache_tokens"]
