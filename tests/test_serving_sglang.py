@@ -160,10 +160,14 @@ def test_users_case_engine_sglang_emit_sglang(capsys):
 
 def test_gpu_by_memory_and_catalog_gpus_people_run(capsys):
     cat = _serving(capsys, ["serving", "Qwen/Qwen2.5-7B-Instruct", "--gpu", "RTX-A6000", "--max-model-len", "8192"])
-    gib = S.gpu_memory_bytes("RTX-A6000")[1] / GIB
-    mem = _serving(capsys, ["serving", "Qwen/Qwen2.5-7B-Instruct", "--gpu-memory-gb", repr(gib), "--max-model-len",
+    gb = S.gpu_memory_bytes("RTX-A6000")[1] / 1e9                     # GB (1e9 B), as plan's flag
+    mem = _serving(capsys, ["serving", "Qwen/Qwen2.5-7B-Instruct", "--gpu-memory-gb", repr(gb), "--max-model-len",
                             "8192"])
     assert mem["kv_cache_tokens"] == cat["kv_cache_tokens"] > 0
+    assert mem["time"] is None and "no time" in mem["time_note"]       # no figures: said, not guessed
+    timed = _serving(capsys, ["serving", "Qwen/Qwen2.5-7B-Instruct", "--gpu-memory-gb", repr(gb), "--max-model-len",
+                              "8192", "--effective-tflops", "120", "--bandwidth-tbps", "0.7"])
+    assert timed["kv_cache_tokens"] == cat["kv_cache_tokens"] and timed["ttft_s"] > 0
     for gpu in ("RTX-3090", "RTX-A5000", "RTX-4090", "RTX-5090", "L4", "L40", "L40S", "A10", "A10G", "A30", "H100",
                 "H200-SXM", "H20", "GH200", "B200", "B300", "GB200", "MI250", "MI300X", "MI325X", "MI355X"):
         name, total = S.gpu_memory_bytes(gpu)

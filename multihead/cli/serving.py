@@ -86,7 +86,12 @@ def register(subparsers) -> None:
     p.add_argument("model", nargs="?", help="HF id of a catalog config (see --list), or a config.json path / folder")
     p.add_argument("--gpu", default=None, help="GPU from the catalog (see --list; default H100-SXM)")
     p.add_argument("--gpu-memory-gb", type=A.float_range(1.0, 4096.0), default=None,
-                   help="a GPU outside the catalog: its memory as the device reports it, GiB (torch's total_memory)")
+                   help="a GPU outside the catalog: its memory in GB (1e9 B, as in `plan`), the figure the device "
+                        "reports (torch's total_memory: an H100 80GB reports 85.03 GB = 79.19 GiB)")
+    p.add_argument("--effective-tflops", type=A.POSITIVE_FLOAT, default=None,
+                   help="with --gpu-memory-gb: its achievable 16-bit matmul TFLOP/s, for the serving times")
+    p.add_argument("--bandwidth-tbps", type=A.POSITIVE_FLOAT, default=None,
+                   help="with --gpu-memory-gb: its achievable memory bandwidth, TB/s, for the serving times")
     add_engine_flags(p)
     from multihead.cli.gpu_time import add_request_flags
     add_request_flags(p)
@@ -111,9 +116,17 @@ def run(args) -> int:
     from multihead.cost import serving_answer as S
     cfg, name = load_model(args.model)
     req = request_from(args, name, cfg)
-    kw = {"gpu_bytes": args.gpu_memory_gb * 2**30} if args.gpu_memory_gb is not None else {}
+    kw = {"gpu_bytes": args.gpu_memory_gb * 1e9} if args.gpu_memory_gb is not None else {}
+    device = None
+    if args.effective_tflops is not None or args.bandwidth_tbps is not None:
+        if args.gpu_memory_gb is None:
+            raise ValueError("effective-tflops: give it (with --bandwidth-tbps) for a --gpu-memory-gb GPU; "
+                             "a catalog --gpu has its own figures")
+        from multihead.planner.inputs import resolve_device
+        device = resolve_device(gpu_memory_gb=args.gpu_memory_gb, effective_tflops=args.effective_tflops,
+                                bandwidth_tbps=args.bandwidth_tbps)
     out = S.answer(cfg, req, emit=args.emit or args.engine, heads=_heads(cfg), input_len=args.input_len,
-                   output_len=args.output_len, **kw)
+                   output_len=args.output_len, device=device, **kw)
     if args.json:
         print(json.dumps({"serving": out}, indent=1))
     else:
@@ -131,7 +144,7 @@ def request_from(args, name: str, cfg: dict):
             raise ValueError("gpu-memory-gb: give either --gpu (a catalog GPU) or --gpu-memory-gb, not both")
         if not 1 <= args.gpu_memory_gb <= 4096:
             raise ValueError(f"gpu-memory-gb: expected GiB in [1, 4096], got {args.gpu_memory_gb:g}")
-        gpu = f"GPU-{args.gpu_memory_gb:g}GiB"
+        gpu = f"GPU-{args.gpu_memory_gb:g}GB"
     else:
         gpu, _ = S.gpu_memory_bytes(args.gpu or "H100-SXM")
     length = args.max_model_len or _max_position(cfg)
