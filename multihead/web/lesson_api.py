@@ -46,7 +46,10 @@ def _parse(model: type[_Body], body: dict) -> _Body:
             bounds = {type(m).__name__: getattr(m, n) for m in lo for n in ("ge", "le", "gt", "lt") if hasattr(m, n)}
             msg = f"{where}: must be {_span(bounds)}, got {e.get('input')!r}"
         elif kind in ("too_short", "too_long"):
-            msg = f"{field}: enter {ctx.get('min_length', 1)} to {ctx.get('max_length', '?')} numbers"
+            meta = model.model_fields[field].metadata
+            lo = next((m.min_length for m in meta if hasattr(m, "min_length")), 1)
+            hi = next((m.max_length for m in meta if hasattr(m, "max_length")), "?")
+            msg = f"{field}: enter {lo} to {hi} numbers, got {len(e.get('input') or [])}"
         elif kind in ("float_parsing", "float_type", "int_parsing", "int_type", "int_from_float", "finite_number"):
             got = e.get("input")
             msg = (f"{where}: this entry is empty; enter a number" if got in (None, "")
