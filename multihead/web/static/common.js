@@ -159,11 +159,19 @@ function fmtSeconds(x) {
 function fmtNum(x, digits) {
   if (typeof x === "string") return x;          // "inf", "nan" from the server
   if (x === null || x === undefined) return "–";
+  const d = digits === undefined ? 4 : digits;
+  if (d >= 1 && x !== 0 && Math.abs(x) < Number("5e-" + (d + 1))) return x.toExponential(2);   // 4.5e-5, never "0"
   if (Math.abs(x) >= 1e9 && !Number.isInteger(x / 1e6)) return x.toExponential(3);
   if (Math.abs(x) >= 1e15) return x.toExponential(3);
   return x.toLocaleString("en-US", {maximumFractionDigits: digits === undefined ? 4 : digits});
 }
 function gb(x) { return x / 1e9; }
+// Up to 6 significant digits; tiny values in exponent form (1.24e-5).
+function fmtSig(x) {
+  if (typeof x !== "number") return fmtNum(x);
+  if (x !== 0 && Math.abs(x) < 1e-3) return x.toExponential(3).replace(/\.?0+e/, "e");
+  return fmtNum(x, 6);
+}
 
 // -- API ---------------------------------------------------------------------------------------------
 class ApiError extends Error {
