@@ -308,7 +308,9 @@ def plan_texts(plan: dict, lang: str) -> dict:
         fallbacks.append({"name": f.get("name"), "action": FALLBACK_TITLES.get(f.get("name")), "text": text})
     # serving "reason" is the engine's own error text (what vLLM would print): quoted, not translated
     engine_message = serving.get("reason") if serving.get("fits") is False else None
+    device = plan.get("device") if isinstance(plan.get("device"), str) else None
     return {"lang": lang, "reason": tr(plan.get("reason")), "engine_message": engine_message,
+            "device": _words(device, lang) if device else device,
             "warnings": [tr(w) for w in plan.get("warnings") or []],
             "fallbacks": fallbacks,
             "serving_verdict": tr(serving.get("verdict")), "serving_reason": None if engine_message else tr(serving.get("reason")),
