@@ -33,12 +33,18 @@ def run_search(args) -> int:
     prices = S.parse_prices(args.price)
     gpus, devices = resolve_gpus(args)
     inp, out = lengths(args, cfg)
-    space = S.Space(gpus=gpus, devices=devices, gpus_max=args.gpus_max,
+    space = S.Space(gpus=gpus, devices=devices, gpus_max=args.gpus_max, engines=(args.engine,),
                     quantizations=(args.quantization,) if args.quantization else S.QUANTIZATIONS,
                     kv_cache_dtypes=(args.kv_cache_dtype,) if args.kv_cache_dtype else S.KV_CACHE_DTYPES)
     work = S.Workload(input_len=inp, output_len=out, concurrency=args.concurrency, request_rate=args.request_rate,
                       slo=slo, objective=args.objective, max_model_len=args.max_model_len, prices=prices)
-    result = S.search(cfg, name, work, space, emit=args.emit, top=args.top, band=S.trust_band())
+    from multihead.cost.serving_answer import Request
+    base = Request(model=name, gpu_memory_utilization=args.memory_utilization,
+                   max_num_batched_tokens=args.max_num_batched_tokens, block_size=args.block_size,
+                   dtype=args.dtype, engine=args.engine, engine_version=args.engine_version,
+                   mem_fraction_static=getattr(args, "mem_fraction_static", None))
+    result = S.search(cfg, name, work, space, emit=args.emit or "auto", top=args.top, band=S.trust_band(),
+                      base_request=base)
     if args.plot:
         from multihead.planner.search_plot import plot_pareto
         plot_pareto(result, args.plot)

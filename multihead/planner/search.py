@@ -115,6 +115,7 @@ class Candidate:
     quantization: str | None
     kv_cache_dtype: str
     max_num_seqs: int
+    engine: str = "vllm"
 
     @property
     def gpus(self) -> int:
@@ -134,16 +135,17 @@ class Space:
     kv_cache_dtypes: tuple[str, ...] = KV_CACHE_DTYPES
     max_num_seqs: tuple[int, ...] = MAX_NUM_SEQS
     data_parallel: bool = True
+    engines: tuple[str, ...] = ("vllm",)
 
     def candidates(self) -> list[Candidate]:
         out = []
-        for gpu, tp, pp, q, kv, mns in itertools.product(self.gpus, self.tensor_parallel_sizes,
-                                                         self.pipeline_parallel_sizes, self.quantizations,
-                                                         self.kv_cache_dtypes, self.max_num_seqs):
+        for engine, gpu, tp, pp, q, kv, mns in itertools.product(
+                self.engines, self.gpus, self.tensor_parallel_sizes, self.pipeline_parallel_sizes, self.quantizations,
+                self.kv_cache_dtypes, self.max_num_seqs):
             if tp * pp > self.gpus_max or (pp > 1 and tp < GPUS_PER_NODE and tp * pp > GPUS_PER_NODE):
                 continue
             for dp in range(1, (self.gpus_max // (tp * pp) if self.data_parallel else 1) + 1):
-                out.append(Candidate(gpu, tp, pp, dp, q, kv, mns))
+                out.append(Candidate(gpu, tp, pp, dp, q, kv, mns, engine))
         return out
 
 
@@ -187,10 +189,10 @@ class _Evaluator:
         return dataclasses.replace(self.base, model=self.model, gpu=c.gpu, tensor_parallel_size=c.tensor_parallel_size,
                                    pipeline_parallel_size=c.pipeline_parallel_size, quantization=c.quantization,
                                    kv_cache_dtype=c.kv_cache_dtype, max_num_seqs=c.max_num_seqs,
-                                   max_model_len=self.max_model_len)
+                                   max_model_len=self.max_model_len, engine=c.engine)
 
     def account(self, c: Candidate):
-        key = (c.gpu, c.tensor_parallel_size, c.pipeline_parallel_size, c.quantization, c.kv_cache_dtype,
+        key = (c.engine, c.gpu, c.tensor_parallel_size, c.pipeline_parallel_size, c.quantization, c.kv_cache_dtype,
                c.max_num_seqs)
         if key not in self.accounts:
             try:
@@ -202,7 +204,7 @@ class _Evaluator:
         return self.accounts[key]
 
     def setup(self, c: Candidate, dtype: str):
-        key = (c.gpu, c.tensor_parallel_size, c.pipeline_parallel_size, c.quantization, c.kv_cache_dtype)
+        key = (c.engine, c.gpu, c.tensor_parallel_size, c.pipeline_parallel_size, c.quantization, c.kv_cache_dtype)
         if key not in self.setups:
             from multihead.cost.serving_time import setup_for
             try:
@@ -281,16 +283,17 @@ def rank_key(row: dict, objective: str):
     else:
         primary = (-tput, c.gpus)
     return (not row["meets_slo"], *primary, tpot, c.tensor_parallel_size, c.pipeline_parallel_size,
-            c.quantization or "", c.kv_cache_dtype, -c.max_num_seqs, c.gpu)
+            c.quantization or "", c.kv_cache_dtype, -c.max_num_seqs, c.gpu, c.engine)
 
 
-def search(cfg: dict, model: str, work: Workload, space: Space | None = None, *, emit: str | None = "vllm",
+def search(cfg: dict, model: str, work: Workload, space: Space | None = None, *, emit: str | None = "auto",
            top: int = 10, base_request=None, band: float | None = None) -> dict:
     """The ``search`` object: candidates evaluated, the ranked results (best first), the Pareto front
     of output tokens/s per GPU vs TPOT among the configurations that run, and the seconds it took.
 
     ``band``: relative error of the predicted times on held-out measurements; results within it of
-    the best on the objective are marked ``within_band_of_best``.
+    the best on the objective are marked ``within_band_of_best``. ``emit``: the engine whose launch
+    command each result carries ("auto": the candidate's own engine; None: no command).
     """
     t0 = time.perf_counter()
     if work.objective not in OBJECTIVES:
@@ -361,7 +364,7 @@ def _load(work: Workload) -> str:
 def _result(row: dict, ev: _Evaluator, emit: str | None, prices: dict, work: Workload) -> dict:
     c = row["candidate"]
     a = row["account"]
-    out = {"gpu": c.gpu, "gpus": c.gpus, "tensor_parallel_size": c.tensor_parallel_size,
+    out = {"engine": c.engine, "gpu": c.gpu, "gpus": c.gpus, "tensor_parallel_size": c.tensor_parallel_size,
            "pipeline_parallel_size": c.pipeline_parallel_size, "data_parallel_size": c.data_parallel_size,
            "quantization": c.quantization, "kv_cache_dtype": c.kv_cache_dtype, "max_num_seqs": c.max_num_seqs,
            "meets_slo": row["meets_slo"], "binding": row["binding"], "at": row["at"],
@@ -369,7 +372,7 @@ def _result(row: dict, ev: _Evaluator, emit: str | None, prices: dict, work: Wor
            "usd_per_hour": (_price(c.gpu, work, prices) or 0) * c.gpus or None,
            "usd_per_million_output_tokens": row.get("usd_per_million_output_tokens"), "command": None}
     if emit:
-        out["command"] = launch_command(ev, c, row["dtype"], emit)
+        out["command"] = launch_command(ev, c, row["dtype"], c.engine if emit == "auto" else emit)
     return out
 
 
