@@ -48,23 +48,22 @@ def add_engine_flags(p: argparse.ArgumentParser, for_plan: bool = False) -> None
     if for_plan:
         g.add_argument("--emit", choices=["vllm", "sglang"], default="vllm",
                        help="launch command in the serving section (default vllm)")
+    _future_flags(p)
 
 
-ENGINE_TO_PLAN_DTYPE = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}   # --dtype -> --weights-dtype
-
-
-def plan_options(args) -> dict:
-    """The plan's ``serving`` section options from its parsed flags (engine names as keys)."""
-    keys = ("pipeline_parallel_size", "max_model_len", "max_num_batched_tokens", "max_num_seqs", "kv_cache_dtype",
-            "dtype", "block_size", "emit", "quantization", "input_len", "output_len")
-    out = {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
-    if args.model:
-        from multihead.planner.serving import load_model
-        try:
-            out["config"], out["model_id"] = load_model(args.model)
-        except ValueError:
-            pass                      # a model from flags alone: the spec is all there is
-    return out
+def _future_flags(p: argparse.ArgumentParser) -> None:
+    """The request's engine fields the planner does not model yet: accepted at their defaults,
+    refused by name otherwise (planner/request.py), so a script can state them today."""
+    from multihead.planner.request import BATCHING, ENGINES
+    g = p.add_argument_group("engine and operating point (only the defaults are modelled yet)")
+    g.add_argument("--data-parallel-size", "-dp", type=A.int_range(1, 1024), help="replicas (modelled: 1)")
+    g.add_argument("--expert-parallel-size", type=A.int_range(1, 1024), help="expert-parallel GPUs (modelled: 1)")
+    g.add_argument("--enable-dp-attention", action="store_true", default=None, help="SGLang's DP attention (not modelled)")
+    g.add_argument("--engine", choices=ENGINES, help="serving engine whose memory account is used (modelled: vllm)")
+    g.add_argument("--engine-version", help="engine version (modelled: vLLM v0.19 only; leave unset)")
+    g.add_argument("--batching", choices=BATCHING, help="batching (modelled: continuous)")
+    g.add_argument("--concurrency", type=A.int_range(1, A.MAX_COUNT), help="requests in flight (not modelled yet)")
+    g.add_argument("--request-rate", type=A.POSITIVE_FLOAT, help="requests per second (not modelled yet)")
 
 
 def register(subparsers) -> None:
@@ -76,7 +75,8 @@ def register(subparsers) -> None:
                     "maximum concurrency at --max-model-len, the longest request that fits, and the launch "
                     "command.", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", nargs="?", help="HF id of a catalog config (see --list), or a config.json path / folder")
-    p.add_argument("--gpu", default="H100-SXM", help="GPU from the catalog (see --list; default H100-SXM)")
+    p.add_argument("--gpu", help="GPU from the catalog (see --list; 'H100' is H100-SXM; default H100-SXM), as for "
+                                 "`multihead plan`")
     add_engine_flags(p)
     from multihead.cli.gpu_time import add_request_flags
     add_request_flags(p)
@@ -90,17 +90,18 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from multihead.planner.serving import load_model, render
+    """A view of the plan: the same PlanRequest as `multihead plan`, printed as its serving section.
+    --max-model-len defaults to the model's training length (and the plan's T to --max-model-len)."""
+    from multihead import planner
+    from multihead.planner.request import PlanRequest
+    from multihead.planner.serving import render
     if args.validate:
         return _validate(args.out)
     if args.list:
         return _list()
     if not args.model:
         raise ValueError("model: expected a catalog HF id or a config.json path (see --list)")
-    from multihead.cost import serving_answer as S
-    cfg, name = load_model(args.model)
-    req = request_from(args, name, cfg)
-    out = S.answer(cfg, req, emit=args.emit, heads=_heads(cfg), input_len=args.input_len, output_len=args.output_len)
+    out = planner.report(PlanRequest.from_args(args))["serving"]
     if args.json:
         print(json.dumps({"serving": out}, indent=1))
     else:
@@ -109,29 +110,6 @@ def run(args) -> int:
         # the engine would refuse to start: say why on one line, as vLLM does, and exit 2
         raise ValueError(f"gpu: one request does not fit. {out['reason']}")
     return 0
-
-
-def request_from(args, name: str, cfg: dict):
-    from multihead.cost import serving_answer as S
-    gpu, _ = S.gpu_memory_bytes(args.gpu)
-    length = args.max_model_len or _max_position(cfg)
-    if length is None:
-        raise ValueError("max-model-len: the config states no max_position_embeddings; give --max-model-len")
-    return S.Request(tensor_parallel_size=args.tensor_parallel_size, pipeline_parallel_size=args.pipeline_parallel_size,
-                     gpu_memory_utilization=args.gpu_memory_utilization, max_model_len=length,
-                     max_num_batched_tokens=args.max_num_batched_tokens, max_num_seqs=args.max_num_seqs,
-                     block_size=args.block_size, model=name, gpu=gpu, kv_cache_dtype=args.kv_cache_dtype,
-                     dtype=args.dtype, quantization=args.quantization)
-
-
-def _max_position(cfg: dict) -> int | None:
-    from multihead.cost.serving_model import text_config
-    return text_config(cfg).get("max_position_embeddings")
-
-
-def _heads(cfg: dict) -> int | None:
-    from multihead.cost.serving_model import text_config
-    return text_config(cfg).get("num_attention_heads")
 
 
 def _list() -> int:

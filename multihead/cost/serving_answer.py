@@ -34,10 +34,9 @@ def gpu_catalog() -> dict[str, dict]:
 def gpu_memory_bytes(name: str) -> tuple[str, int]:
     """(catalog name, physical bytes as the device reports them) for a GPU name, case-insensitive;
     'H100' means the SXM part."""
+    from multihead.cost.device import gpu_key
     cat = gpu_catalog()
-    keys = {k.lower(): k for k in cat}
-    low = name.lower()
-    key = keys.get(low) or keys.get(f"{low}-sxm") or keys.get(low.removesuffix("-sxm"))
+    key = gpu_key(name, cat)
     if key is None:
         raise ValueError(f"gpu: unknown GPU {name!r} (known: {', '.join(cat)})")
     return key, cat[key]["bytes"]
