@@ -1,8 +1,9 @@
-"""The web API through Starlette's TestClient: every endpoint, good and bad input.
+"""The web API through Starlette's TestClient: every endpoint, good and bad input, and the server's
+guards (Host names, body limit, no server paths, one error shape, a pool for the heavy endpoints).
 
-The planner endpoint must give the very bytes `multihead plan --json` prints (run here in a
-separate process: tests/cli_process.py, and once as `python -m multihead`) and the very error
-line it prints, and never a stack trace.
+The planner endpoint must give the very bytes `multihead plan --json` prints for the same request
+(run here in a separate process: tests/cli_process.py, and once as `python -m multihead`), through
+the planner library (never the CLI), and never a stack trace.
 """
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ import cli_process
 import pytest
 from fastapi.testclient import TestClient
 
-from multihead.web import plan_api, quiz
+from multihead.planner.request import PlanRequest
+from multihead.web import quiz
 from multihead.web.app import create_app
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,7 +28,12 @@ SMOL_CONFIG = {"model_type": "llama", "hidden_size": 576, "num_hidden_layers": 3
 
 @pytest.fixture(scope="module")
 def client():
-    return TestClient(create_app(), raise_server_exceptions=False)
+    return TestClient(create_app(), base_url="http://127.0.0.1:8000", raise_server_exceptions=False)
+
+
+def argv(options: dict) -> list[str]:
+    """The `multihead plan` arguments of the page's options (the request's own spelling)."""
+    return PlanRequest.from_json(options).cli_args()
 
 
 def cli(args: list[str], cwd: Path = ROOT) -> subprocess.CompletedProcess:
@@ -54,7 +61,7 @@ def test_plan_is_the_cli_json_byte_for_byte(client, options):
     r = client.post("/api/plan", json={"options": options})
     assert r.status_code == 200, r.text
     assert r.headers["content-type"].startswith("application/json")
-    expected = cli(["plan", *plan_api.options_to_argv(options), "--json"])
+    expected = cli(["plan", *argv(options), "--json"])
     assert expected.returncode == 0, expected.stderr
     assert r.content.decode() + "\n" == expected.stdout
 
@@ -62,12 +69,14 @@ def test_plan_is_the_cli_json_byte_for_byte(client, options):
 def test_plan_is_python_dash_m_multihead_byte_for_byte(client):
     """Once, the CLI as a user starts it (a fresh interpreter): the same bytes, the same error line."""
     options = {"model": "Llama-3.1-8B", "tokens": 32768, "gpu": "H100-SXM", "kv_dtype": "fp8"}
-    expected = cli_process.run_fresh(["plan", *plan_api.options_to_argv(options), "--json"])
+    expected = cli_process.run_fresh(["plan", *argv(options), "--json"])
     assert expected.returncode == 0, expected.stderr
     assert client.post("/api/plan", json={"options": options}).content.decode() + "\n" == expected.stdout
     r = client.post("/api/plan", json={"options": {"model": "GPT-2", "tokens": "abc"}})
-    assert r.status_code == 400
-    assert r.json()["error"] == cli_error(["plan", "GPT-2", "--tokens", "abc", "--json"], run=cli_process.run_fresh)
+    assert r.status_code == 400 and r.json()["field"] == "tokens"
+    # one rule for the page and the CLI (multihead.values): the same words after the field's name
+    cli_line = cli_error(["plan", "GPT-2", "--tokens", "abc", "--json"], run=cli_process.run_fresh)
+    assert cli_line == "argument --tokens: " + r.json()["error"].removeprefix("tokens: ") + " (see multihead plan --help)"
 
 
 def test_plan_of_a_dropped_config_is_the_cli_on_that_file(client, tmp_path, monkeypatch):
@@ -82,20 +91,23 @@ def test_plan_of_a_dropped_config_is_the_cli_on_that_file(client, tmp_path, monk
     assert "multihead-web-" not in r.text          # the server's temporary folder never shows
 
 
-@pytest.mark.parametrize("options,field,argv", [
+@pytest.mark.parametrize("options,field,cli_argv", [
     ({"model": "Llama-9-1T", "tokens": 1000}, "model", ["Llama-9-1T", "--tokens", "1000"]),
     ({"model": "GPT-2", "tokens": "abc"}, "tokens", ["GPT-2", "--tokens", "abc"]),
-    ({"model": "GPT-2"}, "tokens", ["GPT-2"]),
+    ({"layers": 4, "heads": 4, "head_dim": 64, "params": 1e8}, "tokens",
+     ["--layers", "4", "--heads", "4", "--head-dim", "64", "--params", "1e8"]),
     ({"model": "GPT-2", "tokens": 1000, "kv_dtype": "fp12"}, "kv_dtype", ["GPT-2", "--tokens", "1000", "--kv-dtype", "fp12"]),
-    ({"model": "GPT-2", "tokens": 1000, "gpu": "Z80"}, "device", ["GPT-2", "--tokens", "1000", "--gpu", "Z80"]),
+    ({"model": "GPT-2", "tokens": 1000, "gpu": "Z80"}, "gpu", ["GPT-2", "--tokens", "1000", "--gpu", "Z80"]),
+    ({"model": "GPT-2", "tokens": 1000, "gpus": 5}, "gpus", ["GPT-2", "--tokens", "1000", "--gpus", "5"]),
 ])
-def test_plan_bad_input_gives_the_cli_message_and_the_field(client, options, field, argv):
+def test_plan_bad_input_names_the_field_the_cli_refuses_too(client, options, field, cli_argv):
     r = client.post("/api/plan", json={"options": options})
     assert r.status_code == 400
     body = r.json()
-    assert body["error"] == cli_error(["plan", *argv, "--json"])
-    assert body["field"] in (field, "gpu" if field == "device" else field)
+    assert set(body) == {"error", "field"} and body["field"] == field       # the key the page sent
+    assert body["error"].startswith(("model", "tokens", "kv_dtype", "gpu", "tensor_parallel_size"))
     assert "Traceback" not in r.text
+    cli_error(["plan", *cli_argv, "--json"])          # the CLI refuses the same request (exit 2, one line)
 
 
 @pytest.mark.parametrize("config,needle", [
@@ -138,7 +150,7 @@ def test_non_json_body_is_a_400(client):
 
 
 # -- /api/plan/curve and /api/catalog --------------------------------------------------------------
-def test_curve_points_are_plans_at_those_lengths(client):
+def test_curve_points_are_the_plans_memory_at_those_lengths(client):
     options = {"model": "Llama-3.1-8B", "tokens": 32768, "gpu": "H100-SXM"}
     r = client.post("/api/plan/curve", json={"options": options})
     assert r.status_code == 200, r.text
@@ -154,6 +166,12 @@ def test_curve_points_are_plans_at_those_lengths(client):
     for curve in c["curves"]:
         ys = [y for y in curve["total_memory_bytes"] if y is not None]
         assert ys == sorted(ys)              # more context never needs less memory
+    # each point is the plan's memory account at that length (the plan at that T, read one way)
+    j = c["tokens"].index(131072)
+    at = json.loads(cli(["plan", "Llama-3.1-8B", "--tokens", "131072", "--gpu", "H100-SXM", "--json"]).stdout)
+    assert mine["total_memory_bytes"][j] == at["total_memory_bytes"]
+    mha = next(x for x in c["curves"] if x["label"] == "MHA")["total_memory_bytes"]
+    assert mha[i] - mine["total_memory_bytes"][i] == pytest.approx(3 * plan["kv_cache_bytes"])   # 32 vs 8 KV heads
 
 
 def test_curve_bad_input(client):

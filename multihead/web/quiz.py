@@ -14,6 +14,7 @@ from typing import Callable
 
 import torch
 
+from multihead import values
 from multihead.softmax_ops import softmax
 
 
@@ -28,9 +29,10 @@ def _kv_fraction(H: int, H_kv: int) -> float:
 
 
 def _plan_value(key: str, **options) -> float:
-    from multihead.web.plan_api import plan_json
-    return plan_json({"params": 1e9, "tokens": 1, "gpu_memory_gb": 80, "effective_tflops": 100,
-                      "bandwidth_tbps": 2, **options})[key]
+    from multihead import planner
+    from multihead.planner.request import PlanRequest
+    return planner.report(PlanRequest(**{"params": 1e9, "tokens": 1, "gpu_memory_gb": 80, "effective_tflops": 100,
+                                         "bandwidth_tbps": 2, **options}))[key]
 
 
 @dataclass
@@ -121,24 +123,30 @@ BY_ID = {q.id: q for q in QUESTIONS}
 def parse_number(text) -> float:
     """A reply as a number: 0.867, 1/4, 25%, 67,108,864, 1.6e5."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
-        return float(text)
+        value = values.parse_float(text)
+        if value is not None:
+            return value
+        raise ValueError(f"answer: expected a finite number, got {repr(text)[:40]}")
+    if not isinstance(text, str) or len(text) > 100:
+        raise ValueError(f"answer: expected a number such as 0.867, 1/4 or 25% (text), got {repr(text)[:40]}")
     s = str(text).strip().replace(",", "").replace("，", "").replace(" ", "")
     try:
         if s.endswith("%"):
-            return float(s[:-1]) / 100
-        if re.fullmatch(r"[-+]?\d+/\d+", s):
-            return float(Fraction(s))
-        value = float(s)
+            value = float(s[:-1]) / 100
+        elif re.fullmatch(r"[-+]?\d+/\d+", s):
+            value = float(Fraction(s))
+        else:
+            value = float(s)
         if math.isfinite(value):
             return value
-    except (ValueError, ZeroDivisionError):
+    except (ValueError, ZeroDivisionError, OverflowError):
         pass
     raise ValueError(f"answer: expected a number such as 0.867, 1/4 or 25%, got {str(text)[:40]!r}")
 
 
 def check(question_id, reply) -> dict:
     """Compare a reply with multihead's own answer: {correct, expected, tolerance, explain}."""
-    q = BY_ID.get(question_id)
+    q = BY_ID.get(question_id) if isinstance(question_id, str) else None
     if q is None:
         raise ValueError(f"id: unknown question {question_id!r} (known: {', '.join(BY_ID)})")
     if q.kind == "open":
