@@ -159,10 +159,14 @@ class HeavyPool:
 
 def _kwargs(body: dict, fn) -> dict:
     """The body's keys as keyword arguments of fn; an unknown key is refused by name."""
-    names = [p for p in inspect.signature(fn).parameters]
+    params = inspect.signature(fn).parameters
+    names = list(params)
     for key in body:
         if key not in names:
             raise BadRequest(f"{str(key)[:60]}: unknown parameter (expected some of {', '.join(names)})", str(key)[:60])
+    for name, p in params.items():
+        if p.default is inspect.Parameter.empty and name not in body:
+            raise BadRequest(f"{name}: required", name)
     return body
 
 
