@@ -165,7 +165,7 @@ def _kwargs(body: dict, fn) -> dict:
         if key not in names:
             raise BadRequest(f"{str(key)[:60]}: unknown parameter (expected some of {', '.join(names)})", str(key)[:60])
     for name, p in params.items():
-        if p.default is inspect.Parameter.empty and name not in body:
+        if p.default is inspect.Parameter.empty and p.kind == p.POSITIONAL_OR_KEYWORD and name not in body:
             raise BadRequest(f"{name}: required", name)
     return body
 
