@@ -19,8 +19,8 @@ from multihead.planner.request import FIELDS, PlanRequest
     ({"kv_cache_dtype": "fp4"}, "kv_cache_dtype"), ({"block_size": 7}, "block_size"),
     ({"gpu_memory_utilization": 0}, "gpu_memory_utilization"), ({"htm": "x.html"}, "htm"),
     ({"gpus": 2, "tensor_parallel_size": 2}, "tensor_parallel_size"),
-    ({"data_parallel_size": 2}, "data_parallel_size"), ({"engine": "sglang"}, "engine"),
-    ({"engine_version": "0.11"}, "engine_version"), ({"batching": "static"}, "batching"),
+    ({"data_parallel_size": 2}, "data_parallel_size"), ({"engine": "trt"}, "engine"),
+    ({"mem_fraction_static": 2}, "mem_fraction_static"), ({"batching": "static"}, "batching"),
     ({"concurrency": 8}, "concurrency"), ({"request_rate": 2.0}, "request_rate"),
     ({"enable_dp_attention": True}, "enable_dp_attention"),
 ])

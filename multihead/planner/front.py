@@ -24,7 +24,8 @@ from pathlib import Path
 from multihead.planner.request import DEFAULT_GPU, ENGINE_TO_PLAN_DTYPE, UPLOAD_LABEL, PlanRequest
 
 _SERVING_KEYS = ("pipeline_parallel_size", "max_model_len", "max_num_batched_tokens", "max_num_seqs",
-                 "kv_cache_dtype", "dtype", "block_size", "emit", "quantization", "input_len", "output_len")
+                 "kv_cache_dtype", "dtype", "block_size", "emit", "quantization", "input_len", "output_len", "engine",
+                 "engine_version", "mem_fraction_static")
 
 
 @dataclass

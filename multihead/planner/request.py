@@ -30,7 +30,7 @@ those and no GPU, all three are needed: explicit figures); ``tokens`` defaults t
 (max_position_embeddings) when neither is given.
 
 Fields the engines have but the planner does not model yet (data/expert parallelism, DP
-attention, another engine or version, static batching, a concurrency or request rate) are
+attention, static batching, a concurrency or request rate) are
 accepted at their defaults and refused by name otherwise: a plan never silently ignores them.
 """
 from __future__ import annotations
@@ -50,7 +50,7 @@ QUANTIZATIONS = ("gptq", "awq", "fp8", "int8", "bitsandbytes", "mxfp4")  # vLLM'
 KV_CACHE_DTYPES = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2")                  # vLLM's --kv-cache-dtype
 ENGINE_DTYPES = ("auto", "bfloat16", "float16", "float32")                # vLLM's --dtype
 ENGINE_TO_PLAN_DTYPE = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
-ENGINES = ("vllm", "sglang", "tensorrt-llm")
+ENGINES = ("vllm", "sglang")                 # whose memory account and launch command
 BATCHING = ("continuous", "static")
 BLOCK_SIZES = (1, 8, 16, 32, 64, 128)
 DEFAULT_GPU = "H100-SXM"
@@ -113,12 +113,13 @@ FIELDS: dict[str, _Field] = {
     "max_num_batched_tokens": _Field(V.IntRange(1, MAX_TOKENS), 8192),
     "max_num_seqs": _Field(V.IntRange(1, 1 << 20), 1024),
     "block_size": _Field(V.choices(BLOCK_SIZES), 16),
-    "engine": _Field(V.choices(ENGINES), "vllm", modelled="vllm"),
-    "engine_version": _Field(V.Text(40), None, modelled=None),
+    "engine": _Field(V.choices(ENGINES), "vllm"),
+    "engine_version": _Field(V.Text(40), None),       # None: the newest modelled (the engine account checks it)
+    "mem_fraction_static": _Field(_FRACTION, None),    # SGLang's --mem-fraction-static
     "batching": _Field(V.choices(BATCHING), "continuous", modelled="continuous"),
     "concurrency": _Field(V.IntRange(1, MAX_COUNT), None, modelled=None),
     "request_rate": _Field(V.FloatRange(0, 1e6, lo_open=True), None, modelled=None),
-    "emit": _Field(V.choices(("vllm", "sglang")), "vllm"),
+    "emit": _Field(V.choices(("vllm", "sglang")), None),     # None: the engine's own launch command
     # the request the serving times are for
     "input_len": _Field(V.IntRange(1, MAX_TOKENS)),
     "output_len": _Field(V.IntRange(1, MAX_TOKENS)),
@@ -128,9 +129,6 @@ _NOT_MODELLED = {
     "data_parallel_size": "data parallelism is not modelled yet (the plan is one replica): expected 1",
     "expert_parallel_size": "expert parallelism is not modelled yet: expected 1",
     "enable_dp_attention": "DP attention is not modelled yet: expected false",
-    "engine": "only vLLM's memory account is modelled yet: expected 'vllm' (emit='sglang' gives SGLang's "
-              "launch command for the same plan)",
-    "engine_version": "only one engine version is modelled (vLLM v0.19): leave it unset",
     "batching": "only continuous batching is modelled yet: expected 'continuous'",
     "concurrency": "an operating point by concurrency is not modelled yet: leave it unset (the serving "
                    "section reports max_concurrency)",
@@ -180,10 +178,11 @@ class PlanRequest:
     block_size: int = 16
     engine: str = "vllm"
     engine_version: str | None = None
+    mem_fraction_static: float | None = None
     batching: str = "continuous"
     concurrency: int | None = None
     request_rate: float | None = None
-    emit: str = "vllm"
+    emit: str | None = None
     input_len: int | None = None
     output_len: int | None = None
     # an uploaded config.json, parsed (the model is then ``model`` or "uploaded/config.json")

@@ -32,7 +32,7 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from multihead.web import lesson, plan_api, quiz
+from multihead.web import lesson, lesson_api, plan_api, quiz
 from multihead.web.assets import STATIC, plotly_js
 
 log = logging.getLogger("multihead.web")
@@ -287,6 +287,7 @@ def create_app(allowed_hosts=(), config_dir=None, max_body: int = MAX_BODY_BYTES
     @app.exception_handler(BadRequest)
     async def bad_request(request, err: BadRequest):
         return error(err.message, err.field, err.status)
+    app.include_router(lesson_api.router)         # the lesson's cards and the message catalogue (h31)
 
     @app.exception_handler(plan_api.PlanError)
     async def plan_error(request, err: plan_api.PlanError):

@@ -23,6 +23,8 @@ def _check(value, name: str, lo: float, hi: float, integer: bool = False):
     """A JSON number in [lo, hi] (an int when integer), else ValueError naming it (multihead.values'
     rules: no bool, no text, finite; 10**400 is out of range, not an overflow)."""
     kind = "an integer" if integer else "a number"
+    if value is None or value == "":
+        raise ValueError(f"{name}: this entry is empty; enter a number")
     rule = values.IntRange(int(lo), int(hi)) if integer else values.FloatRange(lo, hi)
     try:
         if isinstance(value, (bool, str)) or not isinstance(value, (int, float)):
@@ -115,10 +117,12 @@ def two_heads(x1=(1, 0, 0, 0), x2=(0, 1, 0, 0), causal=False) -> dict:
     same scaled scores (attention() never returns them).
     """
     causal = values.checked(values.flag, "causal", causal)
-    X = torch.tensor([_logits(list(x) if isinstance(x, tuple) else x, name) for x, name in ((x1, "x1"), (x2, "x2"))],
-                     dtype=torch.float64)
-    if X.shape[1] != 4:
-        raise ValueError("x1: expected 4 numbers (D = 4), and x2 too")
+    rows = []
+    for name, x in (("x1", x1), ("x2", x2)):
+        if not isinstance(x, (list, tuple)) or len(x) != 4:
+            raise ValueError(f"{name}: needs 4 numbers (D = 4), got {len(x) if isinstance(x, (list, tuple)) else 0}")
+        rows.append(_logits(list(x), name))
+    X = torch.tensor(rows, dtype=torch.float64)
     B, T, D, H = 1, 2, 4, 2
     dk = D // H
     q = X.view(B, T, H, dk).transpose(1, 2)            # [B, H, T, d_k]; W_Q = W_K = W_V = I
