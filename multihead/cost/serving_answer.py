@@ -155,6 +155,8 @@ def verdict(a: ServingAccount, req: Request, chunk: int | None = None) -> str:
     gpus = req.tensor_parallel_size * req.pipeline_parallel_size
     where = f"{gpus}x {req.gpu}" + (f" (TP {req.tensor_parallel_size} x PP {req.pipeline_parallel_size})"
                                     if req.pipeline_parallel_size > 1 else "")
+    if req.data_parallel_size > 1:
+        where += f" per replica, {req.data_parallel_size} replicas ({gpus * req.data_parallel_size} GPUs in all)"
     if not a.fits:
         return f"does not fit on {where}: {a.reason}"
     pool = "SGLang max_total_num_tokens" if req.engine == "sglang" else "KV-cache tokens"
