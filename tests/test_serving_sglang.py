@@ -125,6 +125,14 @@ def test_issue_cases_sglang_within_3_percent():
             assert s["tokens_max_abs_pct"] <= ACCEPT_MAX, s
 
 
+def test_rtx_3090_v0_logs_answered_and_the_refusal_agrees():
+    rows = {r["id"]: r for r in validate_engines()["rows"]}
+    ok, refused = rows["vllm-v0-llama-3.1-8b-3090-20k"], rows["vllm-v0-llama-3.1-8b-3090-29k"]
+    assert ok["predicted_fits"] and abs(ok["tokens_error_pct"]) <= 3.0
+    assert not refused["predicted_fits"] and not refused["logged_fits"]    # 29k > the 23,648-token pool
+    assert abs(refused["tokens_error_pct"]) <= 3.0
+
+
 def test_qwq_on_l4_vllm_refuses_where_sglang_allocates():
     cfg = catalog_config("Qwen/QwQ-32B")
     base = S.Request(tensor_parallel_size=4, max_model_len=40960, model="Qwen/QwQ-32B", gpu="L4",
