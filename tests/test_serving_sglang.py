@@ -82,6 +82,16 @@ def test_default_fraction_by_gpu_memory_and_tp():
     assert [G.default_mem_fraction(81089, t, version="0.4") for t in (1, 2, 4, 8, 16)] == [0.88, 0.87, 0.85, 0.81, 0.79]
 
 
+def test_default_fraction_is_cut_for_a_vision_tower():
+    # a ViT-L/14 (24 x 1024^2) cuts the default by 0.95; a tower 3x its size by 0.95 x 0.8 (the clamp)
+    assert G.vlm_factor(24, 1024) == pytest.approx(0.95)
+    assert G.vlm_factor(72, 1024) == pytest.approx(0.95 * 0.8)
+    args = G.SGLangArgs(tp_size=1, context_length=1024, vision=(24, 1024))
+    assert G.mem_fraction(args, 81089) == pytest.approx(G.default_mem_fraction(81089, 1) * 0.95)
+    given = dataclasses.replace(args, mem_fraction_static=0.7)
+    assert G.mem_fraction(given, 81089) == 0.7                      # a given fraction is kept as is
+
+
 def test_not_enough_memory_is_worded_like_sglang():
     a = G.account(_shape(layer_bytes=9 * GIB), G.SGLangArgs(tp_size=1, mem_fraction_static=0.5,
                                                              context_length=1024), FIT, 10 * GIB)

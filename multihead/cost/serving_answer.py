@@ -133,7 +133,14 @@ def sglang_args(cfg: dict, req: Request, kv_bytes: float = 2.0):
                       max_running_requests=req.max_num_seqs if "max_num_seqs" in given else None,
                       page_size=req.block_size if "block_size" in given else 1, kv_cache_dtype_bytes=kv_bytes,
                       model_type=next((t for t in types if t in NO_HYBRID_SWA), types[0] if types else ""), pcie=gpu_is_pcie(req.gpu),
-                      version=resolve(req.engine_version))
+                      version=resolve(req.engine_version), vision=_vision(cfg))
+
+
+def _vision(cfg: dict) -> tuple[int, int] | None:
+    v = cfg.get("vision_config")
+    if not isinstance(v, dict):
+        return None
+    return int(v.get("num_hidden_layers", 24)), int(v.get("hidden_size", 1024))
 
 
 def _sglang_account(cfg: dict, shape, args: Request, total: float) -> ServingAccount:
