@@ -202,6 +202,7 @@ def _serving(capsys, argv):
 
 @pytest.mark.parametrize("argv, flag", [(["--engine-version", "0.10"], "engine-version"),
                                         (["--engine-version", "0.8.5"], "engine-version"),
+                                        (["--engine-version", "x" * 500], "engine-version"),
                                         (["--engine", "sglang", "--engine-version", "0.2"], "engine-version"),
                                         (["--engine", "sglang", "-pp", "2"], "pipeline-parallel-size")])
 def test_bad_engine_input_exits_2_naming_the_flag(capsys, argv, flag):

@@ -78,6 +78,9 @@ def engine_version(req: Request) -> str:
     """The version of ``req.engine`` the account models (a ValueError names a flag that is not modelled)."""
     if req.engine not in ENGINES:
         raise ValueError(f"engine: expected one of {', '.join(ENGINES)}, got {req.engine!r}")
+    v = req.engine_version
+    if v is not None and (not isinstance(v, str) or not 0 < len(v) <= 20 or not all(c.isalnum() or c in ".+-" for c in v)):
+        raise ValueError("engine-version: expected a version such as 0.19 or 0.5.2")
     if req.engine == "sglang":
         from multihead.cost.serving_sglang import resolve
         return resolve(req.engine_version)
