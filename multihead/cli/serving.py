@@ -64,7 +64,7 @@ def plan_options(args) -> dict:
     """The plan's ``serving`` section options from its parsed flags (engine names as keys)."""
     keys = ("pipeline_parallel_size", "max_model_len", "max_num_batched_tokens", "max_num_seqs", "kv_cache_dtype",
             "dtype", "block_size", "emit", "quantization", "input_len", "output_len", "engine", "engine_version",
-            "mem_fraction_static")
+            "mem_fraction_static", "concurrency", "request_rate")
     out = {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
     if args.model:
         from multihead.planner.serving import load_model
@@ -126,7 +126,8 @@ def run(args) -> int:
         device = resolve_device(gpu_memory_gb=args.gpu_memory_gb, effective_tflops=args.effective_tflops,
                                 bandwidth_tbps=args.bandwidth_tbps)
     out = S.answer(cfg, req, emit=args.emit or args.engine, heads=_heads(cfg), input_len=args.input_len,
-                   output_len=args.output_len, device=device, **kw)
+                   output_len=args.output_len, device=device, concurrency=args.concurrency,
+                   request_rate=args.request_rate, **kw)
     if args.json:
         print(json.dumps({"serving": out}, indent=1))
     else:
