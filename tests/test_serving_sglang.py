@@ -221,3 +221,13 @@ def test_plan_and_page_take_the_engine(capsys):
     vllm = plan_json({"model": "Llama-3.1-8B", "gpu": "L40S", "tokens": 32768})["serving"]
     assert vllm["engine"] == "vllm" and vllm["engine_version"] == "0.19"
     assert vllm["kv_cache_tokens"] != page["kv_cache_tokens"]
+
+
+def test_sglang_fallbacks_use_sglang_flag_names(capsys):
+    # Llama-3.1-70B at 128k on one H100 does not fit; the levers are named as SGLang takes them
+    assert main(["serving", "meta-llama/Llama-3.1-70B-Instruct", "--gpu", "H100", "--max-model-len", "131072",
+                 "--engine", "sglang", "--json"]) == 2
+    out = json.loads(capsys.readouterr().out)["serving"]
+    flags = " ".join(" ".join(f["flags"]) for f in out["fallbacks"])
+    assert "--tp-size" in flags and "--tensor-parallel-size" not in flags
+    assert "--kv-cache-dtype fp8 " not in flags + " " and "--max-model-len" not in flags

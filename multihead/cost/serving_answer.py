@@ -200,6 +200,11 @@ def _cost(req: Request, base: Request) -> tuple:
 def _changes(req: Request, base: Request) -> list[str]:
     flags = {"tensor_parallel_size": "--tensor-parallel-size", "pipeline_parallel_size": "--pipeline-parallel-size",
              "kv_cache_dtype": "--kv-cache-dtype", "quantization": "--quantization"}
+    if base.engine == "sglang":      # SGLang's own names and values for the same levers
+        flags.update(tensor_parallel_size="--tp-size", pipeline_parallel_size="--pp-size")
+        kv = {"fp8": "fp8_e4m3"}
+        return [f"{flag} {kv.get(getattr(req, k), getattr(req, k)) if k == 'kv_cache_dtype' else getattr(req, k)}"
+                for k, flag in flags.items() if getattr(req, k) != getattr(base, k)]
     return [f"{flag} {getattr(req, k)}" for k, flag in flags.items() if getattr(req, k) != getattr(base, k)]
 
 
@@ -260,7 +265,8 @@ def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None
                              "kv_cache_gib_per_gpu": f.kv_cache_gib} for c, f in found]
         launch = found[0][0] if found else req
         if a.max_model_len_fit > 0:      # last: it changes the request itself
-            out["fallbacks"].append({"flags": [f"--max-model-len {a.max_model_len_fit}"], "gpus":
+            cut = "--context-length" if req.engine == "sglang" else "--max-model-len"
+            out["fallbacks"].append({"flags": [f"{cut} {a.max_model_len_fit}"], "gpus":
                                      req.tensor_parallel_size * req.pipeline_parallel_size, "max_concurrency": 1.0,
                                      "kv_cache_tokens": None, "kv_cache_gib_per_gpu": a.kv_cache_gib,
                                      "note": "shorter requests: a longer document must be cut"})
