@@ -114,9 +114,10 @@ def serving_account(cfg: dict, req: Request, gpu_bytes: float | None = None,
     if req.engine == "sglang":
         return _sglang_account(cfg, shape, args, total), dtype
     from multihead.cost import serving_vllm_versions as V
-    shape, eargs = V.apply(version, shape, args, given_flags(req))
-    # vLLM keeps the NVLink communicator figure on every GPU: no vLLM log on PCIe GPUs to size its own
-    return account(shape, eargs, load_fit(), total), dtype
+    shape, eargs = V.apply(version, shape, args, given_flags(req), req.gpu, total)
+    # PCIe-only GPUs (no NVLink switch): no NVLS buffers, vLLM's custom all-reduce off beyond 2 PCIe
+    # GPUs; the communicator figure is serving.PCIE_COMM_GIB (sized on an SGLang L4 log, fitted)
+    return account(shape, eargs, load_fit(), total, pcie=gpu_is_pcie(req.gpu)), dtype
 
 
 def sglang_args(cfg: dict, req: Request, kv_bytes: float = 2.0):
