@@ -152,12 +152,27 @@ def _sglang_account(cfg: dict, shape, args: Request, total: float) -> ServingAcc
     return G.account(shape, sglang_args(cfg, args, args.kv_cache_dtype_bytes), load_fit(), total)
 
 
+def batched_tokens(req: Request, total_bytes: float | None = None) -> int:
+    """--max-num-batched-tokens the engine runs with: the flag when given, else (vLLM V1) the default
+    vLLM picks for the GPU (serving_vllm_versions.v1_batch_defaults), which the account profiled;
+    ``total_bytes``: the GPU's memory when it is not a catalog name."""
+    if req.engine != "vllm" or "max_num_batched_tokens" in given_flags(req) or engine_version(req) != "0.19":
+        return req.max_num_batched_tokens
+    from multihead.cost.serving_vllm_versions import v1_batch_defaults
+    if total_bytes is None:
+        try:
+            total_bytes = gpu_memory_bytes(req.gpu)[1]
+        except ValueError:
+            return req.max_num_batched_tokens
+    return v1_batch_defaults(req.gpu, total_bytes)[0]
+
+
 def launch_plan(req: Request, dtype: str, fraction: float | None = None) -> LaunchPlan:
     """The launch choices; ``fraction``: the memory fraction to emit (SGLang's --mem-fraction-static
     the account used), else --gpu-memory-utilization."""
     return LaunchPlan(req.model, req.tensor_parallel_size, req.pipeline_parallel_size, GPUS_PER_NODE,
                       req.gpu_memory_utilization if fraction is None else fraction, req.max_model_len,
-                      req.max_num_batched_tokens, req.max_num_seqs if req.max_num_seqs != 1024 else None,
+                      batched_tokens(req), req.max_num_seqs if req.max_num_seqs != 1024 else None,
                       req.kv_cache_dtype, dtype, req.quantization, req.block_size if req.block_size != 16 else None,
                       req.data_parallel_size)
 
@@ -249,7 +264,8 @@ def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None
            "tensor_parallel_size": req.tensor_parallel_size,
            "pipeline_parallel_size": req.pipeline_parallel_size, "data_parallel_size": req.data_parallel_size,
            "gpu_memory_utilization": req.gpu_memory_utilization,
-           "max_num_batched_tokens": req.max_num_batched_tokens, "verdict": verdict(a, req, sglang and sglang["chunked_prefill_size"]),
+           "max_num_batched_tokens": batched_tokens(req, account_kw.get("gpu_bytes")),
+           "verdict": verdict(a, req, (sglang and sglang["chunked_prefill_size"]) or batched_tokens(req, account_kw.get("gpu_bytes"))),
            "prefill": "chunked prefill: full attention, max_num_batched_tokens tokens per step (no document cut)"}
     try:
         out.update(time_keys(cfg, req, out, input_len, output_len, spec=account_kw.get("spec"), device=device,
