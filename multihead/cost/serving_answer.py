@@ -79,11 +79,33 @@ def serving_account(cfg: dict, req: Request, gpu_bytes: float | None = None,
     return account(shape, args, load_fit(), total), ENGINE_DTYPE.get(prec.weights, prec.weights)
 
 
-def launch_plan(req: Request, dtype: str) -> LaunchPlan:
+def launch_plan(req: Request, dtype: str, hf_overrides: dict | None = None) -> LaunchPlan:
     return LaunchPlan(req.model, req.tensor_parallel_size, req.pipeline_parallel_size, GPUS_PER_NODE,
                       req.gpu_memory_utilization, req.max_model_len, req.max_num_batched_tokens,
                       req.max_num_seqs if req.max_num_seqs != 1024 else None, req.kv_cache_dtype, dtype,
-                      req.quantization, req.block_size if req.block_size != 16 else None)
+                      req.quantization, req.block_size if req.block_size != 16 else None, hf_overrides)
+
+
+def length_override(spec, tokens: int) -> tuple[dict | None, str | None]:
+    """What a launch for ``tokens`` (--max-model-len) needs from the model's positions: (positions
+    JSON, refusal). An engine refuses a length past the config's derived maximum (vLLM's
+    max_model_len rule, cost.positions.coverage) unless the rope scaling that reaches it comes along:
+    the JSON then carries ``rope_override`` (the model's own scaling type grown, cost.positions.
+    extension_needed) and a quality note; a length no override can reach gives a refusal."""
+    from multihead.cost.positions import coverage, extension_needed
+    if spec is None:
+        return None, None
+    c = coverage(spec)
+    if c.covered is None or tokens <= c.covered:
+        return None, None
+    if c.learned:
+        return None, (f"max-model-len {tokens:,} is past the model's {c.covered:,} learned positions ({c.how}); "
+                      f"no engine can serve it: serve <= {c.covered:,} tokens")
+    ext = extension_needed(spec, tokens)
+    if not ext.overrides:
+        return None, f"max-model-len {tokens:,} is past the {c.covered:,} positions the config allows ({ext.note})"
+    return {"derived_max_model_len": c.covered, "how": c.how, "rope_override": ext.overrides,
+            "rope_type": ext.rope_type, "factor": ext.factor, "base_tokens": ext.base, "note": ext.note}, None
 
 
 def verdict(a: ServingAccount, req: Request) -> str:
@@ -167,6 +189,22 @@ def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None
         if input_len is not None or output_len is not None:
             raise                          # the user's own lengths: bad input
         out.update({"time": None, "time_note": f"no time: {err}"})    # e.g. max_model_len 1: no default split
+    spec = account_kw.get("spec")
+    if spec is None and cfg:
+        from multihead.cost.serving_shape import read_spec
+        try:
+            spec = read_spec(cfg, req.model)
+        except ValueError:
+            spec = None
+    positions, refusal = length_override(spec, req.max_model_len)
+    if positions:
+        out["positions"] = positions
+        out["verdict"] += (f"; past the {positions['derived_max_model_len']:,} positions the config allows, so the "
+                           f"launch carries the model's {positions['rope_type']} rope scaling grown to x"
+                           f"{positions['factor']:g} over {positions['base_tokens']:,}")
+    if refusal:
+        out.update({"fits": False, "reason": refusal, "verdict": f"does not fit as asked: {refusal}"})
+        emit = None                      # no command the engine would refuse
     launch = req
     if heads and (not a.fits or a.max_concurrency < 1):
         found = fallbacks(cfg, req, heads, **account_kw)
@@ -180,7 +218,8 @@ def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None
                                      "kv_cache_tokens": None, "kv_cache_gib_per_gpu": a.kv_cache_gib,
                                      "note": "shorter requests: a longer document must be cut"})
     if emit:
-        cmd = command(emit, launch_plan(launch, dtype))
+        cmd = command(emit, launch_plan(launch, dtype, positions["rope_override"] if positions else None))
+        note = "; ".join(x for x in (cmd.note, positions["note"] if positions else "") if x)
         out["command"] = {"engine": emit, "text": cmd.render(), "argv": cmd.argv, "nodes": cmd.nodes,
-                          "note": cmd.note, "for": "the request" if launch is req else "the first fallback"}
+                          "note": note, "for": "the request" if launch is req else "the first fallback"}
     return out

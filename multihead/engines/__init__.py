@@ -8,6 +8,7 @@ pipeline parallelism across nodes) get the engine's multi-node form: a Ray clust
 """
 from __future__ import annotations
 
+import json
 import shlex
 from dataclasses import dataclass
 
@@ -29,6 +30,12 @@ class LaunchPlan:
     dtype: str = "auto"
     quantization: str | None = None
     block_size: int | None = None
+    hf_overrides: dict | None = None    # config keys the engine must override (rope scaling past the config's length)
+
+    @property
+    def overrides_json(self) -> str | None:
+        """The overrides as compact JSON, the engine flag's value (None: none)."""
+        return json.dumps(self.hf_overrides, separators=(",", ":")) if self.hf_overrides else None
 
     @property
     def gpus(self) -> int:
