@@ -66,7 +66,7 @@ class Gpu:
         return self.matmul_flops.get(dtype) or self.matmul_flops.get("fp16") or self.matmul_flops["bf16"]
 
 
-ENGINES = ("vllm", "tensorrt-llm", "gpt-fast")
+ENGINES = ("vllm", "sglang", "tensorrt-llm", "gpt-fast")
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,8 @@ class Constants:
     flops_efficiency_fp8: float = 0.0   # of fp8 matmuls' (2x) peak; 0: the same as flops_efficiency
     bandwidth_efficiency: float = 0.8
     layer_overhead_s: dict = field(default_factory=lambda: {e: 10e-6 for e in ENGINES})
+    prefill_layer_overhead_s: dict = field(default_factory=dict)   # eager prefill per engine family; {}: as decode
+    sequence_overhead_s: dict = field(default_factory=dict)        # host work per sequence and step; {}: none
     request_overhead_s: float = 1e-3    # once per request, before its first token (admission, setup)
     allreduce_latency_s: dict = field(default_factory=lambda: {"default": 10e-6})
     allreduce_step_s: float = 5e-6      # per log2(n) step of the all-reduce
@@ -90,9 +92,11 @@ class Constants:
     source: str = "defaults (no fit file)"
 
     def layer_overhead(self, engine: str) -> float:
-        if engine not in self.layer_overhead_s:
-            raise ValueError(f"engine: expected one of {sorted(self.layer_overhead_s)}, got {engine!r}")
-        return self.layer_overhead_s[engine]
+        """Per dense layer of ``engine`` ("vllm", or a version family's key "vllm@v1": else its engine's)."""
+        for key in (engine, engine.split("@")[0]):
+            if key in self.layer_overhead_s:
+                return self.layer_overhead_s[key]
+        raise ValueError(f"engine: expected one of {sorted(self.layer_overhead_s)}, got {engine!r}")
 
     def allreduce_latency(self, link: str, engine: str = "") -> float:
         """The fitted latency of this engine's all-reduce over this link ("engine/link"), else of the
@@ -118,6 +122,21 @@ class Setup:
     kv: str = "bf16"
     act_bytes: int = 2                      # activations travel in bf16/fp16
     engine: str = "vllm"                    # engine family of the fixed costs (ENGINES)
+    engine_version: str | None = None       # its version (None: the newest family; engine_costs.version_family)
+    engine_date: str | None = None          # 'YYYY-MM' of a measurement without a version
+    expert_parallel_size: int = 1           # MoE experts split over this many GPUs (vLLM/SGLang flag names)
+    data_parallel_size: int = 1
+    enable_dp_attention: bool = False
+    enforce_eager: bool = False             # no CUDA graphs: decode pays the eager launch cost too
+
+    @property
+    def cost_key(self) -> str:
+        """The key of this engine family's fixed costs in Constants ("vllm@v1", "sglang", ...)."""
+        from multihead.cost import engine_costs
+        if self.engine not in engine_costs.ENGINE_NAMES:
+            return self.engine
+        return engine_costs.cost_key(self.engine, engine_costs.version_family(self.engine, self.engine_version,
+                                                                              self.engine_date))
 
 
 @dataclass
@@ -272,7 +291,11 @@ def text_attention_flops(spec: ModelSpec, tokens: int) -> float:
 
 
 # -- phases ------------------------------------------------------------------------------------------
-def _phase(setup: Setup, *, tokens: float, sequences: float, attn_flops: float, kv: float) -> Phase:
+ENGINE_COSTS = True     # fixed costs by kernels per layer, engine family and phase (cost/engine_costs.py); False: L * t_layer
+
+
+def _phase(setup: Setup, *, tokens: float, sequences: float, attn_flops: float, kv: float,
+           phase: str = "decode") -> Phase:
     """One forward of ``tokens`` tokens of ``sequences`` sequences through the whole model on one TP
     group (all pipeline stages in turn): the terms of the module docstring, per GPU."""
     s, g, c, n = setup.spec, setup.gpu, setup.constants, setup.tp
@@ -292,8 +315,12 @@ def _phase(setup: Setup, *, tokens: float, sequences: float, attn_flops: float, 
     comm = tp_comm_seconds(setup, tokens)
     if setup.pp > 1:
         comm += (setup.pp - 1) * handoff_seconds(tokens * s.hidden_size * setup.act_bytes, g.link_bandwidth, c, g.link)
-    return Phase(compute_s=compute, memory_s=memory, dequant_s=dequant,
-                 overhead_s=s.num_layers * c.layer_overhead(setup.engine), comm_s=comm,
+    if ENGINE_COSTS:
+        from multihead.cost.engine_costs import fixed_overhead_s
+        overhead = fixed_overhead_s(setup, phase, sequences)
+    else:
+        overhead = s.num_layers * c.layer_overhead(setup.engine)
+    return Phase(compute_s=compute, memory_s=memory, dequant_s=dequant, overhead_s=overhead, comm_s=comm,
                  flops=linear + attention, bytes=weights + kv)
 
 
@@ -303,7 +330,7 @@ def prefill(setup: Setup, tokens: int, *, batch: int = 1) -> Phase:
     position only. With pipeline stages: one prompt through all of them (see pipelined_prefill_seconds)."""
     kv = kv_bytes(setup.spec, tokens, setup.kv, batch=batch, gpus=setup.tp)
     return _phase(setup, tokens=batch * tokens, sequences=batch,
-                  attn_flops=prefill_attention_flops(setup.spec, tokens, batch), kv=kv)
+                  attn_flops=prefill_attention_flops(setup.spec, tokens, batch), kv=kv, phase="prefill")
 
 
 def pipelined_prefill_seconds(setup: Setup, tokens: int, batch: int) -> float:
