@@ -235,7 +235,8 @@ def link_bandwidth(setup: Setup) -> float:
 # 512 KiB at <= 4 GPUs and 256 KiB at 8; two stages, reduce-scatter + all-gather, up to 8 MiB),
 # TensorRT-LLM's custom all-reduce plugin, and PyTorch's intra-node comm that gpt-fast's TP command
 # enables (ENABLE_INTRA_NODE_COMM=1). Larger messages, and any across nodes, go through NCCL's ring.
-ALLREDUCE_ALGORITHM = "custom"          # "custom": the engines' small-message kernels; "ring": NCCL only
+ALLREDUCE_ALGORITHM = "smooth"          # "smooth": the cheapest algorithm at each size (cost/comm_time.py);
+                                        # "custom": session 4's size thresholds; "ring": NCCL only
 ONE_STAGE_MAX_BYTES = {4: 512 * 1024, 8: 256 * 1024}
 CUSTOM_MAX_BYTES = 8 * 1024 * 1024
 
@@ -251,6 +252,9 @@ def allreduce_seconds(nbytes: float, n: int, bandwidth: float, c: Constants, lin
     """
     if n <= 1:
         return 0.0
+    if ALLREDUCE_ALGORITHM == "smooth":
+        from multihead.cost import comm_time
+        return comm_time.allreduce_seconds(nbytes, n, bandwidth, c, link, engine, inter_node)
     wire = bandwidth * c.link_efficiency
     latency = c.allreduce_latency(link, engine)
     if ALLREDUCE_ALGORITHM == "custom" and not inter_node and nbytes <= CUSTOM_MAX_BYTES:
@@ -271,9 +275,13 @@ def pipeline_bubble_fraction(stages: int, microbatches: int) -> float:
 
 
 def tp_comm_seconds(setup: Setup, tokens: float) -> float:
-    """2 all-reduces per layer of ``tokens`` activation rows of D, over the tensor-parallel group."""
+    """2 all-reduces per layer of ``tokens`` activation rows of D, over the tensor-parallel group
+    (with DP attention: cost/moe_time.dp_attention_comm_seconds)."""
     nbytes = tokens * setup.spec.hidden_size * setup.act_bytes
     bandwidth = link_bandwidth(setup)
+    if MOE_TERMS and setup.enable_dp_attention and setup.data_parallel_size > 1:
+        from multihead.cost import moe_time
+        return moe_time.dp_attention_comm_seconds(setup, tokens, bandwidth)
     return 2 * setup.spec.num_layers * allreduce_seconds(nbytes, setup.tp, bandwidth, setup.constants, setup.gpu.link,
                                                       setup.engine, inter_node=bandwidth != setup.gpu.link_bandwidth)
 
@@ -291,6 +299,7 @@ def text_attention_flops(spec: ModelSpec, tokens: int) -> float:
 
 
 # -- phases ------------------------------------------------------------------------------------------
+MOE_TERMS = True        # expert-parallel imbalance, grouped-GEMM padding, DP-attention all-to-all (cost/moe_time.py)
 ENGINE_COSTS = True     # fixed costs by kernels per layer, engine family and phase (cost/engine_costs.py); False: L * t_layer
 
 
@@ -309,6 +318,11 @@ def _phase(setup: Setup, *, tokens: float, sequences: float, attn_flops: float, 
     compute = linear / (g.flops(mm) * share * eta) \
         + attention / (g.flops("fp16") * share * c.flops_efficiency)
     weights, quantized = weights_read(setup, tokens)
+    if MOE_TERMS and s.moe is not None:     # expert-parallel imbalance; grouped-GEMM padding (cost/moe_time.py)
+        from multihead.cost import moe_time
+        weights += moe_time.imbalance_extra_bytes(setup, tokens)
+        if phase == "prefill":
+            compute += moe_time.padding_extra_flops(setup, tokens) / (g.flops(mm) * share * eta)
     memory = (weights + kv) / (g.bandwidth * c.bandwidth_efficiency)
     kind = dequant_kind(setup)
     dequant = quantized / (c.dequant[kind] * g.alu_flops) + s.num_layers * c.dequant_layer_s if kind else 0.0
