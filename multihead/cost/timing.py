@@ -541,7 +541,8 @@ def serving_time_keys(setup: Setup, input_len: int, output_len: int, max_concurr
     top = max(1, int(max_concurrency))
     curve = serving_curve(setup, input_len, output_len, top)
     at, one = curve[-1], curve[0]
-    return {"input_len": input_len, "output_len": output_len, "concurrency": top,
+    from multihead.cost.timing_intervals import add_intervals    # *_low / *_high: 80% intervals by family
+    return add_intervals({"input_len": input_len, "output_len": output_len, "concurrency": top,
             "ttft_s": at.ttft_s, "tpot_s": at.tpot_s, "itl_s": at.tpot_s,
             "output_tokens_per_s": at.output_tokens_per_s, "request_latency_s": at.request_latency_s,
             "ttft_s_one_request": one.ttft_s, "tpot_s_one_request": one.tpot_s,
@@ -549,4 +550,4 @@ def serving_time_keys(setup: Setup, input_len: int, output_len: int, max_concurr
             "prefill_s": one.prefill_s, "attention_kernel": KERNEL_CLASS, "engine": setup.engine,
             "time_constants": setup.constants.source,
             "curve": [{"concurrency": p.concurrency, "ttft_s": p.ttft_s, "tpot_s": p.tpot_s,
-                       "output_tokens_per_s": p.output_tokens_per_s} for p in curve]}
+                       "output_tokens_per_s": p.output_tokens_per_s} for p in curve]}, setup)

@@ -150,3 +150,36 @@ def write(errors: list[dict], command: str, path: Path | None = None) -> dict:
              "families": interval_table(errors)}
     (Path(path) if path else INTERVAL_FILE).write_text(json.dumps(table, indent=1) + "\n")
     return table
+
+
+# (key in the time keys, phase, is a rate)
+TIME_KEYS = (("ttft_s", "prefill", False), ("tpot_s", "decode", False), ("itl_s", "decode", False),
+             ("request_latency_s", "serving", False), ("output_tokens_per_s", "serving", True),
+             ("ttft_s_one_request", "prefill", False), ("tpot_s_one_request", "decode", False),
+             ("decode_tokens_per_s", "decode", True))
+
+
+def bounds(value: float, cls: str, phase: str, engine: str, rate: bool, table: dict) -> tuple[float, float, str]:
+    """(low, high, family key) of a predicted time (or a rate: the reciprocal interval)."""
+    key, e = lookup(table, cls, phase, engine)
+    if rate:
+        return value * e["r_low"], value * e["r_high"], key
+    return value / e["r_high"], value / e["r_low"], key
+
+
+def add_intervals(keys: dict, setup, table: dict | None = None) -> dict:
+    """``keys`` (timing.serving_time_keys) with ``*_low`` and ``*_high`` beside every time and rate, and
+    ``interval`` saying the level and the families used; unchanged when no interval table exists."""
+    table = table if table is not None else load_intervals()
+    if table is None:
+        return keys
+    cls, engine = model_class(setup.spec), setup.engine
+    used = {}
+    for name, phase, rate in TIME_KEYS:
+        if name in keys and isinstance(keys[name], (int, float)):
+            lo, hi, fam = bounds(keys[name], cls, phase, engine, rate, table)
+            keys[f"{name}_low"], keys[f"{name}_high"] = lo, hi
+            used[phase] = fam
+    keys["interval"] = {"level": table["level"], "families": used,
+                        "how": "10th-90th percentile of out-of-document errors of the family (docs/gpu-time.md)"}
+    return keys
