@@ -155,3 +155,15 @@ def test_cli_errors_translate():
         zh = messages.translate(line, "zh")
         assert zh and "expected" not in zh
     assert messages.translate("something no entry has", "zh") is None
+
+
+def test_no_formula_in_any_page_script():
+    """Every script under web/static draws; none computes (the lesson's new files included)."""
+    from pathlib import Path
+    static = Path(__file__).resolve().parents[1] / "multihead" / "web" / "static"
+    scripts = sorted(static.glob("*.js"))
+    assert {p.name for p in scripts} >= {"common.js", "plan_view.js", "planner.js", "lesson.js", "lesson_i18n.js"}
+    for js in scripts:
+        text = js.read_text()
+        for banned in ("Math.exp", "Math.log(", "Math.sqrt", "Math.pow", "**"):
+            assert banned not in text, f"{js.name} computes with {banned}"
