@@ -336,7 +336,7 @@ def test_no_english_in_chinese_mode_for_errors_and_fallbacks(tpage):
     assert _english_words(page) == [], sorted(set(_english_words(page)))
     assert page.is_visible("pre.engine")                      # the engine's own words, quoted as such
     ready_after(page, lambda: page.fill("#tokens", "0"))
-    page.wait_for_function("document.querySelector('.err[data-field=\"tokens\"]').textContent.includes('参数')")
+    page.wait_for_function("document.querySelector('.err[data-field=\"tokens\"]').textContent.includes('需要')")
     assert "expected" not in page.text_content('.err[data-field="tokens"]')
 
 
