@@ -196,6 +196,10 @@ def _routes(app: FastAPI, pool: HeavyPool, config_dir) -> None:
     async def planner_page():
         return FileResponse(STATIC / "planner.html")
 
+    @app.get("/search", include_in_schema=False)
+    async def search_page():
+        return FileResponse(STATIC / "search.html")
+
     @app.get("/lesson", include_in_schema=False)
     async def lesson_page():
         return FileResponse(STATIC / "lesson.html")
@@ -223,6 +227,16 @@ def _routes(app: FastAPI, pool: HeavyPool, config_dir) -> None:
         options, config = _plan_body(await json_body(request))
         text = await pool.run(plan_api.plan_text, options, config, config_dir)
         return Response(text, media_type="application/json")
+
+    @app.get("/api/search/catalog")
+    async def search_catalog():
+        return plan_api.search_catalog()
+
+    @app.post("/api/search", openapi_extra=plan_schema)
+    async def search(request: Request):
+        """The object `multihead plan --search --json` prints for the same request (planner/search.py)."""
+        options, config = _plan_body(await json_body(request))
+        return await pool.run(plan_api.search, options, config, config_dir)
 
     @app.post("/api/plan/curve", openapi_extra=plan_schema)
     async def curve(request: Request):
