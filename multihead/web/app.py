@@ -296,7 +296,8 @@ def create_app(allowed_hosts=(), config_dir=None, max_body: int = MAX_BODY_BYTES
     ``config_dir``: a folder whose config files the page may name (default: none, names only)."""
     app = FastAPI(title="multihead", docs_url=None, redoc_url=None, lifespan=_lifespan)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    _routes(app, HeavyPool(heavy_threads), config_dir)
+    app.state.heavy_pool = HeavyPool(heavy_threads)   # also bounds the lesson router's computing calls
+    _routes(app, app.state.heavy_pool, config_dir)
 
     @app.exception_handler(BadRequest)
     async def bad_request(request, err: BadRequest):
