@@ -32,6 +32,9 @@ def add_engine_flags(p: argparse.ArgumentParser, for_plan: bool = False) -> None
         g.add_argument("--quantization", "-q", help="runtime weight quantization, vLLM's name (e.g. fp8)")
     g.add_argument("--pipeline-parallel-size", "-pp", type=A.int_range(1, 1024), default=1,
                    help="pipeline stages, each holding whole layers (default 1)")
+    g.add_argument("--data-parallel-size", "-dp", type=A.int_range(1, 1024), default=1,
+                   help="replicas of the model behind a router, each TP x PP GPUs (default 1; the load of "
+                        "--concurrency / --request-rate is split between them)")
     g.add_argument("--max-model-len", type=A.int_range(1, A.MAX_TOKENS),
                    help="the longest request, tokens" + (" (default: --tokens; and --tokens defaults to it)"
                                                           if for_plan else ""))
@@ -44,27 +47,17 @@ def add_engine_flags(p: argparse.ArgumentParser, for_plan: bool = False) -> None
     g.add_argument("--dtype", choices=["auto", "bfloat16", "float16", "float32"], default="auto",
                    help="weights and activations (auto: the checkpoint's; float32 checkpoints run in bfloat16)")
     g.add_argument("--block-size", type=int, choices=[1, 8, 16, 32, 64, 128], default=16,
-                   help="tokens per KV-cache page (default 16)")
+                   help="tokens per KV-cache page (default 16; SGLang's --page-size, default 1 there)")
+    g.add_argument("--engine", choices=["vllm", "sglang"], default="vllm",
+                   help="whose memory account (and launch command): vLLM's or SGLang's (default vllm)")
+    g.add_argument("--engine-version", default=None,
+                   help="engine version to account for (default: the newest modelled; vLLM 0.6 or 0.19, SGLang 0.5)")
+    g.add_argument("--mem-fraction-static", type=A.PROBABILITY, default=None,
+                   help="SGLang: fraction of the memory free at start-up for weights + KV cache "
+                        "(default: SGLang's own choice for the GPU and TP)")
     if for_plan:
-        g.add_argument("--emit", choices=["vllm", "sglang"], default="vllm",
-                       help="launch command in the serving section (default vllm)")
-
-
-ENGINE_TO_PLAN_DTYPE = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}   # --dtype -> --weights-dtype
-
-
-def plan_options(args) -> dict:
-    """The plan's ``serving`` section options from its parsed flags (engine names as keys)."""
-    keys = ("pipeline_parallel_size", "max_model_len", "max_num_batched_tokens", "max_num_seqs", "kv_cache_dtype",
-            "dtype", "block_size", "emit", "quantization", "input_len", "output_len")
-    out = {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
-    if args.model:
-        from multihead.planner.serving import load_model
-        try:
-            out["config"], out["model_id"] = load_model(args.model)
-        except ValueError:
-            pass                      # a model from flags alone: the spec is all there is
-    return out
+        g.add_argument("--emit", choices=["vllm", "sglang"], default=None,
+                       help="launch command in the serving section (default: the --engine's)")
 
 
 def register(subparsers) -> None:
@@ -76,11 +69,19 @@ def register(subparsers) -> None:
                     "maximum concurrency at --max-model-len, the longest request that fits, and the launch "
                     "command.", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", nargs="?", help="HF id of a catalog config (see --list), or a config.json path / folder")
-    p.add_argument("--gpu", default="H100-SXM", help="GPU from the catalog (see --list; default H100-SXM)")
+    p.add_argument("--gpu", default=None, help="GPU from the catalog (see --list; default H100-SXM)")
+    p.add_argument("--gpu-memory-gb", type=A.float_range(1.0, 4096.0), default=None,
+                   help="a GPU outside the catalog: its memory in GB (1e9 B, as in `plan`), the figure the device "
+                        "reports (torch's total_memory: an H100 80GB reports 85.03 GB = 79.19 GiB)")
+    p.add_argument("--effective-tflops", type=A.POSITIVE_FLOAT, default=None,
+                   help="with --gpu-memory-gb: its achievable 16-bit matmul TFLOP/s, for the serving times")
+    p.add_argument("--bandwidth-tbps", type=A.POSITIVE_FLOAT, default=None,
+                   help="with --gpu-memory-gb: its achievable memory bandwidth, TB/s, for the serving times")
     add_engine_flags(p)
     from multihead.cli.gpu_time import add_request_flags
     add_request_flags(p)
-    p.add_argument("--emit", choices=["vllm", "sglang"], default="vllm", help="launch command to print (default vllm)")
+    p.add_argument("--emit", choices=["vllm", "sglang"], default=None,
+                   help="launch command to print (default: the --engine's)")
     p.add_argument("--json", action="store_true", help="print the serving object as JSON")
     p.add_argument("--list", action="store_true", help="list catalog configs and GPUs")
     p.add_argument("--validate", action="store_true",
@@ -90,17 +91,21 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from multihead.planner.serving import load_model, render
+    """A view of the plan: the same PlanRequest as `multihead plan`, printed as its serving section.
+    --max-model-len defaults to the model's training length (and the plan's T to --max-model-len)."""
+    from multihead import planner
+    from multihead.planner.request import PlanRequest
+    from multihead.planner.serving import render
     if args.validate:
         return _validate(args.out)
     if args.list:
         return _list()
     if not args.model:
         raise ValueError("model: expected a catalog HF id or a config.json path (see --list)")
-    from multihead.cost import serving_answer as S
-    cfg, name = load_model(args.model)
-    req = request_from(args, name, cfg)
-    out = S.answer(cfg, req, emit=args.emit, heads=_heads(cfg), input_len=args.input_len, output_len=args.output_len)
+    if args.gpu_memory_gb is None:       # the plan's view: one request, one account (issue 27)
+        out = planner.report(PlanRequest.from_args(args))["serving"]
+    else:                                # a GPU outside the catalog by its memory alone: the account only
+        out = _memory_only(args)
     if args.json:
         print(json.dumps({"serving": out}, indent=1))
     else:
@@ -111,9 +116,32 @@ def run(args) -> int:
     return 0
 
 
+def _memory_only(args) -> dict:
+    """The serving account of a GPU given by --gpu-memory-gb alone (no time figures: the plan needs them)."""
+    from multihead.cost import serving_answer as S
+    from multihead.planner.serving import load_model
+    cfg, name = load_model(args.model)
+    req = request_from(args, name, cfg)
+    kw = {"gpu_bytes": args.gpu_memory_gb * 1e9}
+    device = None
+    if args.effective_tflops is not None or args.bandwidth_tbps is not None:
+        from multihead.planner.inputs import resolve_device
+        device = resolve_device(gpu_memory_gb=args.gpu_memory_gb, effective_tflops=args.effective_tflops,
+                                bandwidth_tbps=args.bandwidth_tbps)
+    return S.answer(cfg, req, emit=args.emit or args.engine, heads=_heads(cfg), input_len=args.input_len,
+                    output_len=args.output_len, device=device, **kw)
+
+
 def request_from(args, name: str, cfg: dict):
     from multihead.cost import serving_answer as S
-    gpu, _ = S.gpu_memory_bytes(args.gpu)
+    if args.gpu_memory_gb is not None:
+        if args.gpu is not None:
+            raise ValueError("gpu-memory-gb: give either --gpu (a catalog GPU) or --gpu-memory-gb, not both")
+        if not 1 <= args.gpu_memory_gb <= 4096:
+            raise ValueError(f"gpu-memory-gb: expected GiB in [1, 4096], got {args.gpu_memory_gb:g}")
+        gpu = f"GPU-{args.gpu_memory_gb:g}GB"
+    else:
+        gpu, _ = S.gpu_memory_bytes(args.gpu or "H100-SXM")
     length = args.max_model_len or _max_position(cfg)
     if length is None:
         raise ValueError("max-model-len: the config states no max_position_embeddings; give --max-model-len")
@@ -121,7 +149,8 @@ def request_from(args, name: str, cfg: dict):
                      gpu_memory_utilization=args.gpu_memory_utilization, max_model_len=length,
                      max_num_batched_tokens=args.max_num_batched_tokens, max_num_seqs=args.max_num_seqs,
                      block_size=args.block_size, model=name, gpu=gpu, kv_cache_dtype=args.kv_cache_dtype,
-                     dtype=args.dtype, quantization=args.quantization)
+                     dtype=args.dtype, quantization=args.quantization, engine=args.engine,
+                     engine_version=args.engine_version, mem_fraction_static=args.mem_fraction_static)
 
 
 def _max_position(cfg: dict) -> int | None:
