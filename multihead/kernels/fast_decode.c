@@ -27,7 +27,9 @@
 
 #define BK 32          /* keys per block: a block of fp32 V rows (32 x 128 x 4 B = 16 KiB) stays in L1 */
 #define LINE 64        /* bytes per cache line */
+#ifndef AHEAD
 #define AHEAD BK       /* keys ahead whose K and V rows are requested into L2 (see prefetch_rows) */
+#endif
 #define PREFETCH_MIN_BYTES (1 << 20)   /* K+V bytes of a call below which nothing is requested ahead */
 #define MAXD 512
 #define MAXR 64
