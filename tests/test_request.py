@@ -21,7 +21,7 @@ from multihead.planner.request import FIELDS, PlanRequest
     ({"gpus": 2, "tensor_parallel_size": 2}, "tensor_parallel_size"),
     ({"data_parallel_size": 2}, "data_parallel_size"), ({"engine": "trt"}, "engine"),
     ({"mem_fraction_static": 2}, "mem_fraction_static"), ({"batching": "static"}, "batching"),
-    ({"concurrency": 8}, "concurrency"), ({"request_rate": 2.0}, "request_rate"),
+    ({"concurrency": 0}, "concurrency"), ({"concurrency": 8, "request_rate": 2.0}, "request_rate"),
     ({"enable_dp_attention": True}, "enable_dp_attention"),
 ])
 def test_bad_values_are_one_line_naming_the_field(options, field):

@@ -46,6 +46,8 @@ def register(subparsers) -> None:
     add_engine_flags(p, for_plan=True)      # the serving section's flags, vLLM's names (issue 13)
     from multihead.cli.gpu_time import add_request_flags
     add_request_flags(p)                     # --input-len / --output-len of the serving times (issue 14)
+    from multihead.cli._search import add_search_flags
+    add_search_flags(p)                      # --search, --slo, --objective ... (issue 29)
     o = p.add_argument_group("output")
     o.add_argument("--explain", action="store_true", help="print every formula with the numbers substituted")
     o.add_argument("--json", action="store_true", help="print one JSON object")
@@ -106,6 +108,9 @@ def run(args) -> int:
 
     if args.list:
         return _list()
+    if args.search:                  # issue 29: the configuration search (planner/search.py)
+        from multihead.cli._search import run_search
+        return run_search(args)
     req = PlanRequest.from_args(args)
     p = planner.plan_request(req)
     time_plot = None

@@ -212,7 +212,8 @@ def fallbacks(cfg: dict, req: Request, heads: int, min_concurrency: float = 1.0,
 
 
 def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None = None,
-           input_len: int | None = None, output_len: int | None = None, device=None, **account_kw) -> dict:
+           input_len: int | None = None, output_len: int | None = None, device=None,
+           concurrency: int | None = None, request_rate: float | None = None, **account_kw) -> dict:
     """The whole serving answer as one JSON-ready dict (the ``serving`` object); the time keys
     (TTFT, TPOT, tokens/s at max concurrency: cost/serving_time.py) for requests of ``input_len``
     prompt and ``output_len`` new tokens (defaults: serving_time.request_lengths). ``account_kw``:
@@ -231,9 +232,10 @@ def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None
            "max_num_batched_tokens": req.max_num_batched_tokens, "verdict": verdict(a, req, sglang and sglang["chunked_prefill_size"]),
            "prefill": "chunked prefill: full attention, max_num_batched_tokens tokens per step (no document cut)"}
     try:
-        out.update(time_keys(cfg, req, out, input_len, output_len, spec=account_kw.get("spec"), device=device))
+        out.update(time_keys(cfg, req, out, input_len, output_len, spec=account_kw.get("spec"), device=device,
+                             concurrency=concurrency, request_rate=request_rate))
     except ValueError as err:
-        if input_len is not None or output_len is not None:
+        if input_len is not None or output_len is not None or concurrency is not None or request_rate is not None:
             raise                          # the user's own lengths: bad input
         out.update({"time": None, "time_note": f"no time: {err}"})    # e.g. max_model_len 1: no default split
     if out.get("engine") not in (None, req.engine):

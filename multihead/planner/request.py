@@ -30,7 +30,7 @@ those and no GPU, all three are needed: explicit figures); ``tokens`` defaults t
 (max_position_embeddings) when neither is given.
 
 Fields the engines have but the planner does not model yet (data/expert parallelism, DP
-attention, static batching, a concurrency or request rate) are
+attention, static batching) are
 accepted at their defaults and refused by name otherwise: a plan never silently ignores them.
 """
 from __future__ import annotations
@@ -117,8 +117,8 @@ FIELDS: dict[str, _Field] = {
     "engine_version": _Field(V.Text(40), None),       # None: the newest modelled (the engine account checks it)
     "mem_fraction_static": _Field(_FRACTION, None),    # SGLang's --mem-fraction-static
     "batching": _Field(V.choices(BATCHING), "continuous", modelled="continuous"),
-    "concurrency": _Field(V.IntRange(1, MAX_COUNT), None, modelled=None),
-    "request_rate": _Field(V.FloatRange(0, 1e6, lo_open=True), None, modelled=None),
+    "concurrency": _Field(V.IntRange(1, 1 << 20), None),                # the operating point (serving.at)
+    "request_rate": _Field(V.FloatRange(0, 1e6, lo_open=True), None),   # closed loop N or Poisson R
     "emit": _Field(V.choices(("vllm", "sglang")), None),     # None: the engine's own launch command
     # the request the serving times are for
     "input_len": _Field(V.IntRange(1, MAX_TOKENS)),
@@ -130,9 +130,6 @@ _NOT_MODELLED = {
     "expert_parallel_size": "expert parallelism is not modelled yet: expected 1",
     "enable_dp_attention": "DP attention is not modelled yet: expected false",
     "batching": "only continuous batching is modelled yet: expected 'continuous'",
-    "concurrency": "an operating point by concurrency is not modelled yet: leave it unset (the serving "
-                   "section reports max_concurrency)",
-    "request_rate": "an operating point by request rate is not modelled yet: leave it unset",
 }
 
 
@@ -199,6 +196,8 @@ class PlanRequest:
                 raise ValueError(f"{name}: {_NOT_MODELLED[name]}, got {value!r}")
         if self.chunks is not None and self.tokens is not None and self.chunks > self.tokens:
             raise ValueError(f"chunks: expected an integer from 1 to tokens={self.tokens}, got {self.chunks}")
+        if self.concurrency is not None and self.request_rate is not None:
+            raise ValueError("request_rate: give concurrency (closed loop) or request_rate (open loop), not both")
         if self.config is not None and not isinstance(self.config, dict):
             raise ValueError(f"model: an uploaded config must be a JSON object, got {type(self.config).__name__}")
 

@@ -90,7 +90,7 @@ def build(ctx: sections.Context):
                   mem_fraction_static=o.get("mem_fraction_static"))
     data = answer(cfg, req, emit=o.get("emit") or o.get("engine") or "vllm", heads=setup.spec.num_heads,
                   input_len=o.get("input_len"), output_len=o.get("output_len"), spec=setup.spec, gpu_bytes=total,
-                  device=setup.device)
+                  device=setup.device, concurrency=o.get("concurrency"), request_rate=o.get("request_rate"))
     return ServingSection(data)
 
 
