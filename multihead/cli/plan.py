@@ -108,10 +108,10 @@ def run(args) -> int:
 
     if args.list:
         return _list()
-    if args.search:                  # issue 29: the configuration search (planner/search.py)
-        from multihead.cli._search import run_search
-        return run_search(args)
     req = PlanRequest.from_args(args)
+    if req.search:
+        from multihead.cli._search import print_search
+        return print_search(req, args)
     p = planner.plan_request(req)
     time_plot = None
     if args.plot:

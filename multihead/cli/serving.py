@@ -32,6 +32,9 @@ def add_engine_flags(p: argparse.ArgumentParser, for_plan: bool = False) -> None
         g.add_argument("--quantization", "-q", help="runtime weight quantization, vLLM's name (e.g. fp8)")
     g.add_argument("--pipeline-parallel-size", "-pp", type=A.int_range(1, 1024), default=1,
                    help="pipeline stages, each holding whole layers (default 1)")
+    g.add_argument("--data-parallel-size", "-dp", type=A.int_range(1, 1024), default=1,
+                   help="replicas of the model behind a router, each TP x PP GPUs (default 1; the load of "
+                        "--concurrency / --request-rate is split between them)")
     g.add_argument("--max-model-len", type=A.int_range(1, A.MAX_TOKENS),
                    help="the longest request, tokens" + (" (default: --tokens; and --tokens defaults to it)"
                                                           if for_plan else ""))

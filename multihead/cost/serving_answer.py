@@ -55,6 +55,7 @@ class Request(EngineArgs):
     engine: str = "vllm"                     # "vllm" | "sglang": whose account (PlanRequest.engine)
     engine_version: str | None = None        # None: the newest modelled of that engine
     mem_fraction_static: float | None = None  # SGLang's flag; None: SGLang's default for the GPU and TP
+    data_parallel_size: int = 1              # replicas behind a router (each its own account and KV pool)
 
 
 ENGINES = ("vllm", "sglang")
@@ -146,7 +147,8 @@ def launch_plan(req: Request, dtype: str, fraction: float | None = None) -> Laun
     return LaunchPlan(req.model, req.tensor_parallel_size, req.pipeline_parallel_size, GPUS_PER_NODE,
                       req.gpu_memory_utilization if fraction is None else fraction, req.max_model_len,
                       req.max_num_batched_tokens, req.max_num_seqs if req.max_num_seqs != 1024 else None,
-                      req.kv_cache_dtype, dtype, req.quantization, req.block_size if req.block_size != 16 else None)
+                      req.kv_cache_dtype, dtype, req.quantization, req.block_size if req.block_size != 16 else None,
+                      req.data_parallel_size)
 
 
 def verdict(a: ServingAccount, req: Request, chunk: int | None = None) -> str:
@@ -227,7 +229,7 @@ def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None
         sglang = details(sglang_args(cfg, req), a, account_kw.get("gpu_bytes") or gpu_memory_bytes(req.gpu)[1])
     out = {**a.to_json(), "gpu": req.gpu, "dtype": dtype, "kv_cache_dtype": req.kv_cache_dtype,
            "tensor_parallel_size": req.tensor_parallel_size,
-           "pipeline_parallel_size": req.pipeline_parallel_size,
+           "pipeline_parallel_size": req.pipeline_parallel_size, "data_parallel_size": req.data_parallel_size,
            "gpu_memory_utilization": req.gpu_memory_utilization,
            "max_num_batched_tokens": req.max_num_batched_tokens, "verdict": verdict(a, req, sglang and sglang["chunked_prefill_size"]),
            "prefill": "chunked prefill: full attention, max_num_batched_tokens tokens per step (no document cut)"}

@@ -108,7 +108,8 @@ def time_keys(cfg: dict, req, serving: dict, input_len: int | None = None, outpu
         return {"input_len": inp, "output_len": out, "time": None, "time_note": f"no time: {err}"}
     keys = timing.serving_time_keys(setup, inp, out, serving["max_concurrency"])
     if concurrency is not None or request_rate is not None:
-        keys["at"] = at_load(setup, req, serving["kv_cache_tokens"], inp, out, concurrency, request_rate)
+        keys["at"] = at_load(setup, req, serving["kv_cache_tokens"], inp, out, concurrency, request_rate,
+                             getattr(req, "data_parallel_size", 1))
         if concurrency is not None and all(p["concurrency"] != concurrency for p in keys["curve"]):
             a = keys["at"]
             keys["curve"] = sorted(keys["curve"] + [{"concurrency": concurrency, "ttft_s": a["ttft_s"],

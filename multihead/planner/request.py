@@ -29,9 +29,11 @@ those and no GPU, all three are needed: explicit figures); ``tokens`` defaults t
 ``max_model_len``, which defaults to ``tokens``, and both to the model's training length
 (max_position_embeddings) when neither is given.
 
-Fields the engines have but the planner does not model yet (data/expert parallelism, DP
-attention, static batching) are
-accepted at their defaults and refused by name otherwise: a plan never silently ignores them.
+Fields the engines have but the planner does not model yet (expert parallelism, DP attention,
+static batching) are accepted at their defaults and refused by name otherwise: a plan never
+silently ignores them. ``concurrency`` / ``request_rate`` give the serving section's ``at`` (the
+metrics at that load) and ``data_parallel_size`` replicas behind a router; ``search`` with its
+fields (slo, gpus_max, objective, price, top) asks planner.search_report instead of a plan.
 """
 from __future__ import annotations
 
@@ -105,7 +107,7 @@ FIELDS: dict[str, _Field] = {
     # the engine (vLLM's flag names)
     "tensor_parallel_size": _Field(_PARALLEL, 1, aliases=("gpus", "tp")),
     "pipeline_parallel_size": _Field(V.IntRange(1, 1024), 1, aliases=("pp",)),
-    "data_parallel_size": _Field(V.IntRange(1, 1024), 1, aliases=("dp",), modelled=1),
+    "data_parallel_size": _Field(V.IntRange(1, 1024), 1, aliases=("dp",)),   # replicas behind a router
     "expert_parallel_size": _Field(V.IntRange(1, 1024), 1, modelled=1),
     "enable_dp_attention": _Field(V.flag, False, modelled=False),
     "gpu_memory_utilization": _Field(_FRACTION, 0.9, aliases=("memory_utilization",)),
@@ -117,16 +119,22 @@ FIELDS: dict[str, _Field] = {
     "engine_version": _Field(V.Text(40), None),       # None: the newest modelled (the engine account checks it)
     "mem_fraction_static": _Field(_FRACTION, None),    # SGLang's --mem-fraction-static
     "batching": _Field(V.choices(BATCHING), "continuous", modelled="continuous"),
-    "concurrency": _Field(V.IntRange(1, 1 << 20), None),                # the operating point (serving.at)
-    "request_rate": _Field(V.FloatRange(0, 1e6, lo_open=True), None),   # closed loop N or Poisson R
+    "concurrency": _Field(V.IntRange(1, MAX_COUNT), None),          # serving.at: N requests in flight
+    "request_rate": _Field(V.FloatRange(0, 1e6, lo_open=True), None),   # serving.at: Poisson arrivals per second
     "emit": _Field(V.choices(("vllm", "sglang")), None),     # None: the engine's own launch command
     # the request the serving times are for
     "input_len": _Field(V.IntRange(1, MAX_TOKENS)),
     "output_len": _Field(V.IntRange(1, MAX_TOKENS)),
+    # the search (planner/search.py): gpu may then name several GPUs, "H100-SXM,MI300X"
+    "search": _Field(V.flag, False),
+    "slo": _Field(V.Text(200), None),                     # "ttft=2s,tpot=50ms[,e2e=30s]"
+    "gpus_max": _Field(V.IntRange(1, 4096), 16),
+    "objective": _Field(V.choices(("gpus", "cost", "throughput")), "gpus"),
+    "price": _Field(V.Text(2000), None),                  # "H100-SXM=2.49,MI300X=1.99" ($ per GPU-hour)
+    "top": _Field(V.IntRange(1, 1000), 10),
 }
 ALIASES = {a: name for name, f in FIELDS.items() for a in f.aliases}
 _NOT_MODELLED = {
-    "data_parallel_size": "data parallelism is not modelled yet (the plan is one replica): expected 1",
     "expert_parallel_size": "expert parallelism is not modelled yet: expected 1",
     "enable_dp_attention": "DP attention is not modelled yet: expected false",
     "batching": "only continuous batching is modelled yet: expected 'continuous'",
@@ -182,6 +190,12 @@ class PlanRequest:
     emit: str | None = None
     input_len: int | None = None
     output_len: int | None = None
+    search: bool = False
+    slo: str | None = None
+    gpus_max: int = 16
+    objective: str = "gpus"
+    price: str | None = None
+    top: int = 10
     # an uploaded config.json, parsed (the model is then ``model`` or "uploaded/config.json")
     config: dict | None = field(default=None, compare=False, repr=False)
 
@@ -196,8 +210,10 @@ class PlanRequest:
                 raise ValueError(f"{name}: {_NOT_MODELLED[name]}, got {value!r}")
         if self.chunks is not None and self.tokens is not None and self.chunks > self.tokens:
             raise ValueError(f"chunks: expected an integer from 1 to tokens={self.tokens}, got {self.chunks}")
+        if self.gpu is not None and "," in self.gpu and not self.search:
+            raise ValueError(f"gpu: several GPUs ({self.gpu!r}) are for a search (--search); a plan takes one")
         if self.concurrency is not None and self.request_rate is not None:
-            raise ValueError("request_rate: give concurrency (closed loop) or request_rate (open loop), not both")
+            raise ValueError("concurrency: give concurrency (closed loop) or request_rate (open loop), not both")
         if self.config is not None and not isinstance(self.config, dict):
             raise ValueError(f"model: an uploaded config must be a JSON object, got {type(self.config).__name__}")
 
@@ -210,7 +226,7 @@ class PlanRequest:
         for key, value in vars(args).items():
             name = ALIASES.get(key, key)
             if name in FIELDS and value is not None:
-                got[name] = value
+                got[name] = ",".join(value) if isinstance(value, list) else value    # --price repeated
         return cls(**got)
 
     @classmethod
@@ -239,7 +255,8 @@ class PlanRequest:
         elif "model" in got:
             got["model"], config = _served_model(got["model"], config_dir)
         if "gpu" in got:
-            got["gpu"] = _served_gpu(got["gpu"])
+            got["gpu"] = ",".join(_served_gpu(g.strip()) for g in str(got["gpu"]).split(",")) \
+                if isinstance(got["gpu"], str) and "," in got["gpu"] else _served_gpu(got["gpu"])
         return cls(**got, config=config)
 
     def to_dict(self) -> dict:

@@ -441,3 +441,59 @@ def _closest_miss(rows: list[dict], slo: SLO) -> dict | None:
             "quantization": c.quantization, "kv_cache_dtype": c.kv_cache_dtype, "max_num_seqs": c.max_num_seqs,
             "binding": name[max(ratios, key=ratios.get)] if ratios else r["binding"],
             "over_target": {name[k]: v for k, v in ratios.items()}, "at": r["at"]}
+
+
+# -- the front door: a PlanRequest with search=True ------------------------------------------------------
+def search_report(req) -> dict:
+    """``{"search": ...}`` for a PlanRequest whose ``search`` is set (``multihead plan --search`` and
+    the page's /api/search): the model as the planner resolves it, the GPUs named in ``gpu`` (a
+    comma list; the figures gpu_memory_gb / effective_tflops / bandwidth_tbps give one GPU called
+    'custom'; neither: DEFAULT_GPUS), the request's lengths and load, its engine flags."""
+    from multihead.cost import serving_answer as S
+    from multihead.cost.serving_time import request_lengths
+    from multihead.planner.front import resolve_model
+    if req.concurrency is None and req.request_rate is None:
+        raise ValueError("concurrency: a search needs the load: concurrency N (closed loop) or request_rate R")
+    m = resolve_model(req)
+    if m.config is None:
+        raise ValueError("model: a search needs a model with a config.json (catalog name, HF id or path)")
+    gpus, devices = _search_gpus(req)
+    longest = req.max_model_len or req.tokens
+    if longest is None:
+        if req.input_len is None:
+            raise ValueError("input_len: a search needs the prompt length (--input-len)")
+        longest = req.input_len + (req.output_len or 1024)
+    inp, out = request_lengths(longest, req.input_len, req.output_len)
+    space = Space(gpus=gpus, devices=devices, gpus_max=req.gpus_max, engines=(req.engine,),
+                  quantizations=(req.quantization,) if req.quantization else QUANTIZATIONS,
+                  kv_cache_dtypes=(req.kv_cache_dtype,) if req.kv_cache_dtype else KV_CACHE_DTYPES)
+    work = Workload(input_len=inp, output_len=out, concurrency=req.concurrency, request_rate=req.request_rate,
+                    slo=parse_slo(req.slo), objective=req.objective, max_model_len=req.max_model_len,
+                    prices=parse_prices(req.price.split(",") if req.price else None))
+    name = m.model_id or str(req.model)
+    base = S.Request(model=name, gpu_memory_utilization=req.gpu_memory_utilization,
+                     max_num_batched_tokens=req.max_num_batched_tokens, block_size=req.block_size, dtype=req.dtype,
+                     engine=req.engine, engine_version=req.engine_version,
+                     mem_fraction_static=req.mem_fraction_static)
+    return {"search": search(m.config, name, work, space, emit=req.emit or "auto", top=req.top, band=trust_band(),
+                             base_request=base)}
+
+
+def _search_gpus(req) -> tuple[tuple[str, ...], dict]:
+    """(GPU names, {name: DeviceSpec} for a GPU given by its figures)."""
+    figures = (req.gpu_memory_gb, req.effective_tflops, req.bandwidth_tbps)
+    if any(f is not None for f in figures):
+        if req.gpu:
+            raise ValueError("gpu: for a search give GPU names or the figures (gpu_memory_gb, effective_tflops, "
+                             "bandwidth_tbps), not both")
+        from multihead.planner.inputs import resolve_device
+        dev = resolve_device(None, gpu_memory_gb=req.gpu_memory_gb, effective_tflops=req.effective_tflops,
+                             bandwidth_tbps=req.bandwidth_tbps)
+        return ("custom",), {"custom": dataclasses.replace(dev, name="custom")}
+    if not req.gpu:
+        return DEFAULT_GPUS, {}
+    from multihead.cost.serving_answer import gpu_memory_bytes
+    names = [n.strip() for n in req.gpu.split(",") if n.strip()]
+    if not names:
+        raise ValueError("gpu: expected GPU names separated by commas")
+    return tuple(dict.fromkeys(gpu_memory_bytes(n)[0] for n in names)), {}
