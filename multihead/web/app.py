@@ -202,13 +202,15 @@ def _params(fn) -> dict:
 
 
 def _routes(app: FastAPI, pool: HeavyPool, config_dir) -> None:
+    # the two pages are read in the event loop (small files): their first byte never waits for a
+    # thread, whatever the computing endpoints (or the lesson router's sync ones) keep busy
     @app.get("/", include_in_schema=False)
     async def planner_page():
-        return FileResponse(STATIC / "planner.html")
+        return Response((STATIC / "planner.html").read_bytes(), media_type="text/html; charset=utf-8")
 
     @app.get("/lesson", include_in_schema=False)
     async def lesson_page():
-        return FileResponse(STATIC / "lesson.html")
+        return Response((STATIC / "lesson.html").read_bytes(), media_type="text/html; charset=utf-8")
 
     @app.get("/vendor/plotly.min.js", include_in_schema=False)
     async def plotly():
