@@ -283,5 +283,7 @@ def test_v1_logs_of_other_versions_agree_with_the_v019_rules_but_stay_unmodelled
     assert abs(held["tokens_error_pct"]) <= 3.0
     informed = rows["vllm-v1-0.8.5-qwen3-30b-a3b-4xa10"]  # informed the defaults-by-GPU change
     assert abs(informed["tokens_error_pct"]) <= 3.0
-    with pytest.raises(ValueError, match="engine-version"):
+    with pytest.raises(ValueError, match="engine-version: vLLM 0.15.1 .*V1 engine before v0.19"):
         VV.resolve("0.15.1")
+    with pytest.raises(ValueError, match="engine-version: vLLM 0.21.0 .*CUDA graph memory profiling"):
+        VV.resolve("0.21.0")

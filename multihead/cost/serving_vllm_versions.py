@@ -72,7 +72,23 @@ def resolve(version: str | None) -> str:
         if v == line or v.startswith(line + "."):
             return "0.6"
     raise ValueError(f"engine-version: vLLM {version} is not modelled (modelled: {', '.join(VLLM_VERSIONS)}; "
-                     "other versions account differently)")
+                     f"{_why_not(v)})")
+
+
+def _why_not(v: str) -> str:
+    """What is known to differ in an unmodelled version (the module doc's sources)."""
+    try:
+        major, minor = (int(x) for x in v.split(".")[:2])
+    except ValueError:
+        return "other versions account differently"
+    if (major, minor) >= (0, 21):
+        return ("from v0.21.0 CUDA graph memory profiling is on by default and puts the captured graphs inside "
+                "the --gpu-memory-utilization budget; their size is not modelled "
+                "(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 turns it off)")
+    if (major, minor) >= (0, 8):
+        return ("the V1 engine before v0.19 is not modelled: no source diff against v0.19 is read here, "
+                "and its logs are too few to vouch for it")
+    return "other versions account differently"
 
 
 def apply(version: str, shape: ServingShape, args: EngineArgs, given: set[str] = frozenset(),
