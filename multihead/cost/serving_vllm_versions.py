@@ -28,10 +28,15 @@ of at least 70 GiB whose name has no "a100" profiles 8192 tokens / 1024 sequence
 (A100s, L40S, A6000, 24 GB cards) 2048 tokens / 256 sequences (the offline LLM class: 16384 / 8192
 tokens; not modelled: the account is the server's) -- ``v1_batch_defaults``.
 
-Not modelled, refused by name: the V1 line before 0.19 (0.8-0.18: one July-2025 log of
-vllm-project/vllm#21348 is 41 % under this account; it ran an LMCache kv-transfer connector, whose
-GPU buffers no source here sizes) and 0.21 on, where "CUDA graph memory profiling is enabled
-(default since v0.21.0)" puts the captured graphs inside the --gpu-memory-utilization budget (the
+Not modelled, refused by name: the V1 line before 0.19 (0.8-0.18) and 0.21 on. The early V1 worker
+(vllm/v1/worker/gpu_worker.py ``determine_available_memory`` of the 0.8 line, commit 0012cf69 in
+vllm-project/vllm) already has v0.19's budget, total x utilization - (torch peak, weights included,
++ non-torch allocations), but its non-torch term is every byte in use on the device outside this
+process's torch allocator: other processes' memory (no longer counted after vllm-project/vllm#19312, of June 2025)
+and a kv-transfer connector's buffers; the July-2025 log of vllm-project/vllm#21348, 41 % under this
+account, ran an LMCache connector whose GPU buffers no source here sizes. What else changed between
+0.8 and 0.19 (the profile run's own size) is not read, so those versions stay refused. From 0.21
+on, "CUDA graph memory profiling is enabled (default since v0.21.0)" puts the captured graphs inside the --gpu-memory-utilization budget (the
 engine's own start-up line, e.g. LMCache/LMCache#3430; VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0
 turns it off); the graphs' size is not modelled here.
 """
@@ -86,8 +91,9 @@ def _why_not(v: str) -> str:
                 "the --gpu-memory-utilization budget; their size is not modelled "
                 "(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 turns it off)")
     if (major, minor) >= (0, 8):
-        return ("the V1 engine before v0.19 is not modelled: no source diff against v0.19 is read here, "
-                "and its logs are too few to vouch for it")
+        return ("the V1 engine before v0.19 is not modelled: its worker has v0.19's budget, but counts other "
+                "processes' and kv-connector memory as non-torch before vllm-project/vllm#19312, and its "
+                "profile run's size is not checked against v0.19")
     return "other versions account differently"
 
 
