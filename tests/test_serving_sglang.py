@@ -269,8 +269,9 @@ def test_vllm_on_pcie_gpus_charges_the_pcie_communicator_not_nvlink_nccl():
 
 def test_launch_line_carries_the_budget_the_account_profiled(capsys):
     base = ["serving", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192", "--emit", "vllm", "--json"]
-    for gpu, extra, want in (("L40S", [], "2048"), ("H100", [], "8192"), ("L40S", ["--max-num-batched-tokens", "4096"], "4096")):
-        assert main(base + ["--gpu", gpu] + extra) == 0
+    for gpu, extra, want in (("L40S", [], "2048"), ("H100", [], "8192"), ("L40S", ["--max-num-batched-tokens", "4096"], "4096"),
+                             (None, ["--gpu-memory-gb", "48"], "2048"), (None, ["--gpu-memory-gb", "90"], "8192")):
+        assert main(base + (["--gpu", gpu] if gpu else []) + extra) == 0
         out = json.loads(capsys.readouterr().out)
         argv = out["serving"]["command"]["argv"] if "serving" in out else out["command"]["argv"]
         assert argv[argv.index("--max-num-batched-tokens") + 1] == want, (gpu, extra)

@@ -168,13 +168,14 @@ def batched_tokens(req: Request, total_bytes: float | None = None) -> int:
 
 
 def launch_plan(req: Request, dtype: str, fraction: float | None = None,
-                hf_overrides: dict | None = None) -> LaunchPlan:
+                hf_overrides: dict | None = None, total_bytes: float | None = None) -> LaunchPlan:
     """The launch choices; ``fraction``: the memory fraction to emit (SGLang's --mem-fraction-static
     the account used), else --gpu-memory-utilization; ``hf_overrides``: the config keys the engine
-    must override (length_override's rope_override)."""
+    must override (length_override's rope_override); ``total_bytes``: the GPU's memory when it is
+    not a catalog name (for vLLM's default --max-num-batched-tokens)."""
     return LaunchPlan(req.model, req.tensor_parallel_size, req.pipeline_parallel_size, GPUS_PER_NODE,
                       req.gpu_memory_utilization if fraction is None else fraction, req.max_model_len,
-                      batched_tokens(req), req.max_num_seqs if req.max_num_seqs != 1024 else None,
+                      batched_tokens(req, total_bytes), req.max_num_seqs if req.max_num_seqs != 1024 else None,
                       req.kv_cache_dtype, dtype, req.quantization, req.block_size if req.block_size != 16 else None,
                       req.data_parallel_size, hf_overrides)
 
@@ -338,7 +339,8 @@ def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None
         chosen = launch
         if req.engine == "sglang" and emit == "sglang":
             chosen = dataclasses.replace(launch, max_num_batched_tokens=out["sglang"]["chunked_prefill_size"])
-        cmd = command(emit, launch_plan(chosen, dtype, fraction, positions["rope_override"] if positions else None))
+        cmd = command(emit, launch_plan(chosen, dtype, fraction, positions["rope_override"] if positions else None,
+                                        account_kw.get("gpu_bytes")))
         note = cmd.note
         if req.engine == "sglang" and emit == "sglang":
             note = ("--mem-fraction-static covers weights + KV cache only, as a fraction of the memory free at "
