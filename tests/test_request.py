@@ -20,7 +20,8 @@ from multihead.planner.request import FIELDS, PlanRequest
     ({"gpu_memory_utilization": 0}, "gpu_memory_utilization"), ({"htm": "x.html"}, "htm"),
     ({"gpus": 2, "tensor_parallel_size": 2}, "tensor_parallel_size"),
     ({"data_parallel_size": 2}, "data_parallel_size"), ({"engine": "trt"}, "engine"),
-    ({"mem_fraction_static": 2}, "mem_fraction_static"), ({"batching": "static"}, "batching"),
+    ({"mem_fraction_static": 2}, "mem_fraction_static"), ({"batching": "dynamic"}, "batching"),
+    ({"expert_parallel_size": 3}, "expert_parallel_size"),
     ({"concurrency": 8}, "concurrency"), ({"request_rate": 2.0}, "request_rate"),
     ({"enable_dp_attention": True}, "enable_dp_attention"),
 ])

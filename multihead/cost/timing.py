@@ -128,6 +128,7 @@ class Setup:
     data_parallel_size: int = 1
     enable_dp_attention: bool = False
     enforce_eager: bool = False             # no CUDA graphs: decode pays the eager launch cost too
+    batching: str = "continuous"            # "continuous" (in-flight) or "static": serving_point's default mode
 
     @property
     def cost_key(self) -> str:
@@ -392,7 +393,7 @@ class ServingPoint:
 
 
 def serving_point(setup: Setup, concurrency: int, input_len: int, output_len: int,
-                  mode: str = "serving") -> ServingPoint:
+                  mode: str | None = None) -> ServingPoint:
     """Steady state of ``concurrency`` requests.
 
     "serving" (continuous batching, vLLM/SGLang/TensorRT-LLM in-flight): each request's prompt is
@@ -403,6 +404,8 @@ def serving_point(setup: Setup, concurrency: int, input_len: int, output_len: in
     "static" (one batch started together, offline benchmarks): one batched prefill, then decode.
     Decode steps are timed at the mean context input_len + output_len / 2.
     """
+    if mode is None:        # the setup's batching (a user's --batching)
+        mode = "static" if setup.batching == "static" else "serving"
     if mode not in ("serving", "static"):
         raise ValueError(f"mode: expected 'serving' or 'static', got {mode!r}")
     c, steps = concurrency, max(output_len - 1, 0)
