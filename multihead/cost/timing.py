@@ -92,8 +92,14 @@ class Constants:
     source: str = "defaults (no fit file)"
 
     def layer_overhead(self, engine: str) -> float:
-        """Per dense layer of ``engine`` ("vllm", or a version family's key "vllm@v1": else its engine's)."""
-        for key in (engine, engine.split("@")[0]):
+        """Per dense layer of ``engine``: a version family's key ("vllm@v1"), else the engine's newest family
+        for a bare engine name ("vllm" -> "vllm@v1"), else the engine's own entry (an older fit file)."""
+        keys = [engine]
+        if "@" not in engine:
+            from multihead.cost import engine_costs
+            if engine in engine_costs.ENGINE_NAMES:
+                keys.insert(0, engine_costs.cost_key(engine, engine_costs.version_family(engine)))
+        for key in (*keys, engine.split("@")[0]):
             if key in self.layer_overhead_s:
                 return self.layer_overhead_s[key]
         raise ValueError(f"engine: expected one of {sorted(self.layer_overhead_s)}, got {engine!r}")
