@@ -56,6 +56,8 @@ class Request(EngineArgs):
     engine_version: str | None = None        # None: the newest modelled of that engine
     mem_fraction_static: float | None = None  # SGLang's flag; None: SGLang's default for the GPU and TP
     data_parallel_size: int = 1              # replicas behind a router (each its own account and KV pool)
+    expert_parallel_size: int = 1            # the time model's (routed experts over the TP group; memory as TP)
+    batching: str = "continuous"             # the time model's: "static" prefills a batch together
 
 
 ENGINES = ("vllm", "sglang")
@@ -78,6 +80,9 @@ def engine_version(req: Request) -> str:
     """The version of ``req.engine`` the account models (a ValueError names a flag that is not modelled)."""
     if req.engine not in ENGINES:
         raise ValueError(f"engine: expected one of {', '.join(ENGINES)}, got {req.engine!r}")
+    v = req.engine_version
+    if v is not None and (not isinstance(v, str) or not 0 < len(v) <= 20 or not all(c.isalnum() or c in ".+-" for c in v)):
+        raise ValueError("engine-version: expected a version such as 0.19 or 0.5.2")
     if req.engine == "sglang":
         from multihead.cost.serving_sglang import resolve
         return resolve(req.engine_version)
@@ -133,7 +138,14 @@ def sglang_args(cfg: dict, req: Request, kv_bytes: float = 2.0):
                       max_running_requests=req.max_num_seqs if "max_num_seqs" in given else None,
                       page_size=req.block_size if "block_size" in given else 1, kv_cache_dtype_bytes=kv_bytes,
                       model_type=next((t for t in types if t in NO_HYBRID_SWA), types[0] if types else ""), pcie=gpu_is_pcie(req.gpu),
-                      version=resolve(req.engine_version))
+                      version=resolve(req.engine_version), vision=_vision(cfg))
+
+
+def _vision(cfg: dict) -> tuple[int, int] | None:
+    v = cfg.get("vision_config")
+    if not isinstance(v, dict):
+        return None
+    return int(v.get("num_hidden_layers", 24)), int(v.get("hidden_size", 1024))
 
 
 def _sglang_account(cfg: dict, shape, args: Request, total: float) -> ServingAccount:
@@ -179,6 +191,8 @@ def verdict(a: ServingAccount, req: Request, chunk: int | None = None) -> str:
     gpus = req.tensor_parallel_size * req.pipeline_parallel_size
     where = f"{gpus}x {req.gpu}" + (f" (TP {req.tensor_parallel_size} x PP {req.pipeline_parallel_size})"
                                     if req.pipeline_parallel_size > 1 else "")
+    if req.data_parallel_size > 1:
+        where += f" per replica, {req.data_parallel_size} replicas ({gpus * req.data_parallel_size} GPUs in all)"
     if not a.fits:
         return f"does not fit on {where}: {a.reason}"
     pool = "SGLang max_total_num_tokens" if req.engine == "sglang" else "KV-cache tokens"
@@ -215,6 +229,11 @@ def _cost(req: Request, base: Request) -> tuple:
 def _changes(req: Request, base: Request) -> list[str]:
     flags = {"tensor_parallel_size": "--tensor-parallel-size", "pipeline_parallel_size": "--pipeline-parallel-size",
              "kv_cache_dtype": "--kv-cache-dtype", "quantization": "--quantization"}
+    if base.engine == "sglang":      # SGLang's own names and values for the same levers
+        flags.update(tensor_parallel_size="--tp-size", pipeline_parallel_size="--pp-size")
+        kv = {"fp8": "fp8_e4m3"}
+        return [f"{flag} {kv.get(getattr(req, k), getattr(req, k)) if k == 'kv_cache_dtype' else getattr(req, k)}"
+                for k, flag in flags.items() if getattr(req, k) != getattr(base, k)]
     return [f"{flag} {getattr(req, k)}" for k, flag in flags.items() if getattr(req, k) != getattr(base, k)]
 
 
@@ -291,7 +310,8 @@ def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None
                              "kv_cache_gib_per_gpu": f.kv_cache_gib} for c, f in found]
         launch = found[0][0] if found else req
         if a.max_model_len_fit > 0:      # last: it changes the request itself
-            out["fallbacks"].append({"flags": [f"--max-model-len {a.max_model_len_fit}"], "gpus":
+            cut = "--context-length" if req.engine == "sglang" else "--max-model-len"
+            out["fallbacks"].append({"flags": [f"{cut} {a.max_model_len_fit}"], "gpus":
                                      req.tensor_parallel_size * req.pipeline_parallel_size, "max_concurrency": 1.0,
                                      "kv_cache_tokens": None, "kv_cache_gib_per_gpu": a.kv_cache_gib,
                                      "note": "shorter requests: a longer document must be cut"})

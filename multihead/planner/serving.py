@@ -10,7 +10,7 @@ uses the same two: the library never imports CLI code (docs/layout.md).
 from __future__ import annotations
 
 import copy
-import json
+import os
 from pathlib import Path
 
 from multihead.planner import sections
@@ -87,7 +87,8 @@ def build(ctx: sections.Context):
                   model=model_id or setup.spec.name, gpu=gpu, kv_cache_dtype=_kv_flag(o, setup.precision),
                   dtype=o.get("dtype") or "auto", quantization=o.get("quantization"),
                   engine=o.get("engine") or "vllm", engine_version=o.get("engine_version"),
-                  mem_fraction_static=o.get("mem_fraction_static"), data_parallel_size=o.get("data_parallel_size") or 1)
+                  mem_fraction_static=o.get("mem_fraction_static"), data_parallel_size=o.get("data_parallel_size") or 1,
+                  expert_parallel_size=o.get("expert_parallel_size") or 1, batching=o.get("batching") or "continuous")
     data = answer(cfg, req, emit=o.get("emit") or o.get("engine") or "vllm", heads=setup.spec.num_heads,
                   input_len=o.get("input_len"), output_len=o.get("output_len"), spec=setup.spec, gpu_bytes=total,
                   device=setup.device, concurrency=o.get("concurrency"), request_rate=o.get("request_rate"))
@@ -98,13 +99,11 @@ def load_model(model: str) -> tuple[dict, str]:
     """(config dict, name): a config.json path or folder, else a catalog HF id (case-insensitive)."""
     from multihead.catalog import entries, read_json
     from multihead.cost.serving_fit import CATALOG, catalog_config
+    from multihead.cost.config_file import read_config_file
     path = Path(model)
-    if path.exists():
-        file = path / "config.json" if path.is_dir() else path
-        try:       # vllm serve takes the model folder
-            return json.loads(file.read_text()), str(path if path.is_dir() else path.parent)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise ValueError(f"model: cannot read {file} as a config.json ({err})") from None
+    if os.path.lexists(path):            # a FIFO or device exists too: the one reader refuses it by name
+        config, _ = read_config_file(path)
+        return config, str(path if path.is_dir() else path.parent)    # vllm serve takes the model folder
     index = read_json(CATALOG / "configs" / "index.json")
     key = {k.lower(): k for k in index}.get(model.lower())
     if key is not None:
