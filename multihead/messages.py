@@ -93,13 +93,23 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "zh": "位置：T = {tokens} 超过 {how}（可学习的位置表：超出表长就无法运行）"},
     # -- the serving verdict (cost/serving_answer.py; matched) ---------------------------------------
     "serving.fits": {
-        "en": "fits on {gpus}x {gpu}: {n} requests of {len} tokens at once ({kv_tokens} KV-cache tokens, {kv} KV per "
+        "en": "fits on {_where}: {n} requests of {len} tokens at once ({kv_tokens} KV-cache tokens, {kv} KV per "
               "GPU); prefill runs as chunked prefill of {step} tokens per step, full attention over the whole "
               "request (nothing is cut)",
-        "zh": "放得下，{gpus} 张 {gpu}：同时 {n} 个 {len} token 的请求（KV Cache 共 {kv_tokens} 个 token，每张 GPU "
+        "zh": "放得下，{_where}：同时 {n} 个 {len} token 的请求（KV Cache 共 {kv_tokens} 个 token，每张 GPU "
               "{kv}）；预填充按每步 {step} 个 token 的分块预填充进行，整个请求仍是全量注意力（不切文档）"},
-    "serving.does_not_fit": {"en": "does not fit on {gpus}x {gpu}: {engine_message}",
-                             "zh": "放不下，{gpus} 张 {gpu}（推理引擎的原话见下）"},
+    "serving.fits_sglang": {
+        "en": "fits on {_where}: {n} requests of {len} tokens at once ({kv_tokens} SGLang max_total_num_tokens, {kv} KV "
+              "per GPU); prefill runs as chunked prefill of {step} tokens per step, full attention over the whole "
+              "request (nothing is cut)",
+        "zh": "放得下，{_where}：同时 {n} 个 {len} token 的请求（SGLang max_total_num_tokens 为 {kv_tokens}，每张 GPU "
+              "{kv}）；预填充按每步 {step} 个 token 的分块预填充进行，整个请求仍是全量注意力（不切文档）"},
+    "serving.does_not_fit": {"en": "does not fit on {_where}: {engine_message}",
+                             "zh": "放不下，{_where}（推理引擎的原话见下）"},
+    "serving.where_dp": {"en": "{_where1} per replica, {dp} replicas ({total} GPUs in all)",
+                         "zh": "每个副本 {_where1}，共 {dp} 个副本（总计 {total} 张 GPU）"},
+    "serving.where_pp": {"en": "{gpus}x {gpu} (TP {tp} x PP {pp})", "zh": "{gpus} 张 {gpu}（TP {tp} × PP {pp}）"},
+    "serving.where": {"en": "{gpus}x {gpu}", "zh": "{gpus} 张 {gpu}"},
     "serving.prefill_chunked": {
         "en": "chunked prefill: full attention, max_num_batched_tokens tokens per step (no document cut)",
         "zh": "分块预填充：全量注意力，每步 max_num_batched_tokens 个 token（不切文档）"},
@@ -171,7 +181,9 @@ _DECISIONS = ("decision.single_pass", "decision.chunked", "decision.requested", 
 NESTED = {"_why": ("decision.why_memory", "decision.why_learned"), "_text_split": ("decision.text_split",),
           "_fits": ("decision.they_fit", "decision.they_do_not_fit", "word.fits", "word.does_not_fit"),
           "_learned": ("decision.requested_learned",), "_base": _DECISIONS,
-          "_which": ("word.each_chunk", "word.the_pass")}
+          "_which": ("word.each_chunk", "word.the_pass"),
+          "_where": ("serving.where_dp", "serving.where_pp", "serving.where"),
+          "_where1": ("serving.where_pp", "serving.where")}
 
 
 @functools.lru_cache(maxsize=None)

@@ -205,3 +205,15 @@ def test_lesson_bodies_are_bounded_and_named(client):
         r = client.post(path, json=body)
         assert r.status_code == 400 and r.json()["field"] == field, (path, body, r.text)
     assert client.post("/api/lesson/gqa", content=b"[1]", headers={"content-type": "application/json"}).json()["field"] == "body"
+
+
+@pytest.mark.parametrize("verdict", [
+    "fits on 2x H100-SXM (TP 2 x PP 2) per replica, 2 replicas (8 GPUs in all): 3.00 requests of 8,192 tokens at once "
+    "(100 SGLang max_total_num_tokens, 2.00 GiB KV per GPU); prefill runs as chunked prefill of 8,192 tokens per step, "
+    "full attention over the whole request (nothing is cut)",
+    "fits on 1x H100-SXM: 2.17 requests of 128,000 tokens at once (277,456 KV-cache tokens, 42.34 GiB KV per GPU); "
+    "prefill runs as chunked prefill of 8,192 tokens per step, full attention over the whole request (nothing is cut)",
+])
+def test_serving_verdicts_translate(verdict):
+    zh = messages.translate(verdict, "zh")
+    assert zh and "fits" not in zh and "replica" not in zh and "per step" not in zh
