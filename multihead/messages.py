@@ -91,6 +91,23 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "warn.positions_learned": {
         "en": "positions: T = {tokens} exceeds {how} (learned positions: impossible beyond the table)",
         "zh": "位置：T = {tokens} 超过 {how}（可学习的位置表：超出表长就无法运行）"},
+    "warn.window_last": {
+        "en": "{kind}: {n} of {total} layers attend to the last {window} tokens only; their KV cache is capped there",
+        "zh": "{kind}：{total} 层中有 {n} 层只关注最近的 {window} 个 token；这些层的 KV Cache 到此封顶"},
+    "warn.window_chunks": {
+        "en": "{kind}: {n} of {total} layers attend within chunks of {window} tokens only; their KV cache is capped there",
+        "zh": "{kind}：{total} 层中有 {n} 层只在 {window} 个 token 的分块内做注意力；这些层的 KV Cache 到此封顶"},
+    "warn.moe": {
+        "en": "MoE: memory holds all {experts} experts of {layers} layers ({layout}); a token uses {k}; a decode step at "
+              "batch {batch} reads {read} experts per layer (E*(1-(1-k/E)^B), uniform routing)",
+        "zh": "MoE：显存里存着 {layers} 层（{layout}）的全部 {experts} 个专家；每个 token 用 {k} 个；batch {batch} 时"
+              "一步解码每层读 {read} 个专家（E*(1-(1-k/E)^B)，均匀路由）"},
+    "warn.mla": {
+        "en": "MLA: the KV cache holds the {latent}-number latent per token and layer; prefill attention FLOPs use the "
+              "naive form (K, V decompressed: 2*(qk+v) per pair and head), decode the absorbed one (2*(latent + "
+              "kv_lora_rank))",
+        "zh": "MLA：KV Cache 每个 token、每层存 {latent} 个数的潜向量；预填充的注意力 FLOPs 按朴素形式计（K、V 解压："
+              "每对、每头 2*(qk+v)），解码按吸收后的形式计（2*(latent + kv_lora_rank)）"},
     # -- the serving verdict (cost/serving_answer.py; matched) ---------------------------------------
     "serving.fits": {
         "en": "fits on {_where}: {n} requests of {len} tokens at once ({kv_tokens} KV-cache tokens, {kv} KV per "
@@ -246,7 +263,9 @@ def translate(text: str | None, lang: str) -> str | None:
 
 
 # Words inside parameters (device names the planner builds) -> Chinese.
-PARAM_WORDS = {"zh": {" (explicit figures)": "（命令行给出的数字）", "stated GPU memory": "给定的 GPU 显存"}}
+PARAM_WORDS = {"zh": {" (explicit figures)": "（命令行给出的数字）", "stated GPU memory": "给定的 GPU 显存",
+                     "sliding attention": "滑动窗口注意力", "chunked attention": "分块注意力",
+                     "every layer": "每一层", "every other layer": "每隔一层"}}
 
 
 def _words(value: str, lang: str) -> str:
