@@ -51,6 +51,36 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "zh": "指定 {n} 段：最长一段（{longest} 个 token）需要 {total}，可用 {usable} → {_fits}{_learned}"},
     "decision.requested_learned": {"en": "; but chunks longer than the {learned} learned positions cannot run",
                                    "zh": "；但超过 {learned} 个可学习位置的分段无法运行"},
+    # the decision read from the engine's account (planner/decision.py, _engine_decision)
+    "decision.engine_single": {
+        "en": "one request of {tokens} tokens fits {_engine}: {x}x, so read all {tokens2} tokens at once and keep "
+              "every cross-reference ({_own})",
+        "zh": "一个 {tokens} token 的请求放得下{_engine}：{x} 倍，所以一次读完全部 {tokens2} 个 token，保留所有跨段引用"
+              "（{_own}）"},
+    "decision.engine_chunked": {
+        "en": "{_why}; the fewest chunks that fit: {n} of about {size} tokens; or see the fallbacks{_first}",
+        "zh": "{_why}；放得下的最少分段：{n} 段，每段约 {size} 个 token；或见兜底方案{_first}"},
+    "decision.engine_why": {
+        "en": "one request of {tokens} tokens does not fit {_engine}; the longest that does is {longest} tokens",
+        "zh": "一个 {tokens} token 的请求放不下{_engine}；放得下的最长请求是 {longest} 个 token"},
+    "decision.engine_none": {
+        "en": "{_engine} has no room for one request: {engine_message} No split helps; see the fallbacks{_first}",
+        "zh": "{_engine}连一个请求都放不下（引擎的原话见服务能力一栏）；怎么切分都没用；见兜底方案{_first}"},
+    "decision.engine_requested": {
+        "en": "{n} chunks requested: the largest ({size} tokens) {_fits} {_engine}, whose longest request is {longest} tokens",
+        "zh": "指定 {n} 段：最长一段（{size} 个 token）{_fits}{_engine}，它能放下的最长请求是 {longest} 个 token"},
+    "decision.engine_requested_one": {
+        "en": "1 chunk requested: the largest ({size} tokens) {_fits} {_engine}, whose longest request is {longest} tokens",
+        "zh": "指定 1 段：最长一段（{size} 个 token）{_fits}{_engine}，它能放下的最长请求是 {longest} 个 token"},
+    "decision.engine": {
+        "en": "the engine's account ({engine}, the serving section: {kv} GiB KV per GPU after weights, activation peak "
+              "and non-torch memory; prefill in steps of {step} tokens, full attention)",
+        "zh": "推理引擎的账（{engine}，见服务能力一栏：扣除权重、激活峰值和非 torch 显存后每张 GPU 有 {kv} GiB KV；"
+              "预填充每步 {step} 个 token，全量注意力）"},
+    "decision.engine_own": {
+        "en": "one unchunked forward would need {total} of {usable} usable: the memory table, the reference text's account",
+        "zh": "不分段的一次前向需要 {total}，可用 {usable}：即显存表，也就是课文的算法"},
+    "decision.engine_first": {"en": " (cheapest: {flags})", "zh": "（最省的改法：{flags}）"},
     "word.fits": {"en": "fits", "zh": "放得下"},
     "word.does_not_fit": {"en": "does not fit", "zh": "放不下"},
     "decision.positions_caveat": {
@@ -193,9 +223,12 @@ def say(msg_id: str, lang: str = "en", **params) -> str:
 
 
 _FIELD = re.compile(r"\{(_?[a-z][a-z0-9_]*)\}")
-_DECISIONS = ("decision.single_pass", "decision.chunked", "decision.requested", "decision.requested_one")
+_DECISIONS = ("decision.single_pass", "decision.chunked", "decision.requested", "decision.requested_one",
+              "decision.engine_single", "decision.engine_chunked", "decision.engine_none", "decision.engine_requested",
+              "decision.engine_requested_one")
 # Which messages a nested parameter may be (so a match backtracks through them as one regex).
-NESTED = {"_why": ("decision.why_memory", "decision.why_learned"), "_text_split": ("decision.text_split",),
+NESTED = {"_why": ("decision.why_memory", "decision.why_learned", "decision.engine_why"),
+          "_engine": ("decision.engine",), "_own": ("decision.engine_own",), "_first": ("decision.engine_first",), "_text_split": ("decision.text_split",),
           "_fits": ("decision.they_fit", "decision.they_do_not_fit", "word.fits", "word.does_not_fit"),
           "_learned": ("decision.requested_learned",), "_base": _DECISIONS,
           "_which": ("word.each_chunk", "word.the_pass"),
