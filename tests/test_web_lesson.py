@@ -217,3 +217,21 @@ def test_lesson_bodies_are_bounded_and_named(client):
 def test_serving_verdicts_translate(verdict):
     zh = messages.translate(verdict, "zh")
     assert zh and "fits" not in zh and "replica" not in zh and "per step" not in zh
+
+
+def test_message_catalogue_is_torch_free():
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-c", "import sys, multihead.messages; print('torch' in sys.modules)"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.stdout.strip() == "False", r.stderr
+
+
+def test_every_catalogue_entry_has_both_languages_and_the_same_parameters():
+    import string
+    for msg_id, entry in messages.CATALOGUE.items():
+        assert set(entry) == {"en", "zh"}, msg_id
+        en = {f for _, f, _, _ in string.Formatter().parse(entry["en"]) if f}
+        zh = {f for _, f, _, _ in string.Formatter().parse(entry["zh"]) if f}
+        assert zh <= en, (msg_id, zh - en)            # Chinese may leave out a quoted engine message
+        assert all(n in messages.NESTED for n in en if n.startswith("_")), msg_id
