@@ -307,10 +307,14 @@ def test_unexpected_error_is_a_one_line_500(client, monkeypatch):
 
 # -- pages, assets, offline --------------------------------------------------------------------------
 def test_pages_and_assets_are_served_locally(client):
-    for path in ("/", "/lesson"):
+    import re
+    for path in ("/", "/lesson", "/search"):
         page = client.get(path)
         assert page.status_code == 200 and "text/html" in page.headers["content-type"]
-        assert "http://" not in page.text and "https://" not in page.text    # nothing from a CDN
+        # nothing loaded from a CDN: no script, style, image or frame from another host (a reader's
+        # link to a cited paper, <a href>, loads nothing)
+        loaded = re.findall(r"<(?!a\b)[a-z]+\b[^>]*\b(?:src|href)=[\"']?(https?:)?//", page.text)
+        assert not loaded, loaded
     js = client.get("/vendor/plotly.min.js")
     assert js.status_code == 200 and len(js.content) > 1_000_000
     for name in ("common.js", "plan_view.js", "planner.js", "lesson.js", "style.css"):
@@ -636,3 +640,14 @@ def test_no_input_from_the_openapi_schema_gives_a_500_or_writes_a_file(client, t
             assert set(r.json()) == {"error", "field"}
     run()
     assert _files_under(tmp_path) == set()
+
+
+def test_every_post_endpoint_refuses_bad_bodies_in_one_shape(client):
+    """One strict JSON rule in front of every endpoint, the lesson router's included: before, a list
+    or non-JSON body was FastAPI's 422 {"detail": ...} there and NaN / 1e5000 reached the handlers."""
+    posts = [p for p, item in client.get("/openapi.json").json()["paths"].items() if "post" in item]
+    assert len(posts) >= 8
+    for path in posts:
+        for raw in (b"[1]", b"nope", b'{"x": NaN}', b'{"x": Infinity}', b'{"x": 1e5000}', b'"text"'):
+            r = client.post(path, content=raw, headers={"content-type": "application/json"})
+            assert r.status_code == 400 and r.json()["field"] == "body", (path, raw, r.text)

@@ -151,14 +151,38 @@ def _sglang_account(cfg: dict, shape, args: Request, total: float) -> ServingAcc
     return G.account(shape, sglang_args(cfg, args, args.kv_cache_dtype_bytes), load_fit(), total)
 
 
-def launch_plan(req: Request, dtype: str, fraction: float | None = None) -> LaunchPlan:
+def launch_plan(req: Request, dtype: str, fraction: float | None = None,
+                hf_overrides: dict | None = None) -> LaunchPlan:
     """The launch choices; ``fraction``: the memory fraction to emit (SGLang's --mem-fraction-static
-    the account used), else --gpu-memory-utilization."""
+    the account used), else --gpu-memory-utilization; ``hf_overrides``: the config keys the engine
+    must override (length_override's rope_override)."""
     return LaunchPlan(req.model, req.tensor_parallel_size, req.pipeline_parallel_size, GPUS_PER_NODE,
                       req.gpu_memory_utilization if fraction is None else fraction, req.max_model_len,
                       req.max_num_batched_tokens, req.max_num_seqs if req.max_num_seqs != 1024 else None,
                       req.kv_cache_dtype, dtype, req.quantization, req.block_size if req.block_size != 16 else None,
-                      req.data_parallel_size)
+                      req.data_parallel_size, hf_overrides)
+
+
+def length_override(spec, tokens: int) -> tuple[dict | None, str | None]:
+    """What a launch for ``tokens`` (--max-model-len) needs from the model's positions: (positions
+    JSON, refusal). An engine refuses a length past the config's derived maximum (vLLM's
+    max_model_len rule, cost.positions.coverage) unless the rope scaling that reaches it comes along:
+    the JSON then carries ``rope_override`` (the model's own scaling type grown, cost.positions.
+    extension_needed) and a quality note; a length no override can reach gives a refusal."""
+    from multihead.cost.positions import coverage, extension_needed
+    if spec is None:
+        return None, None
+    c = coverage(spec)
+    if c.covered is None or tokens <= c.covered:
+        return None, None
+    if c.learned:
+        return None, (f"max-model-len {tokens:,} is past the model's {c.covered:,} learned positions ({c.how}); "
+                      f"no engine can serve it: serve <= {c.covered:,} tokens")
+    ext = extension_needed(spec, tokens)
+    if not ext.overrides:
+        return None, f"max-model-len {tokens:,} is past the {c.covered:,} positions the config allows ({ext.note})"
+    return {"derived_max_model_len": c.covered, "how": c.how, "rope_override": ext.overrides,
+            "rope_type": ext.rope_type, "factor": ext.factor, "base_tokens": ext.base, "note": ext.note}, None
 
 
 def verdict(a: ServingAccount, req: Request, chunk: int | None = None) -> str:
@@ -260,6 +284,22 @@ def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None
     if out.get("engine") not in (None, req.engine):
         out["time_engine"] = out["engine"]       # the time model's fixed costs are another engine's
     out["engine"], out["engine_version"] = req.engine, version     # whose memory account this is
+    spec = account_kw.get("spec")
+    if spec is None and cfg:
+        from multihead.cost.serving_shape import read_spec
+        try:
+            spec = read_spec(cfg, req.model)
+        except ValueError:
+            spec = None
+    positions, refusal = length_override(spec, req.max_model_len)
+    if positions:
+        out["positions"] = positions
+        out["verdict"] += (f"; past the {positions['derived_max_model_len']:,} positions the config allows, so the "
+                           f"launch carries the model's {positions['rope_type']} rope scaling grown to x"
+                           f"{positions['factor']:g} over {positions['base_tokens']:,}")
+    if refusal:
+        out.update({"fits": False, "reason": refusal, "verdict": f"does not fit as asked: {refusal}"})
+        emit = None                      # no command the engine would refuse
     launch = req
     if heads and (not a.fits or a.max_concurrency < 1):
         found = fallbacks(cfg, req, heads, **account_kw)
@@ -281,11 +321,12 @@ def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None
         chosen = launch
         if req.engine == "sglang" and emit == "sglang":
             chosen = dataclasses.replace(launch, max_num_batched_tokens=out["sglang"]["chunked_prefill_size"])
-        cmd = command(emit, launch_plan(chosen, dtype, fraction))
+        cmd = command(emit, launch_plan(chosen, dtype, fraction, positions["rope_override"] if positions else None))
         note = cmd.note
         if req.engine == "sglang" and emit == "sglang":
             note = ("--mem-fraction-static covers weights + KV cache only, as a fraction of the memory free at "
                     "start-up; the capacity above is SGLang's own account of this command")
+        note = "; ".join(x for x in (note, positions["note"] if positions else "") if x)
         out["command"] = {"engine": emit, "text": cmd.render(), "argv": cmd.argv, "nodes": cmd.nodes,
                           "note": note, "for": "the request" if launch is req else "the first fallback"}
     return out

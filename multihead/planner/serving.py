@@ -10,7 +10,7 @@ uses the same two: the library never imports CLI code (docs/layout.md).
 from __future__ import annotations
 
 import copy
-import json
+import os
 from pathlib import Path
 
 from multihead.planner import sections
@@ -98,13 +98,11 @@ def load_model(model: str) -> tuple[dict, str]:
     """(config dict, name): a config.json path or folder, else a catalog HF id (case-insensitive)."""
     from multihead.catalog import entries, read_json
     from multihead.cost.serving_fit import CATALOG, catalog_config
+    from multihead.cost.config_file import read_config_file
     path = Path(model)
-    if path.exists():
-        file = path / "config.json" if path.is_dir() else path
-        try:       # vllm serve takes the model folder
-            return json.loads(file.read_text()), str(path if path.is_dir() else path.parent)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise ValueError(f"model: cannot read {file} as a config.json ({err})") from None
+    if os.path.lexists(path):            # a FIFO or device exists too: the one reader refuses it by name
+        config, _ = read_config_file(path)
+        return config, str(path if path.is_dir() else path.parent)    # vllm serve takes the model folder
     index = read_json(CATALOG / "configs" / "index.json")
     key = {k.lower(): k for k in index}.get(model.lower())
     if key is not None:
