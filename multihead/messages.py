@@ -138,6 +138,22 @@ CATALOGUE: dict[str, dict[str, str]] = {
               "kv_lora_rank))",
         "zh": "MLA：KV Cache 每个 token、每层存 {latent} 个数的潜向量；预填充的注意力 FLOPs 按朴素形式计（K、V 解压："
               "每对、每头 2*(qk+v)），解码按吸收后的形式计（2*(latent + kv_lora_rank)）"},
+    "warn.model_note": {"en": "{model}: {_cfg}", "zh": "{model}：{_cfg}"},
+    "cfg.n_inner": {"en": "intermediate_size: n_inner is absent or null, so 4 * n_embd (GPT-2 convention)",
+                    "zh": "intermediate_size：n_inner 缺失或为 null，因此取 4 * n_embd（GPT-2 的约定）"},
+    "cfg.kv_heads": {"en": "num_key_value_heads: absent, so H_kv = H (MHA), as transformers assumes",
+                     "zh": "num_key_value_heads：缺失，因此 H_kv = H（MHA），与 transformers 的假设相同"},
+    "cfg.model_type": {"en": "model_type: absent, so a dense Llama-style decoder is assumed (gated MLP, RMSNorm)",
+                       "zh": "model_type：缺失，因此假设是稠密的 Llama 式解码器（门控 MLP、RMSNorm）"},
+    "cfg.defaults": {"en": "{pairs}: not in the file; transformers' {family} defaults",
+                     "zh": "{pairs}：文件里没有；取 transformers 中 {family} 的默认值"},
+    "warn.fp32_checkpoint": {
+        "en": "torch_dtype: the config says float32; vLLM/SGLang --dtype auto serve float32 checkpoints in bf16 (fp16 "
+              "on GPUs without bf16), so weights and KV are 2 B each",
+        "zh": "torch_dtype：config 写的是 float32；vLLM/SGLang 的 --dtype auto 会以 bf16 提供 float32 检查点（不支持 bf16 "
+              "的 GPU 上用 fp16），因此权重和 KV 每个数都是 2 B"},
+    "warn.quantization": {"en": "quantization: {desc} from config.json quantization_config",
+                          "zh": "量化：{desc}（来自 config.json 的 quantization_config）"},
     # -- the serving verdict (cost/serving_answer.py; matched) ---------------------------------------
     "serving.fits": {
         "en": "fits on {_where}: {n} requests of {len} tokens at once ({kv_tokens} KV-cache tokens, {kv} KV per "
@@ -233,6 +249,7 @@ NESTED = {"_why": ("decision.why_memory", "decision.why_learned", "decision.engi
           "_learned": ("decision.requested_learned",), "_base": _DECISIONS,
           "_which": ("word.each_chunk", "word.the_pass"),
           "_where": ("serving.where_dp", "serving.where_pp", "serving.where"),
+          "_cfg": ("cfg.n_inner", "cfg.kv_heads", "cfg.model_type", "cfg.defaults"),
           "_where1": ("serving.where_pp", "serving.where")}
 
 
