@@ -57,7 +57,11 @@ def resolve_model(req: PlanRequest) -> ResolvedModel:
         if key is not None:                     # a catalog HF id: its published config
             from multihead.cost.serving_shape import read_spec
             cfg = catalog_config(key)
-            return ResolvedModel(read_spec(copy.deepcopy(cfg), key), cfg, key)
+            spec = read_spec(copy.deepcopy(cfg), key)
+            source = index[key].get("source")
+            if source:
+                spec = spec.with_overrides(source=f"{key} config.json ({source})")
+            return ResolvedModel(spec, cfg, key)
         if "/" in name and not name.endswith(".json"):      # an HF id we do not hold
             from multihead.cost.lookup import model_names
             raise ValueError(f"model: {name!r} is neither a config.json path nor a catalog model or HF id "
