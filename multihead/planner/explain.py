@@ -149,9 +149,17 @@ def _attention_lines(p: Plan) -> list[str]:
            f"layers meet at most their window of keys per query; MLA in the naive, decompressed form)",
            f"attention FLOPs with the causal mask (kept pairs T(T+1)/2 per head and layer) = "
            f"{c.attention_flops_causal:.3g} = {c.attention_flops_causal / c.attention_flops:.4f} of the full count"]
-    eff = dev.effective_flops(i.activation_dtype) * n
-    out.append(f"effective compute = {dev.peak_flops(i.activation_dtype) / 1e12:g} TFLOP/s * efficiency "
-               f"{dev.flops_efficiency:g}{f' * {n} GPUs' if n > 1 else ''} = {eff / 1e12:g} TFLOP/s ({i.activation_dtype})")
+    eff = st.effective_rates()[0] * n
+    if c.prefill_terms is not None:
+        ts = st.gpu_time
+        out.append(f"effective compute (the GPU-time model's attention rate) = {ts.gpu.flops('fp16') / 1e12:g} TFLOP/s "
+                   f"* measured matmul ceiling {ts.gpu.mamf_share:g} * fitted efficiency "
+                   f"{ts.constants.flops_efficiency:.3g}{f' * {n} GPUs' if n > 1 else ''} = {eff / 1e12:.4g} TFLOP/s "
+                   f"(explicit figures are taken as achievable: ceiling and efficiency 1)")
+    else:
+        out.append(f"effective compute = {dev.peak_flops(i.activation_dtype) / 1e12:g} TFLOP/s * efficiency "
+                   f"{dev.flops_efficiency:g}{f' * {n} GPUs' if n > 1 else ''} = {eff / 1e12:g} TFLOP/s "
+                   f"({i.activation_dtype})")
     used = c.attention_flops_causal if i.causal_skip else c.attention_flops
     att = c.attention_prefill_seconds
     alt = st.attention_seconds(c.attention_flops, T) if i.causal_skip else c.attention_prefill_seconds_causal
@@ -166,18 +174,33 @@ def _attention_lines(p: Plan) -> list[str]:
             f"{fmt_seconds(c.attention_prefill_seconds_all_passes)}",
             f"linear layers = 2 * N_non_embedding * T * B = 2 * {non_emb:.4g} * {fmt_int(T)} * {B} = "
             f"{c.linear_flops:.3g} FLOPs -> {fmt_seconds(c.linear_prefill_seconds)} (N: {how})",
-            f"prefill per pass = attention + linear = {fmt_seconds(att)} + {fmt_seconds(c.linear_prefill_seconds)} = "
-            f"{fmt_seconds(c.prefill_seconds)}; {fmt_passes(i.passes)} = {fmt_seconds(c.prefill_seconds_all_passes)}"]
+            ]
+    t = c.prefill_terms
+    if t is None:
+        out.append(f"prefill per pass = attention + linear = {fmt_seconds(att)} + "
+                   f"{fmt_seconds(c.linear_prefill_seconds)} = {fmt_seconds(c.prefill_seconds)}; "
+                   f"{fmt_passes(i.passes)} = {fmt_seconds(c.prefill_seconds_all_passes)}")
+        return out
+    out.append(f"prefill per pass (GPU-time model, docs/gpu-time.md; the serving section's TTFT uses the same "
+               f"phase) = max(compute {fmt_seconds(t['compute_s'])} = linear "
+               f"{fmt_seconds(c.linear_prefill_seconds)} + causal attention "
+               f"{fmt_seconds(c.attention_prefill_seconds_causal)}, memory {fmt_seconds(t['memory_s'])}) + "
+               f"dequantization {fmt_seconds(t['dequant_s'])} + fixed costs {fmt_seconds(t['overhead_s'])} + "
+               f"all-reduces {fmt_seconds(t['comm_s'])} = {fmt_seconds(c.prefill_seconds)}; {fmt_passes(i.passes)} "
+               f"= {fmt_seconds(c.prefill_seconds_all_passes)}")
     return out
 
 
 def _decode_lines(p: Plan) -> list[str]:
     st, c, i, m = p.setup, p.compute, p.inputs, p.memory
     dev, n = st.device, i.gpus
-    bw = dev.effective_bandwidth() * n
+    bw = st.effective_rates()[1] * n
     kv_roof = m.kv_cache_bytes * n / bw
-    out = [f"effective bandwidth = {dev.bandwidth_bytes_per_s / 1e12:g} TB/s * {dev.bandwidth_efficiency:g}"
-           f"{f' * {n} GPUs' if n > 1 else ''} = {bw / 1e12:g} TB/s",
+    ts = st.gpu_time
+    out = [f"effective bandwidth = {dev.bandwidth_bytes_per_s / 1e12:g} TB/s * "
+           f"{ts.constants.bandwidth_efficiency if ts else dev.bandwidth_efficiency:.3g}"
+           f"{' (the GPU-time model: fitted; explicit figures: 1)' if ts else ''}"
+           f"{f' * {n} GPUs' if n > 1 else ''} = {bw / 1e12:.4g} TB/s",
            f"decode KV read per token = KV bytes / bandwidth = {fmt_bytes(m.kv_cache_bytes * n)} / {bw / 1e12:g} TB/s = "
            f"{fmt_seconds(kv_roof)} (KV-only upper bound {c.tokens_per_second_kv_only:,.0f} tokens/s)"]
     if abs(c.decode_kv_read_seconds - kv_roof) > 1e-9 * max(c.decode_kv_read_seconds, 1e-12):

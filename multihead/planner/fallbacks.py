@@ -104,7 +104,7 @@ def more_gpus(st: Setup, T: int, causal_skip: bool) -> Fallback:
         if m.fits:
             wide = st.with_gpus(n)
             att = wide.attention_seconds(wide.attention_flops(T, causal=causal_skip), T, causal=causal_skip)
-            pre = att + wide.linear_seconds(wide.linear_flops(T))
+            pre = wide.prefill(T, causal_skip=causal_skip)[0]
             return Fallback("more_gpus", f"tensor parallelism over {n} GPUs",
                             {"gpus": n, "memory_per_gpu_bytes": m.total_bytes, "kv_cache_per_gpu_bytes": m.kv_cache_bytes,
                              "attention_prefill_seconds": att, "prefill_seconds": pre}, True,

@@ -11,7 +11,6 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from multihead.cost.device import memory_seconds
 from multihead.cost.memory import kv_bytes_per_token, kv_layer_groups
 from multihead.cost.params import attention_params_per_layer, non_embedding_params, param_counts, total_params
 from multihead.planner.accounts import MemoryAccount, Setup
@@ -95,6 +94,7 @@ class Compute:
     tokens_per_second: float           # batch / decode_seconds_per_token
     tokens_per_second_kv_only: float
     decode_terms: dict | None = None   # the GPU-time model's terms of that step (None: a measured CPU profile)
+    prefill_terms: dict | None = None  # the GPU-time model's terms of the one-pass prefill (None: a CPU profile)
 
 
 @dataclass
@@ -165,13 +165,14 @@ class Plan:
 def build_inputs(st: Setup, tokens: int, passes: int, causal_skip: bool) -> Inputs:
     s, d, p = st.spec, st.device, st.precision
     q = p.quantization
+    flops_per_s, bytes_per_s = st.effective_rates()
     return Inputs(
         model=s.name, model_source=s.source, model_type=s.model_type, model_features=s.features(),
         attention_kind=s.attention_kind, d_model=s.hidden_size, n_layers=s.num_layers, n_heads=s.num_heads,
         n_kv_heads=s.num_kv_heads, head_dim=s.head_dim, tokens=tokens, batch=st.batch, passes=passes, gpus=st.gpus,
         device=d.name, device_kind=d.kind, device_source=d.source, gpu_memory_bytes=d.memory_bytes,
-        usable_memory_bytes=st.usable, effective_tflops=d.effective_flops(p.activation) / 1e12,
-        effective_bandwidth_tbps=d.effective_bandwidth() / 1e12, weights_dtype=p.weights_label, kv_dtype=p.kv,
+        usable_memory_bytes=st.usable, effective_tflops=flops_per_s / 1e12,
+        effective_bandwidth_tbps=bytes_per_s / 1e12, weights_dtype=p.weights_label, kv_dtype=p.kv,
         activation_dtype=p.activation, quantization=_quant_dict(q, s.hidden_size) if q else None,
         attention_mode=st.attention, causal_skip=causal_skip)
 
@@ -212,17 +213,20 @@ def build_compute(st: Setup, single: MemoryAccount, tokens: int, passes: int, ca
     att_causal = st.attention_seconds(causal, tokens, causal=True)
     att = att_causal if causal_skip else att_full
     lin_flops = st.linear_flops(tokens)
-    lin = st.linear_seconds(lin_flops)
+    prefill, prefill_terms = st.prefill(tokens, causal_skip=causal_skip)
+    # a GPU: the time model's linear term (its compute less its causal attention); a profile: its own
+    lin = prefill_terms["compute_s"] - att_causal if prefill_terms else st.linear_seconds(lin_flops)
     read_bytes, experts = st.decode_weight_bytes()
     kv_read = st.decode_seconds(tokens, single.kv_cache_bytes, 0.0)
     step, terms = st.decode_step(tokens)
     return Compute(
         attention_flops=full, attention_flops_causal=causal, linear_flops=lin_flops, attention_prefill_seconds=att,
         attention_prefill_seconds_causal=att_causal, attention_prefill_seconds_all_passes=att * passes,
-        linear_prefill_seconds=lin, prefill_seconds=att + lin, prefill_seconds_all_passes=(att + lin) * passes,
+        linear_prefill_seconds=lin, prefill_seconds=prefill, prefill_seconds_all_passes=prefill * passes,
         decode_weight_read_bytes=read_bytes, decode_experts_read=experts, decode_kv_read_seconds=kv_read,
-        decode_weight_read_seconds=memory_seconds(read_bytes, st.device), decode_seconds_per_token=step,
-        tokens_per_second=st.batch / step, tokens_per_second_kv_only=st.batch / kv_read, decode_terms=terms)
+        decode_weight_read_seconds=st.read_seconds(read_bytes), decode_seconds_per_token=step,
+        tokens_per_second=st.batch / step, tokens_per_second_kv_only=st.batch / kv_read, decode_terms=terms,
+        prefill_terms=prefill_terms)
 
 
 # The measured GQA-conversion summary committed with the repository (written by `multihead heads

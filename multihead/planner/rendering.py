@@ -121,17 +121,22 @@ def _time_table(p: Plan) -> Table:
     t.add_row("attention FLOPs, causal", fmt_flops(p.attention_flops_causal), fmt_flops(c["attention_flops_causal"]),
               "kept pairs T(T+1)/2: about half")
     basis = "causal count (--causal-skip)" if p.causal_skip else "the text's count"
+    gpu = p.compute.prefill_terms is not None       # one time model: the GPU-time model (else the CPU profile)
     rows = [(f"attention prefill, per pass ({basis})", p.attention_prefill_seconds, c["attention_prefill_seconds"],
-             "FLOPs / effective FLOP/s"),
+             "FLOPs / effective FLOP/s" + (" (the GPU-time model's rate)" if gpu else "")),
             ("attention prefill, per pass (causal kernel)", p.attention_prefill_seconds_causal, None,
-             "causal FLOPs / effective FLOP/s (FlashAttention-class: masked tiles skipped)"),
-            (f"attention prefill, {_passes(p.passes)}", p.attention_prefill_seconds_all_passes,
+             "causal FLOPs / effective FLOP/s (FlashAttention-class: masked tiles skipped)"
+             + ("; the GPU-time model's attention term" if gpu else "")),
+            (f"attention prefill, {_passes(p.passes)} ({basis})", p.attention_prefill_seconds_all_passes,
              c["attention_prefill_seconds_all_passes"], ""),
             ("linear layers, per pass", p.linear_prefill_seconds, p.linear_prefill_seconds,
-             "2 * N_non_embedding * T * B FLOPs"),
+             "the GPU-time model's linear term (2 FLOPs per active weight per token)" if gpu
+             else "2 * N_non_embedding * T * B FLOPs"),
             (f"prefill, {_passes(p.passes)}", p.prefill_seconds_all_passes, c["prefill_seconds_all_passes"],
-             "(attention + linear) * passes"),
-            ("decode: KV read per token", p.decode_kv_read_seconds, c["decode_kv_read_seconds"], "KV bytes / bandwidth"),
+             "GPU-time model: max(linear + causal attention, memory) + fixed costs + TP all-reduces, * passes"
+             if gpu else "(attention + linear) * passes"),
+            ("decode: KV read per token", p.decode_kv_read_seconds, c["decode_kv_read_seconds"],
+             "KV bytes / (bandwidth x fitted efficiency)" if gpu else "KV bytes / bandwidth"),
             ("decode: weight read per token", p.decode_weight_read_seconds, p.decode_weight_read_seconds,
              "active weight bytes / bandwidth" if p.decode_experts_read else "weight bytes / bandwidth"),
             ("decode per token", p.decode_seconds_per_token, c["decode_seconds_per_token"],
