@@ -86,9 +86,13 @@ def test_mha_does_not_fit_80gb():
 def test_40gb_card_is_chunked_with_the_fewest_chunks_that_fit():
     p = plan(**{**EXAMPLE, "gpu_memory_gb": 40})
     assert not p.fits and p.decision == "chunked" and p.chunks > 1 and p.decision_fits
+    # a GPU plan's one-pass decision reads the engine's account (issue 27: the same numbers as the
+    # serving section): chunks no longer than the longest request it fits, one fewer would be longer
     st = p.setup
-    assert st.memory(chunk_tokens(p.tokens, p.chunks)).fits
-    assert not st.memory(chunk_tokens(p.tokens, p.chunks - 1)).fits   # one fewer would not fit
+    longest = p.to_dict()["serving"]["max_model_len_fit"]
+    assert p.decided_by == "engine" and longest == st.engine.account.max_model_len_fit > 0
+    assert chunk_tokens(p.tokens, p.chunks) <= longest < chunk_tokens(p.tokens, p.chunks - 1)
+    assert not p.to_dict()["serving"]["fits"]
     # the text's own choice, eight 16k chunks, fits this card too
     eight = plan(**{**EXAMPLE, "gpu_memory_gb": 40}, chunks=8)
     assert eight.chunks == 8 and eight.decision_fits

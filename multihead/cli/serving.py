@@ -97,10 +97,10 @@ def run(args) -> int:
         return _list()
     if not args.model:
         raise ValueError("model: expected a catalog HF id or a config.json path (see --list)")
-    from multihead.cost import serving_answer as S
+    from multihead.planner.search import answer      # the planner's one search adds the fallbacks (issue 27)
     cfg, name = load_model(args.model)
     req = request_from(args, name, cfg)
-    out = S.answer(cfg, req, emit=args.emit, heads=_heads(cfg), input_len=args.input_len, output_len=args.output_len)
+    out = answer(cfg, req, emit=args.emit, heads=_heads(cfg), input_len=args.input_len, output_len=args.output_len)
     if args.json:
         print(json.dumps({"serving": out}, indent=1))
     else:

@@ -1,5 +1,6 @@
-"""The serving answer for a user's question: the account, a one-line verdict, the launch command,
-and when the request does not fit, the combinations of fallbacks that make it fit, cheapest first.
+"""The serving answer for a user's question: the account, a one-line verdict and the launch command.
+When the request does not fit, the planner's one search (planner/search.py) finds the settings that
+do, cheapest first, and names the one the command is for.
 
 Names follow vLLM's flags. "Chunked prefill" here is the engine's: the same full attention over
 the whole request, computed ``max_num_batched_tokens`` tokens per step, so the prefill workspace
@@ -20,7 +21,7 @@ from multihead.engines import LaunchPlan, command
 KV_DTYPES = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2")
 DTYPES = ("auto", "bfloat16", "float16", "float32")
 ENGINE_DTYPE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}     # cost.units name -> vLLM's
-GPUS_PER_NODE = 8
+GPUS_PER_NODE = 8       # the engines' one node (the launch command's nodes)
 
 
 GPU_MEMORY_JSON = resources.files("multihead.cost") / "catalog" / "gpu_memory.json"
@@ -98,61 +99,14 @@ def verdict(a: ServingAccount, req: Request) -> str:
             f"full attention over the whole request (nothing is cut)")
 
 
-# -- fallbacks -------------------------------------------------------------------------------------
-# What each lever costs: more GPUs first (money), then precision (quality), then length (the request).
-_LOSS = {"kv_cache_dtype": 1, "quantization": 2}
-
-
-def _candidates(req: Request, heads: int) -> list[Request]:
-    """Combinations of: TP up to one node (dividing the heads), PP across nodes when a node is not
-    enough, fp8 KV cache, fp8 weights."""
-    tps = [t for t in (1, 2, 4, 8) if t >= req.tensor_parallel_size and heads % t == 0]
-    out = []
-    for tp in tps:
-        for pp in ((req.pipeline_parallel_size,) if tp < GPUS_PER_NODE else (req.pipeline_parallel_size, 2, 4)):
-            for kv in dict.fromkeys((req.kv_cache_dtype, "fp8")):
-                for q in dict.fromkeys((req.quantization, "fp8")):
-                    out.append(dataclasses.replace(req, tensor_parallel_size=tp, pipeline_parallel_size=pp,
-                                                   kv_cache_dtype=kv, quantization=q))
-    return out
-
-
-def _cost(req: Request, base: Request) -> tuple:
-    loss = sum(w for k, w in _LOSS.items() if getattr(req, k) != getattr(base, k))
-    return (req.tensor_parallel_size * req.pipeline_parallel_size, loss)
-
-
-def _changes(req: Request, base: Request) -> list[str]:
-    flags = {"tensor_parallel_size": "--tensor-parallel-size", "pipeline_parallel_size": "--pipeline-parallel-size",
-             "kv_cache_dtype": "--kv-cache-dtype", "quantization": "--quantization"}
-    return [f"{flag} {getattr(req, k)}" for k, flag in flags.items() if getattr(req, k) != getattr(base, k)]
-
-
-def fallbacks(cfg: dict, req: Request, heads: int, min_concurrency: float = 1.0, limit: int = 5,
-              **account_kw) -> list[tuple[Request, ServingAccount]]:
-    """Ways to serve ``req`` at ``min_concurrency`` or more, cheapest first (GPUs, then precision
-    lost); under TP every KV figure is per GPU. The length cut (max_model_len_fit) is reported
-    with the account itself, since it changes the request."""
-    found = []
-    for cand in _candidates(req, heads):
-        if cand == req:
-            continue
-        try:
-            a, _ = serving_account(cfg, cand, **account_kw)
-        except ValueError:
-            continue                      # e.g. TP not dividing the KV heads
-        if a.fits and a.max_concurrency >= min_concurrency:
-            found.append((_cost(cand, req), -a.max_concurrency, cand, a))
-    found.sort(key=lambda f: (f[0], f[1]))
-    return [(c, a) for _, _, c, a in found[:limit]]
-
-
-def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None = None,
-           input_len: int | None = None, output_len: int | None = None, device=None, **account_kw) -> dict:
+def answer(cfg: dict, req: Request, emit: str | None = "vllm", input_len: int | None = None,
+           output_len: int | None = None, device=None, launch: Request | None = None, **account_kw) -> dict:
     """The whole serving answer as one JSON-ready dict (the ``serving`` object); the time keys
     (TTFT, TPOT, tokens/s at max concurrency: cost/serving_time.py) for requests of ``input_len``
     prompt and ``output_len`` new tokens (defaults: serving_time.request_lengths). ``account_kw``:
-    ``spec`` / ``gpu_bytes`` for serving_account; ``device``: a plan's DeviceSpec, whose figures time it."""
+    ``spec`` / ``gpu_bytes`` for serving_account; ``device``: a plan's DeviceSpec, whose figures time it;
+    ``launch``: the setting the command is for (the planner's search picks it when ``req`` does not
+    fit: planner/search.py, which also adds the ``fallbacks`` list)."""
     from multihead.cost.serving_time import time_keys
     a, dtype = serving_account(cfg, req, **account_kw)
     out = {**a.to_json(), "gpu": req.gpu, "dtype": dtype, "kv_cache_dtype": req.kv_cache_dtype,
@@ -167,20 +121,9 @@ def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None
         if input_len is not None or output_len is not None:
             raise                          # the user's own lengths: bad input
         out.update({"time": None, "time_note": f"no time: {err}"})    # e.g. max_model_len 1: no default split
-    launch = req
-    if heads and (not a.fits or a.max_concurrency < 1):
-        found = fallbacks(cfg, req, heads, **account_kw)
-        out["fallbacks"] = [{"flags": _changes(c, req), "gpus": c.tensor_parallel_size * c.pipeline_parallel_size,
-                             "max_concurrency": f.max_concurrency, "kv_cache_tokens": f.kv_cache_tokens,
-                             "kv_cache_gib_per_gpu": f.kv_cache_gib} for c, f in found]
-        launch = found[0][0] if found else req
-        if a.max_model_len_fit > 0:      # last: it changes the request itself
-            out["fallbacks"].append({"flags": [f"--max-model-len {a.max_model_len_fit}"], "gpus":
-                                     req.tensor_parallel_size * req.pipeline_parallel_size, "max_concurrency": 1.0,
-                                     "kv_cache_tokens": None, "kv_cache_gib_per_gpu": a.kv_cache_gib,
-                                     "note": "shorter requests: a longer document must be cut"})
+    launch = launch or req
     if emit:
         cmd = command(emit, launch_plan(launch, dtype))
         out["command"] = {"engine": emit, "text": cmd.render(), "argv": cmd.argv, "nodes": cmd.nodes,
-                          "note": cmd.note, "for": "the request" if launch is req else "the first fallback"}
+                          "note": cmd.note, "for": "the request" if launch == req else "the first fallback"}
     return out

@@ -60,6 +60,9 @@ class Setup:
     gpus: int
     attention: str                 # "tiled" or "materialized"
     memory_utilization: float
+    # the engine's account of this plan (planner/serving.Engine), set by planner.build; None: a CPU
+    # profile, whose one-pass decision is the plan's own account
+    engine: object = dataclasses.field(default=None, repr=False, compare=False)
 
     @property
     def usable(self) -> float:

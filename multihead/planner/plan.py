@@ -107,6 +107,7 @@ class Outcome:
     reason: str
     chunking_loses: str
     positions: dict
+    decided_by: str = "plan"           # "engine": the engine's account (serving section); "plan": its own
 
 
 @dataclass

@@ -57,8 +57,14 @@ def _summary(p: Plan, con: Console) -> None:
     con.print(f"Workload: T={p.tokens:,} tokens, batch {p.batch}, {_passes(p.passes)}.  "
               f"GPU: {p.device} x{p.gpus} ({fmt_bytes(p.gpu_memory_bytes)}, usable {fmt_bytes(p.usable_memory_bytes)}; "
               f"{p.effective_tflops:,.4g} TFLOP/s and {p.effective_bandwidth_tbps:,.4g} TB/s effective) - {p.device_source}")
-    con.print(f"[bold]Answer: {_verdict(p)}[/bold] ({fmt_bytes(p.total_memory_bytes)} for one pass vs "
-              f"{fmt_bytes(p.usable_memory_bytes)} usable; details below)")
+    if p.decided_by == "engine":
+        a = p.setup.engine.account
+        why = (f"the engine's account: requests of up to {a.max_model_len_fit:,} tokens fit, "
+               f"{a.max_concurrency:.2f}x of {p.tokens:,}" if a.fits else
+               f"the engine's account: requests of up to {a.max_model_len_fit:,} tokens fit")
+    else:
+        why = f"{fmt_bytes(p.total_memory_bytes)} for one pass vs {fmt_bytes(p.usable_memory_bytes)} usable"
+    con.print(f"[bold]Answer: {_verdict(p)}[/bold] ({why}; details below)")
 
 
 def _table(title: str, *columns: str) -> Table:
@@ -105,7 +111,14 @@ def _memory_table(p: Plan) -> Table:
               "one layer's peak: max(MLP, attention) + logits")
     t.add_row("[bold]total[/bold]", f"[bold]{fmt_bytes(p.total_memory_bytes)}[/bold]",
               f"[bold]{fmt_bytes(c['total_memory_bytes'])}[/bold]", f"vs usable {fmt_bytes(p.usable_memory_bytes)}")
-    t.add_row("fits?", _yes(p.fits), _yes(c["fits"]), "")
+    if p.decided_by == "engine":      # decision.engine_decides: the engine's account decides
+        longest = p.setup.engine.account.max_model_len_fit
+        t.add_row("fits? (one unchunked forward)", _yes(p.total_memory_bytes <= p.usable_memory_bytes),
+                  _yes(c["fits"]), "the reference text's account")
+        t.add_row("fits? (the engine's account: decides)", _yes(p.fits), "",
+                  f"vLLM's account (serving section): requests of up to {longest:,} tokens")
+    else:
+        t.add_row("fits?", _yes(p.fits), _yes(c["fits"]), "")
     t.add_row("score matrix, one layer, materialized", fmt_bytes(p.score_matrix_bytes_per_layer), "",
               "B * H * T^2 * bytes (never stored when tiled)")
     t.add_row("tiled attention state, one layer", fmt_bytes(p.tiled_attention_bytes_per_layer), "",
