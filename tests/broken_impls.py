@@ -175,7 +175,7 @@ def _hf(module, query, key, value, attention_mask, scaling, *, grouping="interle
         w = w * scaling
     if attention_mask is not None:
         w = w + attention_mask
-    w = torch.softmax(w.float(), dim=softmax_dim).to(query.dtype)
+    w = torch.softmax(w.to(torch.promote_types(w.dtype, torch.float32)), dim=softmax_dim).to(query.dtype)
     out = w @ value                                                   # (B, H, Tq, d)
     if out_layout == "transpose":
         out = out.transpose(1, 2).contiguous()                        # (B, Tq, H, d)

@@ -21,10 +21,16 @@ BLOCK = 64         # key block of the online softmax
 SPLITS = 4         # parts of the split-K decode
 
 
+def _wide(t: torch.Tensor) -> torch.dtype:
+    """The dtype every path computes in: float64 for float64 inputs (docs/checker.md, the float64
+    contract), float32 for float32, bfloat16 and float16."""
+    return torch.float64 if t.dtype == torch.float64 else torch.float32
+
+
 def _bias(q, k, attn_mask, is_causal, causal_offset=None):
     """Float [.., Tq, Tk] added to the scaled scores: 0 attend, -inf masked (bool masks), or the float mask."""
     Tq, Tk = q.shape[2], k.shape[2]
-    bias = torch.zeros(Tq, Tk, dtype=torch.float32, device=q.device)
+    bias = torch.zeros(Tq, Tk, dtype=_wide(q), device=q.device)
     if is_causal:
         off = Tk - Tq if causal_offset is None else causal_offset
         keep = torch.arange(Tk, device=q.device)[None, :] <= torch.arange(Tq, device=q.device)[:, None] + off
@@ -33,7 +39,7 @@ def _bias(q, k, attn_mask, is_causal, causal_offset=None):
         if attn_mask.dtype == torch.bool:
             bias = bias.masked_fill(~attn_mask, float("-inf"))
         else:
-            bias = bias + attn_mask.float()
+            bias = bias + attn_mask.to(bias.dtype)
     return bias
 
 
@@ -47,47 +53,52 @@ def _scale(q, scale):
 
 
 def materialized(q, k, v, bias, scale):
-    """softmax(q k^T * scale + bias) v in float32; rows that see nothing give 0."""
-    s = (q.float() @ k.float().transpose(-2, -1)) * scale + bias
+    """softmax(q k^T * scale + bias) v in float32 (float64 for float64 inputs); rows that see nothing give 0."""
+    w = _wide(q)
+    s = (q.to(w) @ k.to(w).transpose(-2, -1)) * scale + bias
     m = s.amax(-1, keepdim=True)
     m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
     p = torch.exp(s - m)
-    return ((p @ v.float()) / p.sum(-1, keepdim=True).clamp_min(1e-30)).to(q.dtype)
+    return ((p @ v.to(w)) / p.sum(-1, keepdim=True).clamp_min(1e-30)).to(q.dtype)
 
 
-def online(q, k, v, bias, scale, *, rescale=True, tail=True, acc_dtype=torch.float32, safe_max=True):
-    """FlashAttention-style online softmax over key blocks of BLOCK; bias [.., Tq, Tk]."""
+def online(q, k, v, bias, scale, *, rescale=True, tail=True, acc_dtype=None, safe_max=True):
+    """FlashAttention-style online softmax over key blocks of BLOCK; bias [.., Tq, Tk]; the running
+    sum and output in acc_dtype (default: the compute dtype, _wide)."""
     Tk = k.shape[2]
+    w = _wide(q)
+    acc_dtype = acc_dtype or w
     bias = bias.expand(*q.shape[:3], Tk)
-    m = torch.full(q.shape[:3] + (1,), float("-inf"), device=q.device)
+    m = torch.full(q.shape[:3] + (1,), float("-inf"), dtype=w, device=q.device)
     l = torch.zeros(q.shape[:3] + (1,), dtype=acc_dtype, device=q.device)           # noqa: E741
     acc = torch.zeros(q.shape[:3] + (v.shape[-1],), dtype=acc_dtype, device=q.device)
     end = Tk if tail else Tk // BLOCK * BLOCK
     for j in range(0, end, BLOCK):
-        s = (q.float() @ k[:, :, j:j + BLOCK].float().transpose(-2, -1)) * scale + bias[..., j:j + BLOCK]
+        s = (q.to(w) @ k[:, :, j:j + BLOCK].to(w).transpose(-2, -1)) * scale + bias[..., j:j + BLOCK]
         m_new = torch.maximum(m, s.amax(-1, keepdim=True))
         m_use = torch.where(torch.isfinite(m_new), m_new, torch.zeros_like(m_new)) if safe_max else m_new
         alpha, p = torch.exp(m - m_use), torch.exp(s - m_use)
         l = l * alpha.to(acc_dtype) + p.sum(-1, keepdim=True).to(acc_dtype)        # noqa: E741
-        pv = (p @ v[:, :, j:j + BLOCK].float()).to(acc_dtype)
+        pv = (p @ v[:, :, j:j + BLOCK].to(w)).to(acc_dtype)
         acc = acc * alpha.to(acc_dtype) + pv if rescale else acc + pv
         m = m_new
-    return (acc.float() / l.float().clamp_min(1e-30)).to(q.dtype)
+    return (acc.to(w) / l.to(w).clamp_min(1e-30)).to(q.dtype)
 
 
 def split_k(q, k, v, bias, scale, *, merge="lse"):
     """One query row: SPLITS parts of the keys, each (m_i, l_i, o_i), merged by log-sum-exp."""
     Tk = k.shape[2]
+    w = _wide(q)
     bias = bias.expand(*q.shape[:3], Tk)
     bounds = [round(i * Tk / SPLITS) for i in range(SPLITS + 1)]
     parts = []
     for a, b in zip(bounds, bounds[1:]):
         if b > a:
-            s = (q.float() @ k[:, :, a:b].float().transpose(-2, -1)) * scale + bias[..., a:b]
+            s = (q.to(w) @ k[:, :, a:b].to(w).transpose(-2, -1)) * scale + bias[..., a:b]
             m = s.amax(-1, keepdim=True)
             m = torch.where(torch.isfinite(m), m, torch.full_like(m, -1e30))
             p = torch.exp(s - m)
-            parts.append((m, p.sum(-1, keepdim=True), (p @ v[:, :, a:b].float())))
+            parts.append((m, p.sum(-1, keepdim=True), (p @ v[:, :, a:b].to(w))))
     m_all = torch.stack([m for m, _, _ in parts]).amax(0)
     if merge == "lse":
         w = [torch.exp(m - m_all) for m, _, _ in parts]
@@ -213,7 +224,7 @@ def bf16_accumulates_in_bf16(q, k, v, attn_mask=None, is_causal=False, scale=Non
     k, v = _expand(q, k, v)
     bias, s = _bias(q, k, attn_mask, is_causal), _scale(q, scale)
     if k.shape[2] > SHORT:
-        acc = q.dtype if q.dtype == torch.bfloat16 else torch.float32  # BUG: should always be float32
+        acc = q.dtype if q.dtype == torch.bfloat16 else None          # BUG: should always be float32 (None)
         return online(q, k, v, bias, s, acc_dtype=acc)
     return materialized(q, k, v, bias, s)
 

@@ -248,6 +248,21 @@ def test_path_bug_is_caught_as_its_root(name):
 
 
 @pytest.mark.parametrize("name", sorted(CORRECT_PATHS))
+def test_correct_fixtures_compute_float64_in_float64(name):
+    """The float64 contract (docs/checker.md): a fixture that claims to be correct computes float64
+    inputs in float64, so its error is float64 rounding (~1e-15 here), not float32's (~1e-6, which
+    a CPU's SIMD width decides whether it stays under any fixed bound: issue 25)."""
+    g = torch.Generator().manual_seed(5)
+    for Tq, Tk in ((4, 4000), (1, 300), (13, 13)):
+        q, k, v = (torch.randn(1, 4, T, 8, generator=g, dtype=torch.float64) for T in (Tq, Tk, Tk))
+        k, v = k[:, :2], v[:, :2] + 3.0
+        out = CORRECT_PATHS[name](q, k, v, is_causal=Tq == Tk)
+        assert out.dtype == torch.float64
+        err = (out - reference_attention(q, k, v, is_causal=Tq == Tk)).abs().max().item()
+        assert err < 1e-12, (name, Tq, Tk, err)
+
+
+@pytest.mark.parametrize("name", sorted(CORRECT_PATHS))
 def test_correct_paths_pass(name):
     report = check_attention(CORRECT_PATHS[name], expect_alignment="bottom-right")
     assert report.passed and not report.failures, str(report)
