@@ -15,9 +15,8 @@ from __future__ import annotations
 import math
 
 from multihead.cost import serving_model
-from multihead.cost.serving import CHUNKED, FULL, SLIDING, ServingShape
+from multihead.cost.serving import ServingShape
 
-_KIND = {"full_attention": FULL, "sliding_attention": SLIDING, "chunked_attention": CHUNKED}
 MXFP4_PAD = 256
 
 
@@ -33,16 +32,8 @@ def read_spec(cfg: dict, name: str):
 
 
 def layer_kinds(spec) -> tuple[tuple[str, int | None], ...]:
-    """(kind, window) per layer, in order, from the spec's layer_types / sliding_window."""
-    window = {FULL: None, SLIDING: spec.sliding_window, CHUNKED: spec.attention_chunk_size}
-    if spec.layer_types is None:
-        kind = SLIDING if spec.sliding_window is not None else FULL
-        return ((kind, window[kind]),) * spec.num_layers
-    out = []
-    for t in spec.layer_types:
-        kind = _KIND[t]
-        out.append((kind, window[kind]) if window[kind] is not None else (FULL, None))
-    return tuple(out)
+    """(kind, window) per layer, in order: the spec's own reading (ModelSpec.layer_kinds)."""
+    return spec.layer_kinds()
 
 
 def rotary_cache_bytes(spec, cfg: dict, act_bytes: float) -> float:
