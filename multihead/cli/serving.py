@@ -135,13 +135,13 @@ def _heads(cfg: dict) -> int | None:
 
 
 def _list() -> int:
-    from multihead.cost.serving_answer import gpu_catalog
+    from multihead.cost.serving_answer import gpu_memory_catalog
     from multihead.cost.serving_fit import CATALOG
     print("Catalog configs (HF id -> source):")
     for k, v in json.loads((CATALOG / "configs" / "index.json").read_text()).items():
         print(f"  {k:<62} {v['source']}")
     print("GPUs (physical memory as the device reports it):")
-    for k, v in gpu_catalog().items():
+    for k, v in gpu_memory_catalog().items():
         print(f"  {k:<10} {v['bytes'] / 2**30:8.2f} GiB  {'reported' if v['reported'] else 'estimated'}")
     return 0
 

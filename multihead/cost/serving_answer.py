@@ -27,7 +27,7 @@ GPUS_PER_NODE = 8       # the engines' one node (the launch command's nodes)
 GPU_MEMORY_JSON = resources.files("multihead.cost") / "catalog" / "gpu_memory.json"
 
 
-def gpu_catalog() -> dict[str, dict]:
+def gpu_memory_catalog() -> dict[str, dict]:
     """Name -> physical memory entry (catalog/gpu_memory.json); a new dict, shared entries (read-only)."""
     return entries(GPU_MEMORY_JSON)
 
@@ -35,7 +35,7 @@ def gpu_catalog() -> dict[str, dict]:
 def gpu_memory_bytes(name: str) -> tuple[str, int]:
     """(catalog name, physical bytes as the device reports them) for a GPU name, case-insensitive;
     'H100' means the SXM part."""
-    cat = gpu_catalog()
+    cat = gpu_memory_catalog()
     keys = {k.lower(): k for k in cat}
     low = name.lower()
     key = keys.get(low) or keys.get(f"{low}-sxm") or keys.get(low.removesuffix("-sxm"))

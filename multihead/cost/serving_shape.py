@@ -21,13 +21,9 @@ MXFP4_PAD = 256
 
 
 def read_spec(cfg: dict, name: str):
-    """The cost model's ModelSpec, with transformers' Gemma-3 text defaults filled in first (its
-    published 4B text_config omits heads, KV heads, head_dim and vocab)."""
+    """The cost model's ModelSpec: the one config reader (hf_config.read_config), which fills
+    transformers' Gemma-3 text defaults itself (FAMILY_DEFAULTS) and says so in the spec's notes."""
     from multihead.cost.hf_config import read_config
-    text = serving_model.text_config(cfg)
-    if text.get("model_type") == "gemma3_text":
-        filled = serving_model.gemma3_text_defaults("gemma3_text", text)
-        cfg = {**cfg, "text_config": filled} if "text_config" in cfg else filled
     return read_config(cfg, name)
 
 
