@@ -87,9 +87,9 @@ def _memory(p: Plan) -> list[str]:
                f"{fmt_bytes(m.kv_cache_bytes_no_window)}"
                + (f"; with {', '.join(f'''{g['layers']} layers capped at {fmt_int(g['window'])}''' for g in windowed)}:"
                   f" {fmt_bytes(st.kv_bytes(T, gpus=1))}" if windowed else ""))
-    if i.gpus > 1:
+    if i.tensor_parallel_size > 1:
         out.append("KV cache per GPU = " + ("the whole MLA latent on each GPU" if s.mla else
-                   f"{kv_heads_per_gpu(Hkv, i.gpus)} of {Hkv} KV heads on each of {i.gpus} GPUs")
+                   f"{kv_heads_per_gpu(Hkv, i.tensor_parallel_size)} of {Hkv} KV heads on each of {i.tensor_parallel_size} GPUs")
                    + f" = {fmt_bytes(m.kv_cache_bytes)}")
     out.append(_weights_line(p))
     return out + _workspace_lines(p)
@@ -98,11 +98,11 @@ def _memory(p: Plan) -> list[str]:
 def _weights_line(p: Plan) -> str:
     st, i, m = p.setup, p.inputs, p.memory
     w = st.weights()
-    per_gpu = f" / {i.gpus}" if i.gpus > 1 else ""
+    per_gpu = f" / {i.tensor_parallel_size}" if i.tensor_parallel_size > 1 else ""
     if not w.quantization:
-        return (f"weights = params * bytes{' / GPUs' if i.gpus > 1 else ''} = {fmt_int(p.parameters.params)} * "
+        return (f"weights = params * bytes{' / GPUs' if i.tensor_parallel_size > 1 else ''} = {fmt_int(p.parameters.params)} * "
                 f"{dtype_bytes(w.plain_dtype):g} B{per_gpu} = {fmt_bytes(m.weights_bytes)} ({w.plain_dtype})")
-    n = i.gpus
+    n = i.tensor_parallel_size
     return (f"weights = 16-bit part (embedding, LM head, norms, routers) {fmt_int(w.plain_params * n)} * "
             f"{dtype_bytes(w.plain_dtype):g} B + quantized {fmt_int(w.quantized_params * n)} * "
             f"{w.bytes_per_quantized:.4g} B ({w.quantization.describe()}: bits/8 + scales and zeros per group)"
@@ -129,7 +129,7 @@ def _workspace_lines(p: Plan) -> list[str]:
         + (f" (I = {width} assumed)" if assumed and not s.moe else ""),
         f"total = weights + KV + workspace{' + score matrix' if i.attention_mode == 'materialized' else ''} = "
         f"{fmt_bytes(m.weights_bytes)} + {fmt_bytes(m.kv_cache_bytes)} + {fmt_bytes(m.workspace_bytes)}"
-        f"{' + ' + fmt_bytes(score / i.gpus) if i.attention_mode == 'materialized' else ''} = "
+        f"{' + ' + fmt_bytes(score / i.tensor_parallel_size) if i.attention_mode == 'materialized' else ''} = "
         f"{fmt_bytes(m.total_memory_bytes)} vs usable {fmt_bytes(i.usable_memory_bytes)} (= "
         f"{fmt_bytes(i.gpu_memory_bytes)} * {st.memory_utilization:g}) -> {'fits' if p.fits else 'does not fit'}"]
 
@@ -141,7 +141,7 @@ def _compute(p: Plan) -> list[str]:
 def _attention_lines(p: Plan) -> list[str]:
     st, c, i = p.setup, p.compute, p.inputs
     s, dev = st.spec, st.device
-    T, B, L, n = i.tokens, i.batch, s.num_layers, i.gpus
+    T, B, L, n = i.tokens, i.batch, s.num_layers, i.tensor_parallel_size
     plain = all(g["window"] is None for g in p.memory.kv_layer_groups) and not s.mla
     out = [f"attention FLOPs (the text's count, no causal halving) = 4*T^2*(H*d_k)*L*B = 4*{fmt_int(T)}^2*"
            f"{s.attention_width}*{L}*{B} = {c.attention_flops:.3g}" if plain else
@@ -193,7 +193,7 @@ def _attention_lines(p: Plan) -> list[str]:
 
 def _decode_lines(p: Plan) -> list[str]:
     st, c, i, m = p.setup, p.compute, p.inputs, p.memory
-    dev, n = st.device, i.gpus
+    dev, n = st.device, i.tensor_parallel_size
     bw = st.effective_rates()[1] * n
     kv_roof = m.kv_cache_bytes * n / bw
     ts = st.gpu_time

@@ -14,6 +14,7 @@ from pathlib import Path
 from multihead.cost.memory import kv_bytes_per_token, kv_layer_groups
 from multihead.cost.params import attention_params_per_layer, non_embedding_params, param_counts, total_params
 from multihead.planner.accounts import MemoryAccount, Setup
+from multihead.planner.names import RENAMED, with_aliases
 
 
 @dataclass
@@ -24,15 +25,15 @@ class Inputs:
     model_type: str
     model_features: list[str]
     attention_kind: str
-    d_model: int
-    n_layers: int
-    n_heads: int
-    n_kv_heads: int
+    hidden_size: int                   # D (HF names; the old keys are aliases: planner/names.py)
+    num_hidden_layers: int             # L
+    num_attention_heads: int           # H
+    num_kv_heads: int                  # H_kv
     head_dim: int
     tokens: int
     batch: int
     passes: int
-    gpus: int
+    tensor_parallel_size: int          # GPUs of the tensor-parallel group (the old key: gpus)
     device: str
     device_kind: str
     device_source: str
@@ -142,6 +143,7 @@ class Plan:
         """The JSON's flat names (p.kv_cache_bytes, p.decision) resolve to the part that holds them."""
         if name.startswith("_") or name in _PARTS:
             raise AttributeError(name)
+        name = RENAMED.get(name, name)          # an old key (one release): planner/names.py
         for part in _PARTS:
             obj = self.__dict__.get(part)
             if obj is not None and name in obj.__dataclass_fields__:
@@ -156,7 +158,7 @@ class Plan:
                    explain=list(self.explain))
         for name, section in self.sections.items():
             out[name] = section.to_dict() if hasattr(section, "to_dict") else section
-        return out
+        return with_aliases(out)
 
     def to_json(self, **kw) -> str:
         return json.dumps(self.to_dict(), **kw)
@@ -169,8 +171,9 @@ def build_inputs(st: Setup, tokens: int, passes: int, causal_skip: bool) -> Inpu
     flops_per_s, bytes_per_s = st.effective_rates()
     return Inputs(
         model=s.name, model_source=s.source, model_type=s.model_type, model_features=s.features(),
-        attention_kind=s.attention_kind, d_model=s.hidden_size, n_layers=s.num_layers, n_heads=s.num_heads,
-        n_kv_heads=s.num_kv_heads, head_dim=s.head_dim, tokens=tokens, batch=st.batch, passes=passes, gpus=st.gpus,
+        attention_kind=s.attention_kind, hidden_size=s.hidden_size, num_hidden_layers=s.num_layers,
+        num_attention_heads=s.num_heads, num_kv_heads=s.num_kv_heads, head_dim=s.head_dim, tokens=tokens,
+        batch=st.batch, passes=passes, tensor_parallel_size=st.gpus,
         device=d.name, device_kind=d.kind, device_source=d.source, gpu_memory_bytes=d.memory_bytes,
         usable_memory_bytes=st.usable, effective_tflops=flops_per_s / 1e12,
         effective_bandwidth_tbps=bytes_per_s / 1e12, weights_dtype=p.weights_label, kv_dtype=p.kv,

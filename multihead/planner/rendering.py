@@ -52,10 +52,10 @@ def _summary(p: Plan, con: Console) -> None:
     from rich.markup import escape
     features = "".join(f"; {f}" for f in p.model_features)
     con.print(f"[bold]{escape(p.model)}[/bold] " + escape(
-        f"({p.attention_kind}: L={p.n_layers}, H={p.n_heads}, H_kv={p.n_kv_heads}, d_k={p.head_dim}, D={p.d_model}"
+        f"({p.attention_kind}: L={p.num_hidden_layers}, H={p.num_attention_heads}, H_kv={p.num_kv_heads}, d_k={p.head_dim}, D={p.hidden_size}"
         f"{features}; weights {p.weights_dtype}, KV {p.kv_dtype}) - {p.model_source}"), highlight=False)
     con.print(f"Workload: T={p.tokens:,} tokens, batch {p.batch}, {_passes(p.passes)}.  "
-              f"GPU: {p.device} x{p.gpus} ({fmt_bytes(p.gpu_memory_bytes)}, usable {fmt_bytes(p.usable_memory_bytes)}; "
+              f"GPU: {p.device} x{p.tensor_parallel_size} ({fmt_bytes(p.gpu_memory_bytes)}, usable {fmt_bytes(p.usable_memory_bytes)}; "
               f"{p.effective_tflops:,.4g} TFLOP/s and {p.effective_bandwidth_tbps:,.4g} TB/s effective) - {p.device_source}")
     if p.decided_by == "engine":
         a = p.setup.engine.account
@@ -101,7 +101,7 @@ def _memory_table(p: Plan) -> Table:
     c = p.chunked
     t = _table(f"Memory per GPU (one pass vs {c['chunks']} chunks)", "quantity", "one pass",
                f"{c['chunks']} chunks of {c['chunk_tokens']:,}", "formula")
-    t.add_row("KV cache per token" + (" (all GPUs)" if p.gpus > 1 else ""), fmt_bytes(p.kv_cache_bytes_per_token), "",
+    t.add_row("KV cache per token" + (" (all GPUs)" if p.tensor_parallel_size > 1 else ""), fmt_bytes(p.kv_cache_bytes_per_token), "",
               "(kv_lora_rank + rope) * L * bytes" if p.attention_kind == "MLA" else "2 * L * H_kv * d_k * bytes")
     t.add_row("KV cache", fmt_bytes(p.kv_cache_bytes), fmt_bytes(c["kv_cache_bytes"]), "per token * T * B (window-capped)")
     quant = p.quantization
@@ -222,9 +222,9 @@ def memory_figure(p: Plan):
     top = max(4 * p.tokens, 8192)
     grid = sorted({int(round(1024 * (top / 1024) ** (i / 80))) for i in range(81)} | {p.tokens})
     fig, ax = plt.subplots(figsize=(8, 5))
-    for kv, style in sorted({(p.n_heads, "-"), (p.n_kv_heads, "--"), (1, ":")}, reverse=True):
-        label = "MHA" if kv == p.n_heads else ("MQA" if kv == 1 else f"GQA-{kv}")
-        label += f" (H_kv={kv}{', this model' if kv == p.n_kv_heads else ''})"
+    for kv, style in sorted({(p.num_attention_heads, "-"), (p.num_kv_heads, "--"), (1, ":")}, reverse=True):
+        label = "MHA" if kv == p.num_attention_heads else ("MQA" if kv == 1 else f"GQA-{kv}")
+        label += f" (H_kv={kv}{', this model' if kv == p.num_kv_heads else ''})"
         ys = [p.setup.memory(t, kv_heads=kv).total_bytes / 1e9 for t in grid]
         (line,) = ax.plot(grid, ys, style, label=label)
         limit = max_tokens_that_fit(p.setup, kv)

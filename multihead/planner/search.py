@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 
 from multihead.cost.serving_answer import GPUS_PER_NODE, serving_account
+from multihead.planner.names import serving_bytes
 # What each lever costs beyond GPUs: precision (quality) lost; the length (the request) is last.
 LOSS = {"kv_cache_dtype": 1, "quantization": 2}
 FLAGS = {"tensor_parallel_size": "--tensor-parallel-size", "pipeline_parallel_size": "--pipeline-parallel-size",
@@ -90,4 +91,4 @@ def answer(cfg: dict, req, emit: str | None = "vllm", heads: int | None = None, 
                          launch=launch, **account_kw)
     if found is not None:
         out["fallbacks"] = rows(found, req, a)
-    return out
+    return serving_bytes(out)

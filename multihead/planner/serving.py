@@ -125,6 +125,7 @@ def engine_fits(e: Engine, spec, **flags) -> bool:
 def build(ctx: sections.Context):
     """The serving section of a plan (None is never returned: a CPU profile gets a one-line reason)."""
     from multihead.cost.serving_answer import answer
+    from multihead.planner.names import serving_bytes
     from multihead.planner.search import rows
     e = getattr(ctx.setup, "engine", None) or engine_for(ctx.setup, ctx.plan.inputs.model, ctx.plan.inputs.tokens,
                                                          ctx.options)
@@ -136,7 +137,7 @@ def build(ctx: sections.Context):
                   device=ctx.setup.device, launch=e.found[0][0] if e.found else None)
     if e.found is not None:
         data["fallbacks"] = rows(e.found[:SHOWN], e.request, e.account)
-    return ServingSection(data)
+    return ServingSection(serving_bytes(data))
 
 
 def load_model(model: str) -> tuple[dict, str]:

@@ -171,8 +171,8 @@ def memory_curve(options: dict, config_text: str | None = None) -> dict:
     trained = trained_length(base, options, config_text)
     grid = context_grid(base, trained)
     curves = []
-    for kv in sorted({base["n_kv_heads"], base["n_heads"], 1}, reverse=True):
-        label = "MHA" if kv == base["n_heads"] else ("MQA" if kv == 1 else f"GQA-{kv}")
+    for kv in sorted({base["num_kv_heads"], base["num_attention_heads"], 1}, reverse=True):
+        label = "MHA" if kv == base["num_attention_heads"] else ("MQA" if kv == 1 else f"GQA-{kv}")
         ys = []
         for t in grid:
             try:
@@ -180,7 +180,7 @@ def memory_curve(options: dict, config_text: str | None = None) -> dict:
             except PlanError:
                 ys.append(None)
         if any(y is not None for y in ys):
-            curves.append({"label": label, "kv_heads": kv, "this_model": kv == base["n_kv_heads"],
+            curves.append({"label": label, "kv_heads": kv, "this_model": kv == base["num_kv_heads"],
                            "total_memory_bytes": ys})
     return {"tokens": grid, "curves": curves, "T": base["tokens"], "trained_length": trained,
             "usable_memory_bytes": base["usable_memory_bytes"], "gpu_memory_bytes": base["gpu_memory_bytes"]}
