@@ -25,6 +25,7 @@ def _lengths(name: str, cu: Tensor, total: int, n: int | None) -> list[int]:
     if not isinstance(cu, Tensor) or cu.dim() != 1 or cu.dtype not in (torch.int32, torch.int64) or len(cu) < 2:
         got = tuple(cu.shape) if isinstance(cu, Tensor) else type(cu).__name__
         raise ValueError(f"{name}: expected an int32/int64 tensor [N + 1] of offsets (0, ..., total), got {got}")
+    _has_values(name, cu)
     offsets = cu.tolist()
     lengths = [b - a for a, b in zip(offsets, offsets[1:])]
     if offsets[0] != 0 or offsets[-1] != total or min(lengths) < 0:
@@ -32,6 +33,12 @@ def _lengths(name: str, cu: Tensor, total: int, n: int | None) -> list[int]:
     if n is not None and len(lengths) != n:
         raise ValueError(f"{name}: {len(lengths)} sequences, but cu_seqlens_q has {n}")
     return lengths
+
+
+def _has_values(name: str, t: Tensor) -> None:
+    """Index tensors are read on the host: a meta tensor (shape only) cannot say its values."""
+    if t.device.type == "meta":
+        raise ValueError(f"{name}: a meta tensor has no values to read; pass it on the CPU or q's device")
 
 
 def _check_packed(q: Tensor, k: Tensor, v: Tensor) -> None:
@@ -94,7 +101,10 @@ def attention_varlen(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Tensor, cu_s
             outs.append(o[0].transpose(0, 1).to(q.dtype))                   # (nq, H, d_v)
             lses.append(lse[0])                                             # (H, nq)
     out = torch.cat(outs) if outs else q.new_zeros(0, q.shape[1], v.shape[-1])
-    return (out, torch.cat(lses, dim=1) if lses else torch.zeros(q.shape[1], 0)) if return_lse else out
+    if not return_lse:
+        return out
+    lse_dtype = torch.float64 if q.dtype == torch.float64 else torch.float32     # the kernels' lse dtype
+    return out, torch.cat(lses, dim=1) if lses else torch.zeros(q.shape[1], 0, dtype=lse_dtype, device=q.device)
 
 
 def _scale(scale, d: int) -> float:
@@ -120,6 +130,7 @@ def _per_sequence(name: str, value, B: int, default: int | None) -> list[int]:
     if isinstance(value, int) and not isinstance(value, bool):
         values = [value] * B
     elif isinstance(value, Tensor) and value.dtype in (torch.int32, torch.int64) and tuple(value.shape) == (B,):
+        _has_values(name, value)
         values = value.tolist()
     else:
         got = tuple(value.shape) if isinstance(value, Tensor) else repr(value)
@@ -144,6 +155,7 @@ def _check_cache(q: Tensor, k_cache: Tensor, v_cache: Tensor, block_table: Tenso
                 block_table.dtype not in (torch.int32, torch.int64):
             got = tuple(block_table.shape) if isinstance(block_table, Tensor) else type(block_table).__name__
             raise ValueError(f"block_table: expected an int32 tensor [B, max_pages] with B={B}, got {got}")
+        _has_values("block_table", block_table)
         n_pages, H_kv, page, d_k = k_cache.shape
         T_max, want_b = block_table.shape[1] * page, n_pages
         if block_table.numel() and not 0 <= int(block_table.min()) <= int(block_table.max()) < n_pages:

@@ -6,6 +6,8 @@ functions the planner uses.
 """
 from __future__ import annotations
 
+import math
+import os
 from typing import Callable
 
 import torch
@@ -21,6 +23,32 @@ __all__ = ["MultiHeadAttention", "KVCache", "KVCacheFullError"]
 
 class KVCacheFullError(ValueError):
     """Appending to a KVCache layer would go past its max_tokens."""
+
+
+def _gib(nbytes: int) -> str:
+    return f"{nbytes / 2**30:,.1f} GiB"
+
+
+def _device_memory(device) -> int | None:
+    """Bytes of memory on ``device`` (physical RAM for the CPU), or None where unknown."""
+    dev = torch.device(device) if device is not None else torch.empty(0).device
+    if dev.type == "cpu":
+        try:
+            return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            return None
+    if dev.type == "cuda" and torch.cuda.is_available():
+        return torch.cuda.get_device_properties(dev).total_memory
+    return None
+
+
+def _check_fits(shape: tuple[int, ...], dtype: torch.dtype, device) -> None:
+    """Refuse, by name and before allocating, a cache larger than the device's memory."""
+    need = 2 * math.prod(shape) * dtype.itemsize               # K and V
+    have = _device_memory(device)
+    if have is not None and need > have:
+        raise ValueError(f"max_tokens: K and V need {_gib(need)} ({shape} x 2 in {dtype}), more than the "
+                         f"{_gib(have)} of memory on {torch.device(device) if device is not None else 'this machine'}")
 
 
 class KVCache:
@@ -68,17 +96,24 @@ class KVCache:
             raise ValueError(f"dtype: expected a floating torch dtype, got {dtype!r}")
         self.batch, self.n_kv_heads, self.max_tokens = batch, n_kv_heads, max_tokens
         self.head_dim, self.n_layers, self.dtype, self.page_size = head_dim, n_layers, dtype, page_size
+        per_seq = -(-max_tokens // (page_size or 1))
+        shape = ((n_layers, batch, n_kv_heads, max_tokens, head_dim) if page_size is None else
+                 (n_layers, batch * per_seq, n_kv_heads, page_size, head_dim))
+        _check_fits(shape, dtype, device)               # before the block table and free list too
         if page_size is None:
-            shape = (n_layers, batch, n_kv_heads, max_tokens, head_dim)
             self.block_table = None
         else:
-            per_seq = -(-max_tokens // page_size)
-            shape = (n_layers, batch * per_seq, n_kv_heads, page_size, head_dim)
             self.block_table = torch.zeros(batch, per_seq, dtype=torch.int32, device=device)
             self._free = list(range(batch * per_seq))
             self._pages = 0                                       # pages per sequence taken so far
-        self.k = torch.zeros(shape, dtype=dtype, device=device)   # (L, B, H_kv, T_max, d) or pages
-        self.v = torch.zeros(shape, dtype=dtype, device=device)
+        try:
+            self.k = torch.zeros(shape, dtype=dtype, device=device)   # (L, B, H_kv, T_max, d) or pages
+            self.v = torch.zeros(shape, dtype=dtype, device=device)
+        except (RuntimeError, MemoryError) as err:           # the allocator's own refusal, named
+            if isinstance(err, RuntimeError) and "alloc" not in str(err) and "out of memory" not in str(err):
+                raise
+            raise ValueError(f"max_tokens: K and V of {_gib(2 * math.prod(shape) * dtype.itemsize)} cannot be "
+                             f"allocated on {device or 'the default device'} ({str(err).splitlines()[0][:120]})") from None
         self.leftpad = torch.zeros(batch, dtype=torch.int64, device=device)
         self._lengths = [0] * n_layers
 

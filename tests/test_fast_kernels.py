@@ -121,8 +121,9 @@ def test_fully_masked_rows_are_zero(backend, dtype):
 @pytest.mark.skipif(not NATIVE, reason=f"C kernel unavailable: {fast_native.why_unavailable}")
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("shape", [(1, 32, 8, 1, 3000, 128, 128), (2, 12, 4, 2, 777, 64, 24),
-                                   (1, 5, 1, 3, 45, 8, 8), (1, 64, 1, 1, 70, 16, 16), (1, 8, 8, 4, 2, 32, 32)])
-def test_native_kernel_matches_oracle_and_torch_path(dtype, shape, monkeypatch):
+                                   (1, 5, 1, 3, 45, 8, 8), (1, 64, 1, 1, 70, 16, 16), (1, 8, 8, 4, 2, 32, 32),
+                                   (1, 4, 4, 1, 101, 24, 40)])
+def test_native_kernel_matches_oracle_and_torch_path(dtype, shape, cpu_path, monkeypatch):
     """The C kernel: GQA groups of any size (R = G*Tq rows, 4 at a time plus a remainder), d_v = 8
     (mod 16), an odd number of keys, a non-contiguous cache slice, causal Tq > 1, and fp16/bf16."""
     B, H, H_kv, Tq, Tk, d, dv = shape
@@ -142,17 +143,20 @@ def test_native_kernel_matches_oracle_and_torch_path(dtype, shape, monkeypatch):
         assert err(out, out_t) < 5e-6 and err(lse, lse_t) < 5e-6
 
 
-@pytest.fixture(params=["avx2", "avx512"])
-def softmax_isa(request):
-    """Both paths of softmax_block.c (AVX-512 only where the CPU has it)."""
+@pytest.fixture(params=fast_native.CPU_PATHS)
+def cpu_path(request):
+    """Every variant of the C kernels' inner loops that this CPU runs (fast_native.CPU_PATHS),
+    selected in-process; the ones it cannot run are skipped, by name."""
     if not NATIVE:
         pytest.skip(f"C kernel unavailable: {fast_native.why_unavailable}")
-    got = fast_native.softmax_avx512(request.param == "avx512")
-    if got != (request.param == "avx512"):
-        fast_native.softmax_avx512(True)
-        pytest.skip("this CPU has no AVX-512 (the AVX2 path is tested)")
-    yield request.param
-    fast_native.softmax_avx512(True)
+    if request.param not in fast_native.cpu_paths():
+        pytest.skip(f"this CPU cannot run the {request.param} path (it runs {fast_native.cpu_paths()})")
+    with fast_native.use_cpu_path(request.param):
+        assert fast_native.cpu_path() == request.param
+        yield request.param
+
+
+softmax_isa = cpu_path          # the prefill softmax step's tests: same paths
 
 
 @pytest.mark.skipif(not NATIVE, reason=f"C kernel unavailable: {fast_native.why_unavailable}")
@@ -485,3 +489,56 @@ def test_prefill_workers_run_openmp_and_mkl_serially_and_restore_both():
     finally:
         torch.set_num_threads(before)
     assert seen["outside"] == (2, 2) and seen["inside"] == (1, 1) and seen["after"] == (2, 2), seen
+
+
+def test_cpu_path_override_is_validated_by_name(monkeypatch):
+    """MULTIHEAD_CPU_PATH: a name that is no path, or a path this CPU cannot run, is a ValueError
+    naming the variable (never a silent fallback); "torch" means no C kernel."""
+    monkeypatch.setenv("MULTIHEAD_CPU_PATH", "avx9")
+    with pytest.raises(ValueError, match="MULTIHEAD_CPU_PATH='avx9': not one of avx2, avx512, avx512bf16, torch"):
+        fast_native.requested_path()
+    monkeypatch.setattr(fast_native, "_cpu_flags", lambda: {"avx2", "fma", "f16c"})    # an AVX2-only CPU
+    monkeypatch.setenv("MULTIHEAD_CPU_PATH", "avx512bf16")
+    with pytest.raises(ValueError, match=r"MULTIHEAD_CPU_PATH=avx512bf16: this CPU cannot run it \(no avx512_bf16"):
+        fast_native.requested_path()
+    assert fast_native.cpu_paths() == ["avx2"]
+    monkeypatch.setenv("MULTIHEAD_CPU_PATH", " AVX2 ")
+    assert fast_native.requested_path() == "avx2"
+    monkeypatch.setenv("MULTIHEAD_CPU_PATH", "torch")
+    assert fast_native.requested_path() == "torch"
+    monkeypatch.delenv("MULTIHEAD_CPU_PATH")
+    assert fast_native.requested_path() is None
+
+
+def test_bench_refuses_a_bad_cpu_path_before_running(monkeypatch, capsys):
+    from multihead.cli import main
+    monkeypatch.setenv("MULTIHEAD_CPU_PATH", "sse9")
+    assert main(["bench", "--quick", "--no-memory"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "multihead bench: error: MULTIHEAD_CPU_PATH='sse9'" in err
+
+
+@pytest.mark.skipif(not NATIVE, reason=f"C kernel unavailable: {fast_native.why_unavailable}")
+@pytest.mark.parametrize("path", [*fast_native.CPU_PATHS, "torch"])
+def test_cpu_path_env_chooses_the_path_at_load(path):
+    """In a fresh process the variable decides the path once, at load; unset, the best one the CPU
+    runs is taken; the kernels stay exact on it."""
+    import os
+    import subprocess
+    import sys
+    if path != "torch" and path not in fast_native.cpu_paths():
+        pytest.skip(f"this CPU cannot run the {path} path")
+    code = ("import torch, multihead as mh; from multihead.kernels import fast_native as f\n"
+            "q, k, v = (torch.randn(1, h, t, 64).to(torch.bfloat16) for h, t in ((8, 1), (2, 300), (2, 300)))\n"
+            "out = mh.attention(q, k, v, backend='fast_decode').float()\n"
+            "ref = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(), enable_gqa=True)\n"
+            "print(f.cpu_path(), f.available(), float((out - ref).abs().max()))")
+    env = {**os.environ, "MULTIHEAD_CPU_PATH": path}
+    got = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert got.returncode == 0, got.stderr
+    name, available, error = got.stdout.split()
+    assert name == path and available == str(path != "torch") and float(error) < 2e-2
+    env.pop("MULTIHEAD_CPU_PATH")
+    got = subprocess.run([sys.executable, "-c", "from multihead.kernels import fast_native as f; print(f.cpu_path())"],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert got.stdout.split() == [fast_native.cpu_paths()[-1]]

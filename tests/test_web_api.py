@@ -243,7 +243,7 @@ def test_questions_do_not_leak_answers(client):
     ("q1", "0.867", True), ("q1", "0.8672", True), ("q1", "0.8675", False), ("q1", "0.868", False), ("q1", "0.665", False),
     ("q2", "11.09", True), ("q2", "88.72", False), ("q3", "163,840", True), ("q3", "163841", False),
     ("ex4", "1/4", True), ("ex4", "25%", True), ("ex4", "0.125", False), ("ex3b", "67108864", True),
-    ("ex2b", "0.99986", True), ("ex2b", "0.9999", False),
+    ("ex2b", "0.99986", True), ("ex2b", "0.9999", True), ("ex2b", "0.999", False),   # the text rounds to 4 decimals
 ])
 def test_check_answers(client, qid, reply, correct):
     r = client.post("/api/check", json={"id": qid, "answer": reply}).json()

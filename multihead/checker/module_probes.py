@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from multihead.checker.adapters import ModuleTarget
-from multihead.checker.probes import TOLERANCE, _fmt, _ranges
+from multihead.checker.probes import _fmt, _ranges, bound
 from multihead.checker.reference import normal
 from multihead.checker.report import Finding
 
@@ -37,8 +37,9 @@ class ModuleCtx:
         return (normal(*shape, generator=g, dtype=self.dtype) * std).to(self.device, self.dtype)
 
     def tol(self, y: torch.Tensor) -> float:
-        """Tolerance scaled to the output's size (the projections set it)."""
-        return TOLERANCE[self.dtype] * max(1.0, y.detach().abs().nan_to_num(0).max().item())
+        """probes.bound scaled to the output's size (the projections set it), n = D plus the 12 keys."""
+        return bound(self.dtype, self.target.d_model + 12, max(1.0, y.detach().abs().nan_to_num(0).max().item()),
+                     acc=torch.float32)      # the module compared with itself: see probes.Ctx.tol
 
 
 def _delta(a, b, dims):

@@ -46,7 +46,9 @@ def run(args) -> int:
     from multihead.measure.features import FeatureConfig, run_features
     from multihead.measure.plots import bench_figure
     from multihead.measure.reports import bench_markdown
+    from multihead.kernels import fast_native
     check_timing_args(args)
+    fast_native.requested_path()       # MULTIHEAD_CPU_PATH checked before anything runs (ValueError: exit 2)
     if args.features_only and (args.plot or args.markdown):
         raise ValueError("--features-only: the plot and markdown page are of the main grid; use --json")
     cfg = BenchConfig.quick() if args.quick else BenchConfig.full()
@@ -93,6 +95,7 @@ def print_report(report: dict) -> None:
         con.print(_rich(feature_table(report["features"]), "attention features: ratios within this run"))
     if not report.get("results"):
         return
+    con.print(reports.cpu_path_line(report).replace("**", ""))
     con.print(_rich(reports.bench_limits(report), "limits measured in this run (best of several)"))
     load = [report["load_average_before"] or ["?"], report["load_average_after"] or ["?"]]
     con.print(_rich(reports.bench_results(report),

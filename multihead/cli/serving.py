@@ -44,10 +44,17 @@ def add_engine_flags(p: argparse.ArgumentParser, for_plan: bool = False) -> None
     g.add_argument("--dtype", choices=["auto", "bfloat16", "float16", "float32"], default="auto",
                    help="weights and activations (auto: the checkpoint's; float32 checkpoints run in bfloat16)")
     g.add_argument("--block-size", type=int, choices=[1, 8, 16, 32, 64, 128], default=16,
-                   help="tokens per KV-cache page (default 16)")
+                   help="tokens per KV-cache page (default 16; SGLang's --page-size, default 1 there)")
+    g.add_argument("--engine", choices=["vllm", "sglang"], default="vllm",
+                   help="whose memory account (and launch command): vLLM's or SGLang's (default vllm)")
+    g.add_argument("--engine-version", default=None,
+                   help="engine version to account for (default: the newest modelled; vLLM 0.6 or 0.19, SGLang 0.5)")
+    g.add_argument("--mem-fraction-static", type=A.PROBABILITY, default=None,
+                   help="SGLang: fraction of the memory free at start-up for weights + KV cache "
+                        "(default: SGLang's own choice for the GPU and TP)")
     if for_plan:
-        g.add_argument("--emit", choices=["vllm", "sglang"], default="vllm",
-                       help="launch command in the serving section (default vllm)")
+        g.add_argument("--emit", choices=["vllm", "sglang"], default=None,
+                       help="launch command in the serving section (default: the --engine's)")
 
 
 ENGINE_TO_PLAN_DTYPE = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}   # --dtype -> --weights-dtype
@@ -56,7 +63,8 @@ ENGINE_TO_PLAN_DTYPE = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"
 def plan_options(args) -> dict:
     """The plan's ``serving`` section options from its parsed flags (engine names as keys)."""
     keys = ("pipeline_parallel_size", "max_model_len", "max_num_batched_tokens", "max_num_seqs", "kv_cache_dtype",
-            "dtype", "block_size", "emit", "quantization", "input_len", "output_len")
+            "dtype", "block_size", "emit", "quantization", "input_len", "output_len", "engine", "engine_version",
+            "mem_fraction_static")
     out = {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
     if args.model:
         from multihead.planner.serving import load_model
@@ -76,11 +84,19 @@ def register(subparsers) -> None:
                     "maximum concurrency at --max-model-len, the longest request that fits, and the launch "
                     "command.", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", nargs="?", help="HF id of a catalog config (see --list), or a config.json path / folder")
-    p.add_argument("--gpu", default="H100-SXM", help="GPU from the catalog (see --list; default H100-SXM)")
+    p.add_argument("--gpu", default=None, help="GPU from the catalog (see --list; default H100-SXM)")
+    p.add_argument("--gpu-memory-gb", type=A.float_range(1.0, 4096.0), default=None,
+                   help="a GPU outside the catalog: its memory in GB (1e9 B, as in `plan`), the figure the device "
+                        "reports (torch's total_memory: an H100 80GB reports 85.03 GB = 79.19 GiB)")
+    p.add_argument("--effective-tflops", type=A.POSITIVE_FLOAT, default=None,
+                   help="with --gpu-memory-gb: its achievable 16-bit matmul TFLOP/s, for the serving times")
+    p.add_argument("--bandwidth-tbps", type=A.POSITIVE_FLOAT, default=None,
+                   help="with --gpu-memory-gb: its achievable memory bandwidth, TB/s, for the serving times")
     add_engine_flags(p)
     from multihead.cli.gpu_time import add_request_flags
     add_request_flags(p)
-    p.add_argument("--emit", choices=["vllm", "sglang"], default="vllm", help="launch command to print (default vllm)")
+    p.add_argument("--emit", choices=["vllm", "sglang"], default=None,
+                   help="launch command to print (default: the --engine's)")
     p.add_argument("--json", action="store_true", help="print the serving object as JSON")
     p.add_argument("--list", action="store_true", help="list catalog configs and GPUs")
     p.add_argument("--validate", action="store_true",
@@ -100,7 +116,17 @@ def run(args) -> int:
     from multihead.planner.search import answer      # the planner's one search adds the fallbacks (issue 27)
     cfg, name = load_model(args.model)
     req = request_from(args, name, cfg)
-    out = answer(cfg, req, emit=args.emit, heads=_heads(cfg), input_len=args.input_len, output_len=args.output_len)
+    kw = {"gpu_bytes": args.gpu_memory_gb * 1e9} if args.gpu_memory_gb is not None else {}
+    device = None
+    if args.effective_tflops is not None or args.bandwidth_tbps is not None:
+        if args.gpu_memory_gb is None:
+            raise ValueError("effective-tflops: give it (with --bandwidth-tbps) for a --gpu-memory-gb GPU; "
+                             "a catalog --gpu has its own figures")
+        from multihead.planner.inputs import resolve_device
+        device = resolve_device(gpu_memory_gb=args.gpu_memory_gb, effective_tflops=args.effective_tflops,
+                                bandwidth_tbps=args.bandwidth_tbps)
+    out = answer(cfg, req, emit=args.emit or args.engine, heads=_heads(cfg), input_len=args.input_len,
+                 output_len=args.output_len, device=device, **kw)
     if args.json:
         print(json.dumps({"serving": out}, indent=1))
     else:
@@ -113,7 +139,14 @@ def run(args) -> int:
 
 def request_from(args, name: str, cfg: dict):
     from multihead.cost import serving_answer as S
-    gpu, _ = S.gpu_memory_bytes(args.gpu)
+    if args.gpu_memory_gb is not None:
+        if args.gpu is not None:
+            raise ValueError("gpu-memory-gb: give either --gpu (a catalog GPU) or --gpu-memory-gb, not both")
+        if not 1 <= args.gpu_memory_gb <= 4096:
+            raise ValueError(f"gpu-memory-gb: expected GiB in [1, 4096], got {args.gpu_memory_gb:g}")
+        gpu = f"GPU-{args.gpu_memory_gb:g}GB"
+    else:
+        gpu, _ = S.gpu_memory_bytes(args.gpu or "H100-SXM")
     length = args.max_model_len or _max_position(cfg)
     if length is None:
         raise ValueError("max-model-len: the config states no max_position_embeddings; give --max-model-len")
@@ -121,7 +154,8 @@ def request_from(args, name: str, cfg: dict):
                      gpu_memory_utilization=args.gpu_memory_utilization, max_model_len=length,
                      max_num_batched_tokens=args.max_num_batched_tokens, max_num_seqs=args.max_num_seqs,
                      block_size=args.block_size, model=name, gpu=gpu, kv_cache_dtype=args.kv_cache_dtype,
-                     dtype=args.dtype, quantization=args.quantization)
+                     dtype=args.dtype, quantization=args.quantization, engine=args.engine,
+                     engine_version=args.engine_version, mem_fraction_static=args.mem_fraction_static)
 
 
 def _max_position(cfg: dict) -> int | None:

@@ -201,10 +201,24 @@ def activation_bytes(shape: ServingShape, args: EngineArgs, fit: Fit, last_stage
     return fit.act_base_gib * GIB + peak + extra
 
 
-def non_torch_bytes(args: EngineArgs, fit: Fit) -> float:
-    """CUDA context and library workspaces; plus communicator buffers once the GPU has peers."""
+# Communicator buffers of GPUs that talk over PCIe only (no NVLink switch: no NVLS buffers, and
+# custom all-reduce is off beyond 2 PCIe GPUs). Not in the H100 logs the fit saw; read from the one
+# PCIe multi-GPU log we have, SGLang 0.4.3 on 4x L4 ("Init torch distributed ends. mem usage=0.13 GB",
+# https://github.com/didier-durand/llms-in-clouds/blob/main/docs/sglang.md), which is therefore
+# listed as fitted in reports/serving/logs/. Charged once per GPU with peers.
+PCIE_COMM_GIB = 0.13
+
+
+def non_torch_bytes(args: EngineArgs, fit: Fit, pcie: bool = False) -> float:
+    """CUDA context and library workspaces; plus communicator buffers once the GPU has peers
+    (NVLink-switch GPUs: the fitted NCCL terms; ``pcie``: PCIE_COMM_GIB)."""
     peers = args.tensor_parallel_size * args.pipeline_parallel_size
-    extra = (fit.nccl_gib + fit.nccl_per_gpu_gib * peers) if peers > 1 else 0.0
+    if peers <= 1:
+        extra = 0.0
+    elif pcie:
+        extra = PCIE_COMM_GIB
+    else:
+        extra = fit.nccl_gib + fit.nccl_per_gpu_gib * peers
     return (fit.non_torch_gib + extra) * GIB
 
 
@@ -237,12 +251,12 @@ class _Stage:
 
 
 def _stage(shape: ServingShape, args: EngineArgs, fit: Fit, total_bytes: float, index: int,
-           layers: range, group_sizes: dict, per_token_layer: float) -> _Stage:
+           layers: range, group_sizes: dict, per_token_layer: float, pcie: bool = False) -> _Stage:
     pp = args.pipeline_parallel_size
     kinds = [shape.layer_kinds[i] for i in layers]
     weights = stage_weight_bytes(shape, args, layers, index)
     act = activation_bytes(shape, args, fit, last_stage=index == pp - 1)
-    non_torch = non_torch_bytes(args, fit)
+    non_torch = non_torch_bytes(args, fit, pcie)
     available = total_bytes * args.gpu_memory_utilization - weights - act - non_torch
     # layers of each kind on this stage, dealt over that kind's groups (vLLM: layers[i::groups])
     lpg = max(math.ceil(kinds.count(k) / group_sizes[k]) for k in set(kinds)) if kinds else 1
@@ -271,7 +285,7 @@ def max_len_fit(kinds: list[tuple[str, int | None]], available: float, page: int
 
 
 def account(shape: ServingShape, args: EngineArgs, fit: Fit, total_bytes: float,
-            max_len_cap: int | None = None) -> ServingAccount:
+            max_len_cap: int | None = None, pcie: bool = False) -> ServingAccount:
     """The serving account of ``shape`` on GPUs of ``total_bytes`` physical memory (see module doc).
     ``max_model_len_fit`` searches up to ``max_len_cap`` (default: the model's longest position or
     max_model_len, whichever is larger)."""
@@ -279,7 +293,7 @@ def account(shape: ServingShape, args: EngineArgs, fit: Fit, total_bytes: float,
     per_token_layer = kv_bytes_per_token_layer(shape, args.tensor_parallel_size, args.kv_cache_dtype_bytes)
     size, groups = kv_groups(list(shape.layer_kinds))
     group_sizes = {(k, w): n for k, w, n in groups}
-    stages = [_stage(shape, args, fit, total_bytes, i, layers, group_sizes, per_token_layer)
+    stages = [_stage(shape, args, fit, total_bytes, i, layers, group_sizes, per_token_layer, pcie)
               for i, layers in enumerate(stage_layers(shape.num_layers, args.pipeline_parallel_size))]
     worst = min(stages, key=lambda s: (s.num_blocks, s.available))
     n_groups = sum(n for _, _, n in groups)

@@ -54,6 +54,36 @@ class Request(EngineArgs):
     kv_cache_dtype: str = "auto"
     dtype: str = "auto"
     quantization: str | None = None
+    engine: str = "vllm"                     # "vllm" | "sglang": whose account (PlanRequest.engine)
+    engine_version: str | None = None        # None: the newest modelled of that engine
+    mem_fraction_static: float | None = None  # SGLang's flag; None: SGLang's default for the GPU and TP
+
+
+ENGINES = ("vllm", "sglang")
+ENGINE_DEFAULTS = {"max_num_batched_tokens": 8192, "max_num_seqs": 1024, "block_size": 16}   # the CLI's (vLLM v0.19)
+
+
+def given_flags(req: Request) -> set[str]:
+    """The engine flags the request sets away from the CLI defaults (the rest take the engine's own)."""
+    return {k for k, v in ENGINE_DEFAULTS.items() if getattr(req, k) != v}
+
+
+def gpu_is_pcie(name: str) -> bool:
+    """True when the catalog's interconnect for ``name`` is PCIe (no NVLink switch between its GPUs)."""
+    from multihead.catalog import read_json
+    links = read_json(resources.files("multihead.cost") / "catalog" / "interconnect.json")["gpus"]
+    return str(links.get(name, {}).get("intra_node", "")).startswith("pcie")
+
+
+def engine_version(req: Request) -> str:
+    """The version of ``req.engine`` the account models (a ValueError names a flag that is not modelled)."""
+    if req.engine not in ENGINES:
+        raise ValueError(f"engine: expected one of {', '.join(ENGINES)}, got {req.engine!r}")
+    if req.engine == "sglang":
+        from multihead.cost.serving_sglang import resolve
+        return resolve(req.engine_version)
+    from multihead.cost.serving_vllm_versions import resolve
+    return resolve(req.engine_version)
 
 
 def serving_account(cfg: dict, req: Request, gpu_bytes: float | None = None,
@@ -77,25 +107,60 @@ def serving_account(cfg: dict, req: Request, gpu_bytes: float | None = None,
     args = dataclasses.replace(req, kv_cache_dtype_bytes=dtype_bytes(prec.kv),
                                activation_dtype_bytes=dtype_bytes(prec.activation))
     total = gpu_bytes if gpu_bytes is not None else gpu_memory_bytes(req.gpu)[1]
-    return account(shape, args, load_fit(), total), ENGINE_DTYPE.get(prec.weights, prec.weights)
+    version = engine_version(req)
+    dtype = ENGINE_DTYPE.get(prec.weights, prec.weights)
+    if req.engine == "sglang":
+        return _sglang_account(cfg, shape, args, total), dtype
+    from multihead.cost import serving_vllm_versions as V
+    shape, eargs = V.apply(version, shape, args, given_flags(req))
+    # vLLM keeps the NVLink communicator figure on every GPU: no vLLM log on PCIe GPUs to size its own
+    return account(shape, eargs, load_fit(), total), dtype
 
 
-def launch_plan(req: Request, dtype: str) -> LaunchPlan:
+def sglang_args(cfg: dict, req: Request, kv_bytes: float = 2.0):
+    """The SGLang flags of a request: --tp-size, --mem-fraction-static, --context-length; vLLM's
+    --max-num-batched-tokens / --max-num-seqs / --block-size map onto --chunked-prefill-size /
+    --max-running-requests / --page-size only when set away from the CLI defaults (else SGLang's own)."""
+    from multihead.cost.serving_model import text_config
+    from multihead.cost.serving_sglang import SGLangArgs
+    if req.pipeline_parallel_size != 1:
+        raise ValueError("pipeline-parallel-size: the SGLang account models tensor parallelism only (--pp-size 1)")
+    from multihead.cost.serving_sglang import NO_HYBRID_SWA, resolve
+    given = given_flags(req)
+    types = [t for t in (str(cfg.get("model_type", "")), str(text_config(cfg).get("model_type", ""))) if t]
+    return SGLangArgs(tp_size=req.tensor_parallel_size, mem_fraction_static=req.mem_fraction_static,
+                      context_length=req.max_model_len,
+                      chunked_prefill_size=req.max_num_batched_tokens if "max_num_batched_tokens" in given else None,
+                      max_running_requests=req.max_num_seqs if "max_num_seqs" in given else None,
+                      page_size=req.block_size if "block_size" in given else 1, kv_cache_dtype_bytes=kv_bytes,
+                      model_type=next((t for t in types if t in NO_HYBRID_SWA), types[0] if types else ""), pcie=gpu_is_pcie(req.gpu),
+                      version=resolve(req.engine_version))
+
+
+def _sglang_account(cfg: dict, shape, args: Request, total: float) -> ServingAccount:
+    from multihead.cost import serving_sglang as G
+    return G.account(shape, sglang_args(cfg, args, args.kv_cache_dtype_bytes), load_fit(), total)
+
+
+def launch_plan(req: Request, dtype: str, fraction: float | None = None) -> LaunchPlan:
+    """The launch choices; ``fraction``: the memory fraction to emit (SGLang's --mem-fraction-static
+    the account used), else --gpu-memory-utilization."""
     return LaunchPlan(req.model, req.tensor_parallel_size, req.pipeline_parallel_size, GPUS_PER_NODE,
-                      req.gpu_memory_utilization, req.max_model_len, req.max_num_batched_tokens,
-                      req.max_num_seqs if req.max_num_seqs != 1024 else None, req.kv_cache_dtype, dtype,
-                      req.quantization, req.block_size if req.block_size != 16 else None)
+                      req.gpu_memory_utilization if fraction is None else fraction, req.max_model_len,
+                      req.max_num_batched_tokens, req.max_num_seqs if req.max_num_seqs != 1024 else None,
+                      req.kv_cache_dtype, dtype, req.quantization, req.block_size if req.block_size != 16 else None)
 
 
-def verdict(a: ServingAccount, req: Request) -> str:
+def verdict(a: ServingAccount, req: Request, chunk: int | None = None) -> str:
     gpus = req.tensor_parallel_size * req.pipeline_parallel_size
     where = f"{gpus}x {req.gpu}" + (f" (TP {req.tensor_parallel_size} x PP {req.pipeline_parallel_size})"
                                     if req.pipeline_parallel_size > 1 else "")
     if not a.fits:
         return f"does not fit on {where}: {a.reason}"
+    pool = "SGLang max_total_num_tokens" if req.engine == "sglang" else "KV-cache tokens"
     return (f"fits on {where}: {a.max_concurrency:.2f} requests of {req.max_model_len:,} tokens at once "
-            f"({a.kv_cache_tokens:,} KV-cache tokens, {a.kv_cache_gib:.2f} GiB KV per GPU); "
-            f"prefill runs as chunked prefill of {req.max_num_batched_tokens:,} tokens per step, "
+            f"({a.kv_cache_tokens:,} {pool}, {a.kv_cache_gib:.2f} GiB KV per GPU); "
+            f"prefill runs as chunked prefill of {chunk or req.max_num_batched_tokens:,} tokens per step, "
             f"full attention over the whole request (nothing is cut)")
 
 
@@ -109,11 +174,16 @@ def answer(cfg: dict, req: Request, emit: str | None = "vllm", input_len: int | 
     fit: planner/search.py, which also adds the ``fallbacks`` list)."""
     from multihead.cost.serving_time import time_keys
     a, dtype = serving_account(cfg, req, **account_kw)
+    version = engine_version(req)
+    sglang = None
+    if req.engine == "sglang":
+        from multihead.cost.serving_sglang import details
+        sglang = details(sglang_args(cfg, req), a, account_kw.get("gpu_bytes") or gpu_memory_bytes(req.gpu)[1])
     out = {**a.to_json(), "gpu": req.gpu, "dtype": dtype, "kv_cache_dtype": req.kv_cache_dtype,
            "tensor_parallel_size": req.tensor_parallel_size,
            "pipeline_parallel_size": req.pipeline_parallel_size,
            "gpu_memory_utilization": req.gpu_memory_utilization,
-           "max_num_batched_tokens": req.max_num_batched_tokens, "verdict": verdict(a, req),
+           "max_num_batched_tokens": req.max_num_batched_tokens, "verdict": verdict(a, req, sglang and sglang["chunked_prefill_size"]),
            "prefill": "chunked prefill: full attention, max_num_batched_tokens tokens per step (no document cut)"}
     try:
         out.update(time_keys(cfg, req, out, input_len, output_len, spec=account_kw.get("spec"), device=device))
@@ -121,9 +191,23 @@ def answer(cfg: dict, req: Request, emit: str | None = "vllm", input_len: int | 
         if input_len is not None or output_len is not None:
             raise                          # the user's own lengths: bad input
         out.update({"time": None, "time_note": f"no time: {err}"})    # e.g. max_model_len 1: no default split
+    if out.get("engine") not in (None, req.engine):
+        out["time_engine"] = out["engine"]       # the time model's fixed costs are another engine's
+    out["engine"], out["engine_version"] = req.engine, version     # whose memory account this is
     launch = launch or req
+    fraction = None
+    if sglang is not None:
+        out["sglang"] = sglang
+        fraction = sglang["mem_fraction_static"] if emit == "sglang" else None
     if emit:
-        cmd = command(emit, launch_plan(launch, dtype))
+        chosen = launch
+        if req.engine == "sglang" and emit == "sglang":
+            chosen = dataclasses.replace(launch, max_num_batched_tokens=out["sglang"]["chunked_prefill_size"])
+        cmd = command(emit, launch_plan(chosen, dtype, fraction))
+        note = cmd.note
+        if req.engine == "sglang" and emit == "sglang":
+            note = ("--mem-fraction-static covers weights + KV cache only, as a fraction of the memory free at "
+                    "start-up; the capacity above is SGLang's own account of this command")
         out["command"] = {"engine": emit, "text": cmd.render(), "argv": cmd.argv, "nodes": cmd.nodes,
-                          "note": cmd.note, "for": "the request" if launch == req else "the first fallback"}
+                          "note": note, "for": "the request" if launch == req else "the first fallback"}
     return out

@@ -47,9 +47,32 @@ def markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
+def engines_markdown(result: dict) -> str:
+    """Other engines and versions (issue 30): per engine / modelled version, held-out and fitted apart."""
+    lines = ["", "## Other engines and versions (issue 30)", "",
+             "Logs from public threads (`multihead/cost/catalog/engine_logs.json`, split by thread in "
+             "reports/serving/logs/README.md); error of max_total_num_tokens (SGLang) or GPU KV cache tokens (vLLM).",
+             "", "| engine | version modelled | split | rows | tokens mean | tokens max | meets |", "|---|---|---|---|---|---|---|"]
+    for c in result["summary"]:
+        meets = "-" if c["meets_acceptance"] is None else ("yes" if c["meets_acceptance"] else "no")
+        lines.append(f"| {c['engine']} | {c['version']} | {c['split']} | {c['rows']} | {c['tokens_mean_abs_pct']:.2f} | "
+                     f"{c['tokens_max_abs_pct']:.2f} | {meets} |")
+    lines += ["", "| log | engine / version | model | GPU | flags | split | logged | predicted | err % | note |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in result["rows"]:
+        flags = ", ".join(f"{k}={v}" for k, v in r["flags"].items())
+        link = f"[{r['id']}]({r['url']})" if r["url"] else f"{r['id']} ({r['source']})"
+        lines.append(f"| {link} | {r['engine']} {r['version']} (as {r['modelled_as']}) | {r['model']} | "
+                     f"{r['gpu']} | {flags} | {r['split']} | {r['logged_kv_cache_tokens']:,} | "
+                     f"{r['predicted_kv_cache_tokens']:,} | {r['tokens_error_pct']:+.2f} | {r['note']} |")
+    return "\n".join(lines) + "\n"
+
+
 def write_report(out_dir: Path) -> dict:
+    from multihead.cost.serving_validate import validate_engines
     result = validate(held_out=True)
+    engines = validate_engines()
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "table.md").write_text(markdown(result))
-    (out_dir / "table.json").write_text(json.dumps(result, indent=1) + "\n")
-    return result["summary"]
+    (out_dir / "table.md").write_text(markdown(result) + engines_markdown(engines))
+    (out_dir / "table.json").write_text(json.dumps({**result, "engines": engines}, indent=1) + "\n")
+    return {**result["summary"], "engines": engines["summary"]}

@@ -117,7 +117,7 @@ def render_lines(d: dict) -> list[str]:
         return [d["time_note"]] if d.get("time_note") else []
     c = d["concurrency"]
     return [f"time, requests of {d['input_len']:,} prompt + {d['output_len']:,} output tokens "
-            f"({d['engine']} fixed costs; {d['attention_kernel']}):",
+            f"({d.get('time_engine', d['engine'])} fixed costs; {d['attention_kernel']}):",
             f"  at max concurrency {c}: TTFT {_ms(d['ttft_s'])}, TPOT {_ms(d['tpot_s'])}, "
             f"{d['output_tokens_per_s']:,.1f} output tokens/s in all (decode {d['decode_bound']}-bound)",
             f"  one request: TTFT {_ms(d['ttft_s_one_request'])}, TPOT {_ms(d['tpot_s_one_request'])}, "

@@ -84,3 +84,64 @@ def validate(held_out: bool = False) -> dict:
     rows = [row_report(model, shape, run, fit, shape, held.get(model)) for model, shape, _, run in logs]
     cases = ("predicted", "held_out", "logged_weights", "logged_budget")
     return {"fit": dataclasses.asdict(fit), "summary": {c: summary(rows, c) for c in cases}, "rows": rows}
+
+
+# -- other engines and versions (issue 30): reports/serving/logs/, multihead/cost/catalog/engine_logs.json ----
+def load_engine_logs() -> list[dict]:
+    from importlib import resources
+
+    from multihead.catalog import read_json
+    return list(read_json(resources.files("multihead.cost") / "catalog" / "engine_logs.json")["logs"])
+
+
+def engine_log_row(log: dict) -> dict:
+    """One engine log predicted from its model's config.json and its flags: (predicted - logged) / logged
+    of the KV tokens. A version no account models is predicted with the engine's newest and flagged."""
+    from multihead.cost import serving_answer as S
+    from multihead.cost.serving_fit import catalog_config
+    f = log["flags"]
+    engine = log["engine"]
+    version = str(log["version"]).split()[0]
+    try:
+        modelled = S.engine_version(S.Request(engine=engine, engine_version=version))
+        note = ""
+    except ValueError:
+        modelled = S.engine_version(S.Request(engine=engine))
+        note = f"version {log['version']} not modelled: predicted with {engine} {modelled}"
+    cfg = catalog_config(log["model"])
+    length = f.get("max_model_len") or f.get("context_length") or cfg.get("max_position_embeddings")
+    gpu_bytes = log["gpu_gib"] * GIB if log.get("gpu_gib") else None
+    req = S.Request(tensor_parallel_size=f.get("tp_size", f.get("tensor_parallel_size", 1)), max_model_len=length,
+                    gpu_memory_utilization=f.get("gpu_memory_utilization", 0.9), model=log["model"], gpu=log["gpu"],
+                    kv_cache_dtype=f.get("kv_cache_dtype", "auto"), engine=engine, engine_version=modelled,
+                    mem_fraction_static=f.get("mem_fraction_static"))
+    a, _ = S.serving_account(cfg, req, gpu_bytes=gpu_bytes)
+    logged = log["observed"]["kv_cache_tokens"]
+    return {"id": log["id"], "url": log.get("url"), "source": log.get("source", ""), "engine": engine, "version": log["version"], "modelled_as": modelled,
+            "model": log["model"], "gpu": log["gpu"], "flags": f, "split": log["split"], "logged_kv_cache_tokens": logged,
+            "predicted_kv_cache_tokens": a.kv_cache_tokens, "predicted_kv_cache_gib": a.kv_cache_gib,
+            "tokens_error_pct": round(_err(a.kv_cache_tokens, logged), 3), "note": note}
+
+
+def engine_summary(rows: list[dict]) -> list[dict]:
+    """Per engine and modelled version: held-out rows (the acceptance) and fitted rows apart; rows of
+    versions no account models are counted apart too."""
+    out = []
+    keys = sorted({(r["engine"], r["modelled_as"]) for r in rows})
+    for engine, version in keys:
+        for split in ("held_out", "fitted", "not_modelled"):
+            sel = [r for r in rows if (r["engine"], r["modelled_as"]) == (engine, version)
+                   and (("not_modelled" if r["note"] else r["split"]) == split)]
+            if not sel:
+                continue
+            errs = [abs(r["tokens_error_pct"]) for r in sel]
+            mean, mx = sum(errs) / len(errs), max(errs)
+            out.append({"engine": engine, "version": version, "split": split, "rows": len(sel),
+                        "tokens_mean_abs_pct": round(mean, 3), "tokens_max_abs_pct": round(mx, 3),
+                        "meets_acceptance": mean <= ACCEPT_MEAN and mx <= ACCEPT_MAX if split == "held_out" else None})
+    return out
+
+
+def validate_engines() -> dict:
+    rows = [engine_log_row(log) for log in load_engine_logs()]
+    return {"summary": engine_summary(rows), "rows": rows}

@@ -161,7 +161,11 @@ def table_precision(weights: str) -> tuple[str, Quantization | None]:
         return "bf16", from_flag("fp8")
     if weights in WEIGHT_ONLY:
         return "bf16", WEIGHT_ONLY[weights]
-    raise ValueError(f"weights: expected one of {', '.join([*SIXTEEN_BIT, 'fp8', *WEIGHT_ONLY])}, got {weights!r}")
+    from multihead.cost.quantization import FLAG_DEFAULTS
+    if weights in FLAG_DEFAULTS:            # the engines' --quantization formats (awq, gptq, mxfp4, ...)
+        return "bf16", from_flag(weights)
+    raise ValueError(f"weights: expected one of {', '.join([*SIXTEEN_BIT, 'fp8', *WEIGHT_ONLY, *FLAG_DEFAULTS])}, "
+                     f"got {weights!r}")
 
 
 def native_fp8(setup: Setup) -> bool:

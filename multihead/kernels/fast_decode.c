@@ -126,6 +126,37 @@ static inline __attribute__((always_inline)) void pv_rows(const int NR, float *o
     for (int x = 0; x < NR; x++) { _mm256_storeu_ps(o + x * dv, a[x]); _mm256_storeu_ps(o + x * dv + 8, c[x]); }
 }
 
+/* Online softmax per row of a block's scores s (keys b0 .. b0 + nb - 1): mask, new max, rescale of
+ * O, P = exp(S - m) in place. Shared by every variant of the work item (8 lanes: BK = 32 keys). */
+static inline __attribute__((always_inline)) void softmax_rows(int64_t R, int64_t b0, int64_t nb,
+        const int32_t *lim, float (*s)[BK], float *M, float *L, float *O, int64_t dv) {
+    for (int64_t r = 0; r < R; r++) {
+        int64_t visible = lim[r] - b0;            /* keys of this block row r may see */
+        if (visible <= 0) { for (int jj = 0; jj < BK; jj++) s[r][jj] = 0.0f; continue; }
+        for (int64_t jj = visible < nb ? visible : nb; jj < BK; jj++) s[r][jj] = -INFINITY;
+        __m256 mx = _mm256_loadu_ps(s[r]);
+        for (int jj = 8; jj < BK; jj += 8) mx = _mm256_max_ps(mx, _mm256_loadu_ps(s[r] + jj));
+        float m_new = fmaxf(M[r], hmax8(mx));
+        /* Scores all -inf so far: subtract 0, not -inf (exp(-inf - -inf) would be NaN), so
+         * they give p = 0 while a NaN score still gives p = NaN (exp8 keeps NaN). */
+        float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        float alpha = expf(M[r] - m_use);          /* 0 for the first visible block (M = -inf) */
+        __m256 mm = _mm256_set1_ps(m_use), acc = _mm256_setzero_ps();
+        for (int jj = 0; jj < BK; jj += 8) {
+            __m256 p = exp8(_mm256_sub_ps(_mm256_loadu_ps(s[r] + jj), mm));
+            _mm256_storeu_ps(s[r] + jj, p);
+            acc = _mm256_add_ps(acc, p);
+        }
+        L[r] = L[r] * alpha + hsum8(acc);
+        M[r] = m_new;
+        if (alpha != 1.0f) {
+            __m256 al = _mm256_set1_ps(alpha);
+            for (int64_t i = 0; i < dv; i += 8)
+                _mm256_storeu_ps(O + r * dv + i, _mm256_mul_ps(al, _mm256_loadu_ps(O + r * dv + i)));
+        }
+    }
+}
+
 /* One work item: rows 0..R-1 of head n against keys [j0, j1). Inlined per dtype (see below) so
  * that load8's dtype test is resolved at compile time in the inner loops. */
 static inline __attribute__((always_inline)) void item(const float *q, const void *k, const void *v, int dtype, int prefetch, int64_t R, int64_t d,
@@ -170,32 +201,7 @@ static inline __attribute__((always_inline)) void item(const float *q, const voi
                 s[r][jj] = hsum8(a0);
             }
         }
-        /* Online softmax per row: mask, new max, rescale, P = exp(S - m) in place. */
-        for (int64_t r = 0; r < R; r++) {
-            int64_t visible = lim[r] - b0;            /* keys of this block row r may see */
-            if (visible <= 0) { for (int jj = 0; jj < BK; jj++) s[r][jj] = 0.0f; continue; }
-            for (int64_t jj = visible < nb ? visible : nb; jj < BK; jj++) s[r][jj] = -INFINITY;
-            __m256 mx = _mm256_loadu_ps(s[r]);
-            for (int jj = 8; jj < BK; jj += 8) mx = _mm256_max_ps(mx, _mm256_loadu_ps(s[r] + jj));
-            float m_new = fmaxf(M[r], hmax8(mx));
-            /* Scores all -inf so far: subtract 0, not -inf (exp(-inf - -inf) would be NaN), so
-             * they give p = 0 while a NaN score still gives p = NaN (exp8 keeps NaN). */
-            float m_use = m_new == -INFINITY ? 0.0f : m_new;
-            float alpha = expf(M[r] - m_use);          /* 0 for the first visible block (M = -inf) */
-            __m256 mm = _mm256_set1_ps(m_use), acc = _mm256_setzero_ps();
-            for (int jj = 0; jj < BK; jj += 8) {
-                __m256 p = exp8(_mm256_sub_ps(_mm256_loadu_ps(s[r] + jj), mm));
-                _mm256_storeu_ps(s[r] + jj, p);
-                acc = _mm256_add_ps(acc, p);
-            }
-            L[r] = L[r] * alpha + hsum8(acc);
-            M[r] = m_new;
-            if (alpha != 1.0f) {
-                __m256 al = _mm256_set1_ps(alpha);
-                for (int64_t i = 0; i < dv; i += 8)
-                    _mm256_storeu_ps(O + r * dv + i, _mm256_mul_ps(al, _mm256_loadu_ps(O + r * dv + i)));
-            }
-        }
+        softmax_rows(R, b0, nb, lim, s, M, L, O, dv);
         /* O += P V: rows 4 (or 3) at a time x 16 output dims (pv_rows); leftover rows one by one. */
         int64_t i = 0;
         for (; i + 16 <= dv; i += 16) {
@@ -224,6 +230,60 @@ static inline __attribute__((always_inline)) void item(const float *q, const voi
             }
         }
     }
+}
+
+/* The 512-bit variants of item(): AVX-512 (fp32 FMAs, any dtype widened in registers) and
+ * AVX-512 + AVX512-BF16 (bf16 scores by VDPBF16PS). See decode_512.h. */
+#define D5(name) name##_512
+#define D5_TARGET "avx512f,avx512bw,avx512vl,avx512dq"
+#define D5_BF16DOT 0
+#include "decode_512.h"
+#undef D5
+#undef D5_TARGET
+#undef D5_BF16DOT
+#define D5(name) name##_bf16
+#define D5_TARGET "avx512f,avx512bw,avx512vl,avx512dq,avx512bf16"
+#define D5_BF16DOT 1
+#include "decode_512.h"
+#undef D5
+#undef D5_TARGET
+#undef D5_BF16DOT
+
+/* The instruction sets the kernels' inner loops are chosen by, decided once per process (the
+ * first call of mh_set_isa or of a kernel) and changed only by mh_set_isa (tests and benchmarks
+ * run every path a CPU has through one library). The values are fast_native.CPU_PATHS' order. */
+enum { ISA_AVX2 = 0, ISA_AVX512 = 1, ISA_AVX512BF16 = 2, ISA_COUNT };
+static _Atomic int isa = -1;
+
+/* Whether this CPU (and its OS, which __builtin_cpu_supports also checks for AVX-512 state)
+ * runs the variant. */
+static int isa_supported(int which) {
+    __builtin_cpu_init();
+    int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    int avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
+                 && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+    switch (which) {
+    case ISA_AVX2: return avx2;
+    case ISA_AVX512: return avx512;
+    case ISA_AVX512BF16: return avx512 && __builtin_cpu_supports("avx512bf16");
+    default: return 0;
+    }
+}
+
+/* Select variant `which` (-1: the best this CPU runs). Returns the variant now in use, or -1
+ * (nothing changed) if this CPU cannot run it. */
+int mh_set_isa(int which) {
+    if (which < 0) {
+        for (which = ISA_COUNT - 1; which > 0 && !isa_supported(which); which--) {}
+    }
+    if (!isa_supported(which)) return -1;
+    atomic_store(&isa, which);
+    return which;
+}
+
+int mh_get_isa(void) {
+    if (atomic_load(&isa) < 0) mh_set_isa(-1);
+    return atomic_load(&isa);
 }
 
 /* Merge the splits of one (KV head n, row r) by log-sum-exp into its output row and lse:
@@ -255,6 +315,8 @@ static void merge_row(const float *M, const float *L, const float *O, int64_t ns
 /* The arguments of one mh_decode call, shared by its work items (mh_pool tasks). */
 struct decode_job {
     const float *q; const void *k, *v; int dtype;
+    int isa;                    /* the variant of item() (ISA_*) */
+    const uint16_t *qh; float sc;   /* ISA_AVX512BF16 and bf16: q unscaled in bf16, and the scale */
     int64_t H_kv, R, d, dv, Tk, ksb, ksh, kst, vsb, vsh, vst, nsplit, per;
     int prefetch;               /* request rows ahead (item): off for calls of under PREFETCH_MIN_BYTES */
     const int32_t *lim;
@@ -276,11 +338,19 @@ static void decode_item(void *ctx, int64_t w) {
         for (int64_t r = 0; r < R; r++) { M[row * R + r] = -INFINITY; L[row * R + r] = 0.0f; }
         memset(O + row * R * dv, 0, sizeof(float) * R * dv);
     } else {
+        if (J->isa != ISA_AVX2) {
+            int64_t qo = n * R * J->d;
+            (J->isa == ISA_AVX512BF16 ? item_any_bf16 : item_any_512)(
+                J->q + qo, J->qh ? J->qh + qo : NULL, J->sc, J->k, J->v, J->dtype, J->prefetch, R, J->d, dv,
+                j0, j1, J->lim, b * J->ksb + h * J->ksh, J->kst, b * J->vsb + h * J->vsh, J->vst,
+                M + row * R, L + row * R, O + row * R * dv);
+        } else {
 #define ITEM(DT) item(J->q + n * R * J->d, J->k, J->v, DT, J->prefetch, R, J->d, dv, j0, j1, J->lim, \
                       b * J->ksb + h * J->ksh, J->kst, b * J->vsb + h * J->vsh, J->vst, \
                       M + row * R, L + row * R, O + row * R * dv)
         if (J->dtype == F32) ITEM(F32); else if (J->dtype == BF16) ITEM(BF16); else ITEM(F16);
 #undef ITEM
+        }
     }
     if (atomic_fetch_add(&J->done[n], 1) != nsplit - 1) return;
     for (int64_t r = 0; r < R; r++)
@@ -293,7 +363,7 @@ static void decode_item(void *ctx, int64_t w) {
  * ranges; (KV head, range) work items run on nthreads threads of mh_pool, and each head's ranges
  * are merged into out [NH, R, dv] and lse [NH, R] (natural log; lse may be NULL). Returns 0, -1
  * for unsupported sizes, -2 if the scratch for the splits cannot be allocated. */
-static int decode_scaled(const float *q, const void *k, const void *v, int dtype,
+static int decode_scaled(const float *q, const uint16_t *qh, float sc, int which, const void *k, const void *v, int dtype,
                          int64_t NH, int64_t H_kv, int64_t R, int64_t Tq, int causal, int64_t d,
                          int64_t dv, int64_t Tk, int64_t ksb, int64_t ksh, int64_t kst, int64_t vsb, int64_t vsh,
                          int64_t vst, int64_t nsplit, float *out, float *lse, int nthreads) {
@@ -306,7 +376,7 @@ static int decode_scaled(const float *q, const void *k, const void *v, int dtype
     float *M = malloc(sizeof(float) * NH * nsplit * R * (2 + dv));
     _Atomic int64_t *done = calloc((size_t)NH, sizeof *done);
     if (!M || !done) { free(M); free(done); return -2; }
-    struct decode_job J = {q, k, v, dtype, H_kv, R, d, dv, Tk, ksb, ksh, kst, vsb, vsh, vst, nsplit,
+    struct decode_job J = {q, k, v, dtype, which, qh, sc, H_kv, R, d, dv, Tk, ksb, ksh, kst, vsb, vsh, vst, nsplit,
                            (Tk + nsplit - 1) / nsplit,
                            /* A small call (a decode step over a few hundred cached tokens) reads
                             * rows that are in cache or within a few pages that the hardware
@@ -340,21 +410,27 @@ int mh_decode(const int64_t *a, int64_t na, const void *q, const void *k, const 
     int dtype = (int)a[A_DTYPE];
     int64_t B = a[A_B], H_kv = a[A_HKV], G = a[A_G], Tq = a[A_TQ], d = a[A_D], R = G * Tq, NH = B * H_kv;
     if (d % 8 || d > MAXD || R > MAXR || R < 1) return -1;
-    float *qs = malloc(sizeof(float) * NH * R * d);
+    int which = mh_get_isa();
+    /* The bf16 variant scores bf16 caches from the unscaled bf16 query rows (exact inputs of
+     * VDPBF16PS); the scale multiplies the fp32 dot products. */
+    int bf16dot = which == ISA_AVX512BF16 && dtype == BF16;
+    float *qs = malloc(sizeof(float) * NH * R * d + (bf16dot ? sizeof(uint16_t) * NH * R * d : 0));
     if (!qs) return -2;
+    uint16_t *qh = bf16dot ? (uint16_t *)(qs + NH * R * d) : NULL;
     const float sc = (float)scale;
     for (int64_t n = 0; n < NH; n++)
         for (int64_t g = 0; g < G; g++)
             for (int64_t t = 0; t < Tq; t++) {
                 int64_t src = (n / H_kv) * a[A_QSB] + ((n % H_kv) * G + g) * a[A_QSH] + t * a[A_QST];
                 float *dst = qs + (n * R + g * Tq + t) * d;
+                if (qh) memcpy(qh + (n * R + g * Tq + t) * d, (const uint16_t *)q + src, sizeof(uint16_t) * d);
                 for (int64_t i = 0; i < d; i += 8) {
                     __m256 x = dtype == F32 ? load8(q, src + i, F32) : dtype == BF16 ? load8(q, src + i, BF16)
                                                                                     : load8(q, src + i, F16);
                     _mm256_storeu_ps(dst + i, _mm256_mul_ps(x, _mm256_set1_ps(sc)));
                 }
             }
-    int rc = decode_scaled(qs, k, v, dtype, NH, H_kv, R, Tq, (int)a[A_CAUSAL], d, a[A_DV], a[A_TK],
+    int rc = decode_scaled(qs, qh, sc, which, k, v, dtype, NH, H_kv, R, Tq, (int)a[A_CAUSAL], d, a[A_DV], a[A_TK],
                            a[A_KSB], a[A_KSH], a[A_KST], a[A_VSB], a[A_VSH], a[A_VST], a[A_NSPLIT],
                            out, lse, (int)a[A_NTHREADS]);
     free(qs);

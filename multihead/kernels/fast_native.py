@@ -8,6 +8,17 @@ second). The cached file is checked against the sha256 recorded when it was buil
 loaded; a truncated or altered file is deleted and rebuilt (never mapped: a truncated ELF file
 can kill the process with SIGBUS). Builds happen in a private folder renamed into place. Where it cannot be used - no compiler, a CPU without AVX2/FMA/F16C, not Linux
 x86-64, or MULTIHEAD_NATIVE=0 - ``library()`` returns None and both kernels use their torch paths.
+
+The inner loops are chosen by the CPU, once per process, when the library is loaded (``CPU_PATHS``,
+best first where the CPU has them): ``avx512bf16`` (512-bit loops, bf16 decode scores by VDPBF16PS),
+``avx512`` (512-bit loops, 16-bit inputs widened to fp32 in registers), ``avx2`` (8-lane loops with
+FMA and F16C: every x86-64 CPU of the last decade). ``torch`` is no C kernel at all (the torch-op
+paths). Every variant is compiled into the one library with its own target attribute, so it builds
+on any x86-64 machine; only a variant the CPU runs is ever selected. The environment variable
+``MULTIHEAD_CPU_PATH`` (one of those names) overrides the choice, so that one machine runs the tests
+and benchmarks of every path it supports; a name it does not know, or a path this CPU cannot run, is
+an error naming the variable. ``use_cpu_path`` switches it inside a process (tests).
+AMX (Sapphire Rapids' tile units) is not a path: no machine this was built on had it.
 """
 from __future__ import annotations
 
@@ -29,12 +40,19 @@ from torch import Tensor
 from multihead.paths import atomic_build, cache_dir
 
 SOURCES = [Path(__file__).with_name(name) for name in ("fast_decode.c", "softmax_block.c", "mh_pool.c")]
-HEADERS = [Path(__file__).with_name(name) for name in ("simd_math.h", "mh_pool.h")]   # part of the hash
+HEADERS = [Path(__file__).with_name(name) for name in ("simd_math.h", "mh_pool.h", "decode_512.h")]   # part of the hash
 # -pthread, not -fopenmp: the kernels run on mh_pool.c's threads, which survive fork() (libgomp's do not).
 FLAGS = ["-O3", "-mavx2", "-mfma", "-mf16c", "-pthread", "-shared", "-fPIC", "-std=c11"]
 DTYPE_CODES = {torch.float32: 0, torch.bfloat16: 1, torch.float16: 2}
 MAX_ROWS, MAX_DIM = 64, 512         # the C kernel's compile-time limits (MAXR, MAXD)
 
+# The C kernels' inner-loop variants, in fast_decode.c's ISA_* order, with the /proc/cpuinfo flags
+# each needs; "torch" (no C kernel) is the fallback everywhere.
+CPU_PATHS = ("avx2", "avx512", "avx512bf16")
+_PATH_FLAGS = {"avx2": {"avx2", "fma", "f16c"},
+               "avx512": {"avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512dq"},
+               "avx512bf16": {"avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_bf16"}}
+PATH_ENV = "MULTIHEAD_CPU_PATH"
 _lock = threading.Lock()
 _lib: ctypes.CDLL | None = None
 _tried = False
@@ -56,15 +74,38 @@ def _serial_after_fork() -> None:
 os.register_at_fork(after_in_child=_serial_after_fork)
 
 
-def _cpu_supported() -> bool:
+def _cpu_flags() -> set[str]:
     if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64"):
-        return False
+        return set()
     try:
         with open("/proc/cpuinfo") as f:
-            flags = next(line for line in f if line.startswith("flags")).split()
+            return set(next(line for line in f if line.startswith("flags")).split())
     except (OSError, StopIteration):
-        return False
-    return {"avx2", "fma", "f16c"} <= set(flags)
+        return set()
+
+
+def _cpu_supported() -> bool:
+    return _PATH_FLAGS["avx2"] <= _cpu_flags()
+
+
+def cpu_paths() -> list[str]:
+    """The C kernel variants this CPU runs (by /proc/cpuinfo), in CPU_PATHS order; [] where none."""
+    flags = _cpu_flags()
+    return [name for name in CPU_PATHS if _PATH_FLAGS[name] <= flags]
+
+
+def requested_path() -> str | None:
+    """MULTIHEAD_CPU_PATH, checked: None when unset or empty. A name that is not a path, or a
+    path this CPU cannot run, raises ValueError naming the variable."""
+    name = os.environ.get(PATH_ENV, "").strip().lower()
+    if not name:
+        return None
+    if name not in (*CPU_PATHS, "torch"):
+        raise ValueError(f"{PATH_ENV}={os.environ[PATH_ENV]!r}: not one of {', '.join((*CPU_PATHS, 'torch'))}")
+    if name != "torch" and name not in cpu_paths():
+        missing = sorted(_PATH_FLAGS[name] - _cpu_flags()) or ["Linux x86-64"]
+        raise ValueError(f"{PATH_ENV}={name}: this CPU cannot run it (no {', '.join(missing)})")
+    return name
 
 
 def _cache_dir() -> Path:
@@ -137,9 +178,10 @@ def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
     g = lib.mh_softmax_block
     g.argtypes = [ptr, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ptr, ptr, ptr, ptr]
     g.restype = None
-    h = lib.mh_softmax_use_avx512
+    h = lib.mh_set_isa
     h.argtypes = [ctypes.c_int]
     h.restype = ctypes.c_int
+    lib.mh_get_isa.argtypes, lib.mh_get_isa.restype = [], ctypes.c_int
     return lib
 
 
@@ -151,12 +193,18 @@ def library() -> ctypes.CDLL | None:
         return None
     with _lock:
         if not _tried:
+            requested = requested_path()           # raises before anything is marked as tried
             _tried = True
-            if not _cpu_supported():
+            if requested == "torch":
+                why_unavailable = f"disabled by {PATH_ENV}=torch"
+            elif not _cpu_supported():
                 why_unavailable = "needs Linux x86-64 with AVX2, FMA and F16C"
             else:
                 try:
                     _lib = _build()
+                    best = _lib.mh_set_isa(-1 if requested is None else CPU_PATHS.index(requested))
+                    if best < 0:                   # cpuinfo and the compiler's cpuid disagree
+                        _lib.mh_set_isa(0)
                 except (OSError, subprocess.SubprocessError) as err:
                     detail = getattr(err, "stderr", "") or ""
                     why_unavailable = f"build failed: {err} {detail}".strip()
@@ -214,10 +262,35 @@ def decode(shape: tuple, Tk: int, q: Tensor, k: Tensor, v: Tensor, scale: float,
                            f"v {tuple(v.shape)}; code {rc})")
 
 
-def softmax_avx512(on: bool) -> bool:
-    """Let softmax_block use AVX-512 where the CPU has it (the default), or force its AVX2 path
-    (tests run both against one oracle). Returns whether the AVX-512 path is now in use."""
-    return bool(library().mh_softmax_use_avx512(int(on)))
+def cpu_path() -> str:
+    """The path the kernels run on now: one of CPU_PATHS, or "torch" (no C kernel)."""
+    lib = library()
+    return "torch" if lib is None else CPU_PATHS[lib.mh_get_isa()]
+
+
+def describe() -> dict:
+    """What `multihead bench` and the tests name: the path in use, the ones this CPU has, the
+    override, and torch's own SIMD level (ATen's kernels; MKL and oneDNN choose theirs)."""
+    return {"cpu_path": cpu_path(), "cpu_paths": cpu_paths(), PATH_ENV: os.environ.get(PATH_ENV),
+            "aten_cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            **{name: os.environ[name] for name in ("ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS",
+                                                   "ONEDNN_MAX_CPU_ISA") if name in os.environ}}
+
+
+@contextlib.contextmanager
+def use_cpu_path(name: str):
+    """Run the C kernels on variant ``name`` (one of cpu_paths()) inside the block, then the
+    previous one (tests run every path a CPU has against one oracle)."""
+    lib = library()
+    if lib is None or name not in cpu_paths():
+        raise ValueError(f"cpu path {name!r}: this CPU runs {cpu_paths() or 'none'}")
+    before = lib.mh_get_isa()
+    if lib.mh_set_isa(CPU_PATHS.index(name)) < 0:
+        raise ValueError(f"cpu path {name!r}: refused by the kernel's cpuid check")
+    try:
+        yield
+    finally:
+        lib.mh_set_isa(before)
 
 
 def softmax_block(s: Tensor, visible: Tensor | None, m: Tensor, l: Tensor, alpha: Tensor) -> None:

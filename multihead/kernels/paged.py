@@ -12,10 +12,17 @@ padding); its Tq queries are the last Tq positions, end_b - Tq .. end_b - 1 (bot
 Split-K decoding ("flash-decoding") already cuts the keys into splits whose partial results are
 merged by log-sum-exp; here a split is a page. Every *whole* page that all of a sequence's queries
 see goes through one ordinary kernel call in which the batch axis walks the page pool by stride:
-pages p_lo..p_hi of the pool, k_pages[p_lo:p_hi] [n, H_kv, page_size, d] (a view, no copy), each with its owner's queries. The C decode kernel reads each page
-exactly once, in place. Pages of the pool range that no sequence owns are computed and dropped;
-runs of owned page ids are split at gaps above MAX_GAP pages, so an unused stretch of the pool
-costs at most that much. The few keys left at a sequence's edges (a partly used first page after
+pages p_lo..p_hi of the pool, k_pages[p_lo:p_hi] [n, H_kv, page_size, d] (a view, no copy), each with its owner's queries.
+
+A page may be used more than once: sequences sharing a prefix share its pages (prefix caching),
+two rows of the table may be identical, and a row may name a page twice. Each *use* (sequence,
+page index) is one partial. The uses of the pool are laid out in levels: level 0 holds the first
+use of every page id, level 1 the second use of the ids used at least twice, and so on; within a
+level each page id has one use, so the level is strided runs of the pool like level 0. A level
+with fewer than MIN_STRIDED pages (a page repeated within a row many times gives many small
+levels) is not run by stride; its uses are gathered (copies of those pages, at most GATHER_PAGES
+per call) instead. Pages of a run that the level does not use are computed and dropped; runs are
+split at gaps above MAX_GAP pages, so an unused stretch of the pool costs at most that much. The few keys left at a sequence's edges (a partly used first page after
 left padding, the last page, the last Tq - 1 keys that causality hides from earlier queries) are
 gathered (at most two pages plus Tq keys) and attended by the same kernel. All partials of a
 sequence are merged by their lse:
@@ -33,6 +40,8 @@ from torch import Tensor
 from multihead.kernels._common import compute_dtype
 
 MAX_GAP = 8     # unowned pages computed between two owned runs before the run is cut in two
+MIN_STRIDED = 8     # a level of uses with fewer pages is gathered rather than run by stride
+GATHER_PAGES = 256  # pages copied per gathered kernel call (bounds the copy)
 
 
 def gather(pages: Tensor, table_row: Tensor, t0: int, t1: int) -> Tensor:
@@ -71,14 +80,14 @@ def attention(kernel, q: Tensor, k_pages: Tensor, v_pages: Tensor, block_table: 
     B, H, Tq, _ = q.shape
     P = k_pages.shape[2]
     table = block_table.tolist()
-    owner: dict[int, tuple[int, int]] = {}            # page id -> (sequence, page index in it)
+    uses: dict[int, list[int]] = {}                   # page id -> the sequences using it as a whole page
     edges: list[tuple[int, int, int, bool]] = []      # (sequence, t0, t1, causal)
     for b in range(B):
         visible_to_all = ends[b] - (Tq - 1 if is_causal else 0)      # keys < this: every query
         first = -(-starts[b] // P)                                   # first whole page
         last = max(first, visible_to_all // P)                       # one past the last whole page
         for i in range(first, last):
-            owner[table[b][i]] = (b, i)
+            uses.setdefault(table[b][i], []).append(b)
         lead_end = first * P if last > first else starts[b]
         tail_start = last * P if last > first else starts[b]
         if starts[b] < lead_end:
@@ -86,14 +95,26 @@ def attention(kernel, q: Tensor, k_pages: Tensor, v_pages: Tensor, block_table: 
         if tail_start < ends[b]:
             edges.append((b, tail_start, ends[b], is_causal))
     outs, lses, seqs = [], [], []                     # partial results and their sequence ids
-    for lo, hi in _runs(sorted(owner)):
-        who = torch.tensor([owner.get(p, (-1, 0))[0] for p in range(lo, hi)], device=q.device)
-        qs = q[who.clamp(min=0)]                                              # (n, H, Tq, d)
-        ks, vs = k_pages[lo:hi], v_pages[lo:hi]                              # (n, H_kv, P, d) views
-        o, lse = kernel(qs, ks, vs, None, is_causal=False, scale=scale)      # (n, H, Tq, d_v), (n, H, Tq)
+    gathered: list[tuple[int, int]] = []              # (page id, sequence) of the small levels
+    for level in range(max(map(len, uses.values()), default=0)):
+        owner = {p: who[level] for p, who in uses.items() if len(who) > level}
+        if level and len(owner) < MIN_STRIDED:
+            gathered += sorted(owner.items())
+            continue
+        for lo, hi in _runs(sorted(owner)):
+            who = torch.tensor([owner.get(p, -1) for p in range(lo, hi)], device=q.device)
+            qs = q[who.clamp(min=0)]                                          # (n, H, Tq, d)
+            ks, vs = k_pages[lo:hi], v_pages[lo:hi]                          # (n, H_kv, P, d) views
+            o, lse = kernel(qs, ks, vs, None, is_causal=False, scale=scale)  # (n, H, Tq, d_v), (n, H, Tq)
+            outs.append(o)
+            lses.append(lse)
+            seqs.append(who)                                                 # -1: not this level's, dropped
+    for c in range(0, len(gathered), GATHER_PAGES):
+        ids, who = (torch.tensor(col, device=q.device) for col in zip(*gathered[c:c + GATHER_PAGES]))
+        o, lse = kernel(q[who], k_pages[ids], v_pages[ids], None, is_causal=False, scale=scale)
         outs.append(o)
         lses.append(lse)
-        seqs.append(who)                                                     # -1: nobody's page, dropped
+        seqs.append(who)
     for b, t0, t1, causal in edges:
         kb, vb = gather(k_pages, block_table[b], t0, t1), gather(v_pages, block_table[b], t0, t1)
         o, lse = kernel(q[b:b + 1], kb, vb, None, is_causal=causal, scale=scale)

@@ -62,24 +62,17 @@ static AVX512 void softmax_block_512(float *s, int64_t rows, int64_t c, int64_t 
     }
 }
 
-/* Which path mh_softmax_block takes: -1 not decided yet, 0 AVX2, 1 AVX-512. */
-static int use_512 = -1;
-
-/* Force the AVX2 path (on = 0) or the AVX-512 path where the CPU has it (on = 1); returns the
- * path now in use. For tests, which run both paths against one oracle. */
-int mh_softmax_use_avx512(int on) {
-    __builtin_cpu_init();
-    use_512 = on && __builtin_cpu_supports("avx512f");
-    return use_512;
-}
+/* The instruction set chosen once per process for all the C kernels (fast_decode.c): 0 AVX2,
+ * 1 AVX-512, 2 AVX-512 + BF16 (this step has no bf16 arithmetic: both AVX-512 paths take the
+ * 16-lane loop). */
+int mh_get_isa(void);
 
 static void softmax_block_256(float *s, int64_t rows, int64_t c, int64_t ld, const int32_t *vis,
                               float *m, float *l, float *alpha);
 
 void mh_softmax_block(float *s, int64_t rows, int64_t c, int64_t ld, const int32_t *vis,
                       float *m, float *l, float *alpha) {
-    if (use_512 < 0) mh_softmax_use_avx512(1);
-    if (use_512) softmax_block_512(s, rows, c, ld, vis, m, l, alpha);
+    if (mh_get_isa() != 0) softmax_block_512(s, rows, c, ld, vis, m, l, alpha);
     else softmax_block_256(s, rows, c, ld, vis, m, l, alpha);
 }
 

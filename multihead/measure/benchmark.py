@@ -206,6 +206,9 @@ def run_benchmark(cfg: BenchConfig, progress: bool = True, clock: str = "wall", 
     """Measure the limits, then every implementation on every case; returns the JSON report.
     Runs with torch's threads as the caller set them (``measure.calibrate.torch_threads``)."""
     from tqdm import tqdm
+
+    from multihead.kernels import fast_native
+    fast_native.library()          # built (and MULTIHEAD_CPU_PATH checked) before anything is timed
     t_start = time.time()
     load_before = machine.load_average()
     n_jobs = sum(len(impls_for(c)) for c in cfg.cases)
@@ -228,8 +231,9 @@ def run_benchmark(cfg: BenchConfig, progress: bool = True, clock: str = "wall", 
             bar.update(1)
     bar.close()
     add_ratios(rows, limits)
+    from multihead.kernels import fast_native
     return {
-        "command": command, "machine": machine.machine_description(), "clock": clock,
+        "command": command, "machine": machine.machine_description(), "cpu": fast_native.describe(), "clock": clock,
         "load_average_before": load_before, "load_average_after": machine.load_average(),
         "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t_start)),
         "seconds": time.time() - t_start, "limits": limits, "results": rows, "memory": memory,

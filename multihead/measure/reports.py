@@ -62,6 +62,18 @@ def bench_targets(report: dict) -> Table:
     return ["case", "metric", "target", "measured", "met"], rows
 
 
+def cpu_path_line(report: dict) -> str:
+    """Which inner loops the C kernels ran (fast_native.describe()), and torch's own SIMD level."""
+    c = report.get("cpu")
+    if not c:
+        return "C kernel path: not recorded."
+    forced = [f"{k}={c[k]}" for k in ("MULTIHEAD_CPU_PATH", "ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS",
+                                      "ONEDNN_MAX_CPU_ISA") if c.get(k)]
+    return (f"C kernel path: **{c['cpu_path']}** (this CPU runs {', '.join(c['cpu_paths']) or 'none of them'}; "
+            f"{'set by ' + ', '.join(forced) if forced else 'chosen at load, no override'}); "
+            f"torch's ATen kernels: {c['aten_cpu_capability']}.")
+
+
 def bench_markdown(report: dict) -> str:
     """The report as a markdown page: command, machine, load, limits, ratio table, targets."""
     m = report["machine"]
@@ -72,7 +84,7 @@ def bench_markdown(report: dict) -> str:
            f"Started {report['started_utc']}, {report['seconds'] / 60:.1f} min; {m['processor']}, {m['cpu_count']} "
            f"CPUs, torch {m['torch']}, {m['threads']} threads, {report['clock']} clock. Load average (1/5/15 min) "
            f"{load('load_average_before')} before, {load('load_average_after')} after: the machine was shared, so "
-           "only ratios measured in this run mean anything.", "",
+           "only ratios measured in this run mean anything.", "", cpu_path_line(report), "",
            "## Limits measured in the same run (best of several)", "", *markdown_table(bench_limits(report)),
            "", "## Throughput as ratios", "",
            "Decode: bytes of K+V read per second vs the read bandwidth. Prefill: causal FLOPs per second vs "

@@ -6,9 +6,10 @@ but leaves the trained range, so the memory answer stands with a caveat and the 
 """
 from __future__ import annotations
 
+from multihead.cost.formulas import ceil_div
 from multihead.cost.positions import coverage, extension_needed
 from multihead.cost.units import fmt_bytes, fmt_int, fmt_seconds
-from multihead.cost.formulas import ceil_div
+from multihead.messages import say
 from multihead.planner.accounts import MemoryAccount, Setup, chunk_groups, chunk_tokens, fewest_chunks
 from multihead.planner.plan import Outcome
 
@@ -40,24 +41,24 @@ def decide(st: Setup, tokens: int, chunks: int | None, single: MemoryAccount) ->
     if chunks is not None:
         return _requested(st, tokens, chunks, learned)
     if single.fits and not (learned and tokens > learned):
-        return "single_pass", 1, True, (
-            f"one full pass needs {fmt_bytes(single.total_bytes)} (weights {fmt_bytes(single.weights_bytes)} + KV "
-            f"{fmt_bytes(single.kv_cache_bytes)} + workspace {fmt_bytes(single.workspace_bytes)}) of "
-            f"{fmt_bytes(st.usable)} usable: it fits, so read all {fmt_int(tokens)} tokens at once and keep every "
-            f"cross-reference")
+        return "single_pass", 1, True, say(
+            "decision.single_pass", total=fmt_bytes(single.total_bytes), weights=fmt_bytes(single.weights_bytes),
+            kv=fmt_bytes(single.kv_cache_bytes), workspace=fmt_bytes(single.workspace_bytes),
+            usable=fmt_bytes(st.usable), tokens=fmt_int(tokens))
     best = fewest_chunks(st, tokens, learned)
     if best is None:
-        return "does_not_fit", 1, False, (
-            f"the weights alone ({fmt_bytes(single.weights_bytes)}) plus a one-token workspace exceed the "
-            f"{fmt_bytes(st.usable)} usable: no split helps; see the fallbacks (more GPUs, quantized weights)")
-    why = (f"one full pass needs {fmt_bytes(single.total_bytes)} > {fmt_bytes(st.usable)} usable" if not single.fits
-           else f"{fmt_int(tokens)} tokens exceed the {learned} learned positions")
-    reason = (f"{why}; the fewest chunks that fit: {best} of about {fmt_int(chunk_tokens(tokens, best))} tokens, "
-              f"each {fmt_bytes(st.memory(chunk_tokens(tokens, best)).total_bytes)}")
+        return "does_not_fit", 1, False, say("decision.does_not_fit", weights=fmt_bytes(single.weights_bytes),
+                                             usable=fmt_bytes(st.usable))
+    why = (say("decision.why_memory", total=fmt_bytes(single.total_bytes), usable=fmt_bytes(st.usable))
+           if not single.fits else say("decision.why_learned", tokens=fmt_int(tokens), learned=learned))
+    text_split = ""
     if best != COMPARE_CHUNKS and COMPARE_CHUNKS <= tokens:
-        text_split = st.memory(chunk_tokens(tokens, COMPARE_CHUNKS))
-        reason += (f" (the reference text's {COMPARE_CHUNKS} chunks of {fmt_int(chunk_tokens(tokens, COMPARE_CHUNKS))} "
-                   f"need {fmt_bytes(text_split.total_bytes)}: {'they fit too' if text_split.fits else 'they do not fit'})")
+        split = st.memory(chunk_tokens(tokens, COMPARE_CHUNKS))
+        text_split = say("decision.text_split", n=COMPARE_CHUNKS, size=fmt_int(chunk_tokens(tokens, COMPARE_CHUNKS)),
+                         total=fmt_bytes(split.total_bytes),
+                         _fits=say("decision.they_fit" if split.fits else "decision.they_do_not_fit"))
+    reason = say("decision.chunked", _why=why, n=best, size=fmt_int(chunk_tokens(tokens, best)),
+                 each=fmt_bytes(st.memory(chunk_tokens(tokens, best)).total_bytes), _text_split=text_split)
     return "chunked", best, True, reason
 
 
@@ -104,13 +105,14 @@ def _requested(st: Setup, tokens: int, chunks: int, learned: int | None) -> tupl
     """A requested split (--chunks) is evaluated, not chosen."""
     longest = chunk_tokens(tokens, chunks)
     chosen = st.memory(longest)
-    reason = (f"{chunks} chunk{'s' if chunks > 1 else ''} requested: the largest ({fmt_int(longest)} tokens) needs "
-              f"{fmt_bytes(chosen.total_bytes)} of {fmt_bytes(st.usable)} usable -> "
-              f"{'fits' if chosen.fits else 'does not fit'}")
     fits = chosen.fits
-    if learned and longest > learned:
+    too_long = bool(learned and longest > learned)
+    if too_long:
         fits = False
-        reason += f"; but chunks longer than the {learned} learned positions cannot run"
+    reason = say("decision.requested" if chunks > 1 else "decision.requested_one", n=chunks, longest=fmt_int(longest),
+                 total=fmt_bytes(chosen.total_bytes), usable=fmt_bytes(st.usable),
+                 _fits=say("word.fits" if chosen.fits else "word.does_not_fit"),
+                 _learned=say("decision.requested_learned", learned=learned) if too_long else "")
     return "single_pass" if chunks == 1 else "chunked", chunks, fits, reason
 
 
@@ -120,9 +122,9 @@ def positions_caveat(st: Setup, tokens: int, n_chunks: int) -> str:
     ext = extension_needed(st.spec, longest)
     if ext is None:
         return ""
-    return (f"; but {'each chunk' if n_chunks > 1 else 'the pass'} ({fmt_int(longest)} tokens) is longer than the "
-            f"{fmt_int(ext.covered)} positions the model covers: interpolate positions by >= {ext.factor:g}x "
-            f"(config.json {ext.snippet}) or use chunks of <= {fmt_int(ext.covered)} tokens (see the fallbacks)")
+    return say("decision.positions_caveat", _base="", _which=say("word.each_chunk" if n_chunks > 1 else "word.the_pass"),
+               longest=fmt_int(longest), covered=fmt_int(ext.covered), factor=f"{ext.factor:g}", snippet=ext.snippet,
+               covered2=fmt_int(ext.covered))
 
 
 def chunked_account(st: Setup, tokens: int, chunks: int, passes: int, causal_skip: bool) -> dict:

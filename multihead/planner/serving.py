@@ -101,7 +101,9 @@ def engine_for(setup, model: str, tokens: int, options: dict | None) -> Engine |
                   max_model_len=o.get("max_model_len") or tokens,
                   **{k: o[k] for k in _FLAGS if o.get(k) is not None},
                   model=model_id or setup.spec.name, gpu=gpu, kv_cache_dtype=_kv_flag(o, setup.precision),
-                  dtype=o.get("dtype") or "auto", quantization=o.get("quantization"))
+                  dtype=o.get("dtype") or "auto", quantization=o.get("quantization"),
+                  engine=o.get("engine") or "vllm", engine_version=o.get("engine_version"),
+                  mem_fraction_static=o.get("mem_fraction_static"))
     a, _ = serving_account(cfg, req, spec=setup.spec, gpu_bytes=total)
     found = (search(cfg, req, setup.spec.num_heads, limit=None, spec=setup.spec, gpu_bytes=total)
              if not a.fits or a.max_concurrency < 1 else None)
@@ -132,7 +134,7 @@ def build(ctx: sections.Context):
     if isinstance(e, str):
         return ServingSection({"fits": False, "reason": e})
     o = e.options
-    data = answer(e.cfg, e.request, emit=o.get("emit", "vllm"), input_len=o.get("input_len"),
+    data = answer(e.cfg, e.request, emit=o.get("emit") or o.get("engine") or "vllm", input_len=o.get("input_len"),
                   output_len=o.get("output_len"), spec=ctx.setup.spec, gpu_bytes=e.total_bytes,
                   device=ctx.setup.device, launch=e.found[0][0] if e.found else None)
     if e.found is not None:
@@ -174,12 +176,22 @@ def hf_id(source: str, fallback: str) -> str:
 
 def render(out: dict) -> str:
     """The serving section as text: the budget, the engine's numbers, the verdict, the command."""
-    lines = ["Serving (vLLM v0.19 accounting, per GPU)"]
+    engine = {"vllm": "vLLM", "sglang": "SGLang"}.get(out.get("engine", "vllm"), out.get("engine"))
+    lines = [f"Serving ({engine} v{out.get('engine_version', '0.19')} accounting, per GPU)"]
     for t in out["terms"]:
         lines.append(f"  {t['name']:<16} {t['gib']:>9.2f} GiB   {t['source']}")
-    lines.append(f"  KV cache size     {out['kv_cache_tokens']:>9,} tokens ({out['num_gpu_blocks']:,} blocks of "
-                 f"{out['page_bytes']:,} B x {out['layers_per_group']} layers, {out['kv_cache_groups']} group(s))")
-    lines.append(f"  max concurrency   {out['max_concurrency']:>9.2f}x for {out['max_model_len']:,} tokens per request")
+    if out.get("engine") == "sglang":
+        sg = out.get("sglang", {})
+        lines.append(f"  KV cache size     {out['kv_cache_tokens']:>9,} tokens (max_total_num_tokens: a token pool of "
+                     f"page size {sg.get('page_size', 1)}, {out['page_bytes']:,} B per page per layer x "
+                     f"{out['layers_per_group']} layers)")
+        lines.append(f"  max concurrency   {out['max_concurrency']:>9.2f}x for {out['max_model_len']:,} tokens per "
+                     f"request (tokens / --context-length; SGLang prints no such line)")
+    else:
+        lines.append(f"  KV cache size     {out['kv_cache_tokens']:>9,} tokens ({out['num_gpu_blocks']:,} blocks of "
+                     f"{out['page_bytes']:,} B x {out['layers_per_group']} layers, {out['kv_cache_groups']} group(s))")
+        lines.append(f"  max concurrency   {out['max_concurrency']:>9.2f}x for {out['max_model_len']:,} tokens per "
+                     f"request")
     lines.append(f"  longest request   {out['max_model_len_fit']:>9,} tokens at concurrency 1 (searched up to the "
                  f"model's positions or --max-model-len)")
     lines.append(f"  prefill           {out['prefill']}")

@@ -15,7 +15,7 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 
-from multihead.web import lesson, plan_api, quiz
+from multihead.web import lesson, lesson_api, plan_api, quiz
 from multihead.web.assets import STATIC, plotly_js
 
 log = logging.getLogger("multihead.web")
@@ -126,6 +126,7 @@ def create_app() -> FastAPI:
     app = FastAPI(title="multihead", docs_url=None, redoc_url=None, lifespan=_lifespan)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     _routes(app)
+    app.include_router(lesson_api.router)         # the lesson's cards and the message catalogue (h31)
 
     @app.exception_handler(plan_api.PlanError)
     async def plan_error(request, err: plan_api.PlanError):

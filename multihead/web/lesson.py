@@ -21,6 +21,8 @@ MAX_CAUSAL_T = 12        # a heatmap a reader can still read cell by cell
 def _check(value, name: str, lo: float, hi: float, integer: bool = False):
     """A number in [lo, hi] (an int when integer), else ValueError naming it."""
     kind = "an integer" if integer else "a number"
+    if value is None or value == "":
+        raise ValueError(f"{name}: this entry is empty; enter a number")
     ok = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
     if ok and integer:
         ok = float(value).is_integer()
@@ -110,9 +112,12 @@ def two_heads(x1=(1, 0, 0, 0), x2=(0, 1, 0, 0), causal=False) -> dict:
     The outputs come from multihead.attention; the weights shown are multihead's softmax of the
     same scaled scores (attention() never returns them).
     """
-    X = torch.tensor([_logits(list(x1), "x1"), _logits(list(x2), "x2")], dtype=torch.float64)
-    if X.shape[1] != 4:
-        raise ValueError("x1: expected 4 numbers (D = 4), and x2 too")
+    rows = []
+    for name, x in (("x1", x1), ("x2", x2)):
+        if not isinstance(x, (list, tuple)) or len(x) != 4:
+            raise ValueError(f"{name}: needs 4 numbers (D = 4), got {len(x) if isinstance(x, (list, tuple)) else 0}")
+        rows.append(_logits(list(x), name))
+    X = torch.tensor(rows, dtype=torch.float64)
     B, T, D, H = 1, 2, 4, 2
     dk = D // H
     q = X.view(B, T, H, dk).transpose(1, 2)            # [B, H, T, d_k]; W_Q = W_K = W_V = I

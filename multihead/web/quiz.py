@@ -6,10 +6,10 @@ English. Open questions have no check: the page reveals our reference answer.
 """
 from __future__ import annotations
 
+import ast
 import math
 import re
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Callable
 
 import torch
@@ -33,6 +33,11 @@ def _plan_value(key: str, **options) -> float:
                       "bandwidth_tbps": 2, **options})[key]
 
 
+def _facts() -> dict:
+    p = softmax(torch.tensor([10.0, 0, 0, 0], dtype=torch.float64))
+    return {"first": float(p[0]), "other": float(p[1])}
+
+
 @dataclass
 class Question:
     id: str
@@ -43,6 +48,11 @@ class Question:
     tolerance: float = 0.0              # absolute
     group: str = "exercise"             # "exercise" or "quiz"
     meta: dict = field(default_factory=dict)
+
+    def explained(self) -> dict:
+        """The explanation with its numbers filled in from multihead (see _FACTS)."""
+        facts = _facts()
+        return {lang: text.format(**facts) if "{" in text else text for lang, text in self.explain.items()}
 
     def public(self) -> dict:
         """What the page gets before an answer: no expected value."""
@@ -65,11 +75,22 @@ QUESTIONS = [
              {"zh": "四个分数相同，预算平分：每个 1/4。", "en": "Four equal scores share the budget equally: 1/4 each."},
              lambda: _softmax_first([1, 1, 1, 1]), 5e-4),
     Question("ex2b", "number",
-             {"zh": "计算：z = (10, 0, 0, 0) 的 softmax 第一个分量是多少？（保留五位小数）",
-              "en": "Compute: the first component of softmax(10, 0, 0, 0), to five decimals?"},
-             {"zh": "e^10 / (e^10 + 3) ≈ 0.99986：差 10 的分数几乎拿走全部预算，分布接近 one-hot。",
-              "en": "e^10 / (e^10 + 3) ~ 0.99986: a lead of 10 takes almost the whole budget; nearly one-hot."},
-             lambda: _softmax_first([10, 0, 0, 0]), 5e-6),
+             {"zh": "计算：z = (10, 0, 0, 0) 的 softmax 第一个分量是多少？（四位小数，和原文一样：0.9999；多写几位也算对）",
+              "en": "Compute: the first component of softmax(10, 0, 0, 0), to four decimals as the text gives it "
+                    "(0.9999; more decimals are accepted)"},
+             {"zh": "e^10 / (e^10 + 3) ≈ {first:.5f}，四位小数是 {first:.4f}：差 10 的分数几乎拿走全部预算，分布接近 one-hot。",
+              "en": "e^10 / (e^10 + 3) ~ {first:.5f}, {first:.4f} to four decimals: a lead of 10 takes almost the whole "
+                    "budget; nearly one-hot."},
+             lambda: _softmax_first([10, 0, 0, 0]), 5e-5),
+    Question("ex2c", "number",
+             {"zh": "计算：同一个 z = (10, 0, 0, 0)，其余每个分量是多少？（三位有效数字，可写 4.54e-5）",
+              "en": "Compute: same z = (10, 0, 0, 0), what is each of the other components? (three significant "
+                    "figures, e.g. 4.54e-5)"},
+             {"zh": "1 / (e^10 + 3) ≈ {other:.3g}。原文的参考答案写作 0.00003，偏小了：正确值约为 {other:.3g}"
+                    "（约 0.00005）。",
+              "en": "1 / (e^10 + 3) ~ {other:.3g}. The text's answer key gives 0.00003, which is too small: the value "
+                    "is {other:.3g} (about 0.00005)."},
+             lambda: float(softmax(torch.tensor([10.0, 0, 0, 0], dtype=torch.float64))[1]), 5e-8),
     Question("ex3a", "number",
              {"zh": "计算：D = 4096，H = 32，每个头的维度 d_k 是多少？",
               "en": "Compute: with D = 4096 and H = 32, what is the per-head width d_k?"},
@@ -118,22 +139,61 @@ QUESTIONS = [
 BY_ID = {q.id: q for q in QUESTIONS}
 
 
+_UNITS = {"b": 1, "byte": 1, "bytes": 1, "字节": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+_MAX_REPLY = 80
+
+
+def _eval(node) -> float:
+    """An arithmetic expression's value: numbers, + - * / ^ (or **), parentheses. Nothing else:
+    no names, no calls, no attribute access (the reply is parsed by ast, never eval'd)."""
+    if isinstance(node, ast.Expression):
+        return _eval(node.body)
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return float(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
+        v = _eval(node.operand)
+        return v if isinstance(node.op, ast.UAdd) else -v
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)):
+        a, b = _eval(node.left), _eval(node.right)
+        if isinstance(node.op, ast.Pow):
+            if abs(b) > 64 or (a == 0 and b < 0):
+                raise ValueError("exponent out of range")
+            return float(a) ** b
+        return {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}.get(type(node.op)) if not isinstance(node.op, ast.Div) \
+            else a / b
+    raise ValueError("not arithmetic")
+
+
 def parse_number(text) -> float:
-    """A reply as a number: 0.867, 1/4, 25%, 67,108,864, 1.6e5."""
+    """A reply as a number: 0.867, 1/4, 25%, 67,108,864, 1.6e5, 163840 B, 160 KiB, 4*4096^2, 4 × 4096²."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
-        return float(text)
-    s = str(text).strip().replace(",", "").replace("，", "").replace(" ", "")
+        if math.isfinite(text):
+            return float(text)
+        raise ValueError("answer: expected a finite number")
+    raw = str(text)
+    s = raw.strip()
+    for a, b in (("×", "*"), ("·", "*"), ("÷", "/"), ("−", "-"), ("²", "^2"), ("³", "^3"), ("，", ","), ("（", "("),
+                 ("）", ")"), ("％", "%")):
+        s = s.replace(a, b)
+    s = re.sub(r"(?<=\d),(?=\d{3}\b)", "", s)                 # 163,840 -> 163840 (thousands only)
+    s = s.replace(" ", "")
+    scale = 1.0
+    m = re.fullmatch(r"(.*?)([a-zA-Z字节]+)", s)
+    if m and m.group(2).lower() in _UNITS:
+        s, scale = m.group(1), _UNITS[m.group(2).lower()]
+    if s.endswith("%"):
+        s, scale = s[:-1], scale / 100
+    s = s.replace("^", "**")
     try:
-        if s.endswith("%"):
-            return float(s[:-1]) / 100
-        if re.fullmatch(r"[-+]?\d+/\d+", s):
-            return float(Fraction(s))
-        value = float(s)
+        if not s or len(s) > _MAX_REPLY or not re.fullmatch(r"[0-9eE.+\-*/()]+", s):
+            raise ValueError("not arithmetic")
+        value = _eval(ast.parse(s, mode="eval")) * scale
         if math.isfinite(value):
             return value
-    except (ValueError, ZeroDivisionError):
+    except (ValueError, SyntaxError, ZeroDivisionError, OverflowError, TypeError, RecursionError):
         pass
-    raise ValueError(f"answer: expected a number such as 0.867, 1/4 or 25%, got {str(text)[:40]!r}")
+    raise ValueError(f"answer: expected a number such as 0.867, 1/4, 25%, 163840 B or 4*4096^2, got {raw[:40]!r}")
 
 
 def check(question_id, reply) -> dict:
@@ -142,8 +202,8 @@ def check(question_id, reply) -> dict:
     if q is None:
         raise ValueError(f"id: unknown question {question_id!r} (known: {', '.join(BY_ID)})")
     if q.kind == "open":
-        return {"id": q.id, "correct": None, "expected": None, "tolerance": None, "explain": q.explain}
+        return {"id": q.id, "correct": None, "expected": None, "tolerance": None, "explain": q.explained()}
     expected = q.answer()
     value = parse_number(reply)
     return {"id": q.id, "correct": abs(value - expected) <= q.tolerance + 1e-12 * abs(expected),
-            "expected": expected, "tolerance": q.tolerance, "explain": q.explain}
+            "value": value, "expected": expected, "tolerance": q.tolerance, "explain": q.explained()}

@@ -29,6 +29,40 @@ const I18N = {
     "k.workspace": "workspace", "k.total": "total, one pass", "k.usable": "usable per GPU",
     "k.prefill": "prefill, all passes", "k.decode": "decode per token", "k.tps": "tokens/s (batch)",
     "k.params": "parameters", "k.arch": "attention",
+    // planner additions (h31): the text's preset, GPU figures, side-by-side, the 40 GB card, serving labels
+    "plan.preset": "The text's case: 13B GQA-8, T = 128,000, 3 passes, 80 GB · 100 TFLOPS · 2 TB/s",
+    "plan.figures": "…or the GPU's own figures (all three together replace the GPU above)",
+    "plan.mem": "memory (GB)", "plan.tflops": "effective TFLOPS", "plan.bw": "bandwidth (TB/s)",
+    "cmp.h": "MHA / GQA / MQA side by side (same model, same GPU, only H_kv changed)",
+    "cmp.kind": "attention", "cmp.kvtoken": "KV per token", "cmp.kv": "KV cache at T", "cmp.total": "total, one pass",
+    "cmp.fits": "one pass fits?", "cmp.decision": "decision", "cmp.score": "score matrix per layer, if stored",
+    "cmp.attn": "attention, one pass", "cmp.decode": "decode: KV read per token",
+    "cmp.note": "Each row is the planner's answer with --kv-heads set to that value; ◀ marks this model.",
+    "c40.h": "On a 40 GB card: the text's fallback beside the fewest chunks that fit",
+    "c40.p": "The text falls back to 8 chunks of 16k on a 40 GB card. The planner, asked the same with 40 GB (same TFLOPS and bandwidth), also finds the fewest chunks that fit:",
+    "c40.text": "the text's split (--chunks 8)", "c40.fewest": "the fewest chunks that fit (the planner's decision)",
+    "c40.split": "chunks × tokens", "c40.each": "memory per chunk", "c40.attn": "attention per pass", "c40.usable": "usable on the 40 GB card",
+    "yes": "yes", "no": "no", "res.untranslated": "(not yet translated: switch to English for the planner's own words)",
+    "res.needed": "● the fallback is needed (or worth it) for this plan; the others are listed for reference.",
+    "err.untranslated": "This value is not accepted (switch to English for the server's own message).",
+    "u.tokens": "tokens", "u.tps": "tokens/s",
+    "sv.fits": "The serving engine can run it", "sv.notfit": "The serving engine cannot run it",
+    "sv.engine": "What the engine would say:", "sv.curve": "Latency and throughput vs concurrency",
+    "sv.more": "All serving figures", "sv.max_concurrency": "requests of max model length at once",
+    "sv.max_model_len": "max model length", "sv.max_model_len_fit": "longest request that fits",
+    "sv.kv_cache_tokens": "KV cache capacity", "sv.kv_cache_gib": "KV cache per GPU", "sv.weights_gib": "weights per GPU",
+    "sv.activation_gib": "activation peak", "sv.non_torch_gib": "non-torch memory (CUDA context)",
+    "sv.requested_gib": "memory the engine may use", "sv.total_gib": "physical GPU memory",
+    "sv.gpu_memory_utilization": "GPU memory utilization", "sv.input_len": "input length", "sv.output_len": "output length",
+    "sv.concurrency": "concurrency (requests at once)", "sv.ttft_s": "time to first token (TTFT)",
+    "sv.tpot_s": "time per output token (TPOT)", "sv.itl_s": "inter-token latency", "sv.output_tokens_per_s": "output throughput",
+    "sv.request_latency_s": "latency of one request", "sv.ttft_s_one_request": "TTFT, one request alone",
+    "sv.tpot_s_one_request": "TPOT, one request alone", "sv.decode_tokens_per_s": "decode throughput",
+    "sv.prefill_s": "prefill time", "sv.num_gpu_blocks": "KV blocks per GPU", "sv.blocks_per_request": "KV blocks per request",
+    "sv.page_bytes": "KV page size", "sv.kv_cache_groups": "KV cache groups", "sv.layers_per_group": "layers per group",
+    "sv.tensor_parallel_size": "tensor parallel size", "sv.pipeline_parallel_size": "pipeline parallel size",
+    "sv.max_num_batched_tokens": "tokens per prefill step",
+    "sv.ttft_axis": "TTFT (s)", "sv.tpot_axis": "TPOT (ms)", "sv.tps_axis": "output tokens/s",
     // lesson
     "l.title": "Softmax and multi-head attention: a playground",
     "l.intro": "Every number below is computed on this machine by multihead itself (its softmax, its attention, its planner); the page only draws them.",
@@ -86,6 +120,39 @@ const I18N = {
     "k.workspace": "工作区", "k.total": "一次全量合计", "k.usable": "每张 GPU 可用",
     "k.prefill": "预填充（全部遍数）", "k.decode": "每 token 解码", "k.tps": "token/s（整批）",
     "k.params": "参数量", "k.arch": "注意力",
+    "plan.preset": "课文的场景：13B GQA-8，T = 128,000，3 遍，80 GB · 100 TFLOPS · 2 TB/s",
+    "plan.figures": "……或直接给出 GPU 的参数（三项一起给出时代替上面的 GPU）",
+    "plan.mem": "显存（GB）", "plan.tflops": "有效 TFLOPS", "plan.bw": "带宽（TB/s）",
+    "cmp.h": "MHA / GQA / MQA 并排（同一模型、同一 GPU，只改 H_kv）",
+    "cmp.kind": "注意力", "cmp.kvtoken": "每 token 的 KV", "cmp.kv": "T 个 token 的 KV Cache", "cmp.total": "一次全量合计",
+    "cmp.fits": "一次全量放得下？", "cmp.decision": "决策", "cmp.score": "每层打分矩阵（若物化）",
+    "cmp.attn": "注意力，一遍", "cmp.decode": "解码：每 token 读 KV",
+    "cmp.note": "每一行都是规划器把 --kv-heads 设为该值后的回答；◀ 标出当前模型。",
+    "c40.h": "40 GB 卡上：课文的退路与放得下的最少分段",
+    "c40.p": "课文说只有 40 GB 卡时退化为 8 段 16k。让规划器在 40 GB（TFLOPS 与带宽不变）上回答同一个问题，它还会找出放得下的最少分段：",
+    "c40.text": "课文的切法（--chunks 8）", "c40.fewest": "放得下的最少分段（规划器的决策）",
+    "c40.split": "段数 × token", "c40.each": "每段显存", "c40.attn": "每遍注意力", "c40.usable": "40 GB 卡上可用",
+    "yes": "是", "no": "否", "res.untranslated": "（尚未翻译：切换到 English 查看规划器的原话）",
+    "res.needed": "● 表示这个方案需要（或值得）这条兜底；其余列出供参考。",
+    "err.untranslated": "这个值不被接受（切换到 English 可看服务器的原话）。",
+    "u.tokens": "个 token", "u.tps": "token/s",
+    "sv.fits": "推理引擎跑得起来", "sv.notfit": "推理引擎跑不起来",
+    "sv.engine": "推理引擎会这样报错（原话）：", "sv.curve": "延迟与吞吐随并发变化",
+    "sv.more": "全部服务数字", "sv.max_concurrency": "同时容纳的最大长度请求数",
+    "sv.max_model_len": "最大模型长度", "sv.max_model_len_fit": "放得下的最长请求",
+    "sv.kv_cache_tokens": "KV Cache 容量", "sv.kv_cache_gib": "每张 GPU 的 KV Cache", "sv.weights_gib": "每张 GPU 的权重",
+    "sv.activation_gib": "激活峰值", "sv.non_torch_gib": "非 torch 显存（CUDA 上下文）",
+    "sv.requested_gib": "引擎可用的显存", "sv.total_gib": "GPU 物理显存",
+    "sv.gpu_memory_utilization": "显存利用率", "sv.input_len": "输入长度", "sv.output_len": "输出长度",
+    "sv.concurrency": "并发（同时的请求数）", "sv.ttft_s": "首 token 延迟（TTFT）",
+    "sv.tpot_s": "每个输出 token 的时间（TPOT）", "sv.itl_s": "token 间延迟", "sv.output_tokens_per_s": "输出吞吐",
+    "sv.request_latency_s": "单个请求的总延迟", "sv.ttft_s_one_request": "单独一个请求的 TTFT",
+    "sv.tpot_s_one_request": "单独一个请求的 TPOT", "sv.decode_tokens_per_s": "解码吞吐",
+    "sv.prefill_s": "预填充时间", "sv.num_gpu_blocks": "每张 GPU 的 KV 块数", "sv.blocks_per_request": "每个请求的 KV 块数",
+    "sv.page_bytes": "KV 页大小", "sv.kv_cache_groups": "KV Cache 组数", "sv.layers_per_group": "每组层数",
+    "sv.tensor_parallel_size": "张量并行数", "sv.pipeline_parallel_size": "流水线并行数",
+    "sv.max_num_batched_tokens": "每步预填充的 token 数",
+    "sv.ttft_axis": "TTFT（秒）", "sv.tpot_axis": "TPOT（毫秒）", "sv.tps_axis": "输出 token/s",
     "l.title": "softmax 与多头注意力：练习场",
     "l.intro": "下面每个数字都由 multihead 在本机算出（它自己的 softmax、注意力和规划器），页面只负责画图。",
     "l.s1": "1. softmax 是一份预算：温度与平移",
@@ -159,11 +226,19 @@ function fmtSeconds(x) {
 function fmtNum(x, digits) {
   if (typeof x === "string") return x;          // "inf", "nan" from the server
   if (x === null || x === undefined) return "–";
+  const d = digits === undefined ? 4 : digits;
+  if (d >= 1 && x !== 0 && Math.abs(x) < Number("5e-" + (d + 1))) return x.toExponential(2);   // 4.5e-5, never "0"
   if (Math.abs(x) >= 1e9 && !Number.isInteger(x / 1e6)) return x.toExponential(3);
   if (Math.abs(x) >= 1e15) return x.toExponential(3);
   return x.toLocaleString("en-US", {maximumFractionDigits: digits === undefined ? 4 : digits});
 }
 function gb(x) { return x / 1e9; }
+// Up to 6 significant digits; tiny values in exponent form (1.24e-5).
+function fmtSig(x) {
+  if (typeof x !== "number") return fmtNum(x);
+  if (x !== 0 && Math.abs(x) < 1e-3) return x.toExponential(3).replace(/\.?0+e/, "e");
+  return fmtNum(x, 6);
+}
 
 // -- API ---------------------------------------------------------------------------------------------
 class ApiError extends Error {

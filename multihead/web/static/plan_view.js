@@ -4,6 +4,10 @@
 // usable minus the plan's total: differences of reported numbers, drawn as bar segments).
 "use strict";
 
+// Server-made text in the page's language (planner.js fills it from /api/messages; null: English as in the JSON).
+let PLAN_TEXTS = null;
+function said(key, english) { return PLAN_TEXTS && PLAN_TEXTS.lang === LANG && PLAN_TEXTS[key] != null ? PLAN_TEXTS[key] : english; }
+
 const COLORS = {weights: "#4c72b0", kv: "#dd8452", workspace: "#55a868", reserve: "#8c8c8c", free: "#e8e8e8"};
 
 function decisionHeadline(plan) {
@@ -15,10 +19,10 @@ function renderDecision(root, plan) {
   root.replaceChildren(
     el("div", {class: "decision " + (plan.decision_fits ? "ok" : "bad"), id: "decision-text",
                "data-decision": plan.decision}, decisionHeadline(plan)),
-    el("p", {class: "reason", text: plan.reason || ""}),
-    el("p", {class: "muted", text: `${plan.model} · ${plan.attention_kind} · L=${plan.n_layers}, H=${plan.n_heads}, ` +
-      `H_kv=${plan.n_kv_heads}, d_k=${plan.head_dim} · ${plan.device} ×${plan.gpus} · ` +
-      `${plan.weights_dtype}/${plan.kv_dtype} · T=${fmtNum(plan.tokens, 0)} · B=${plan.batch}`}));
+    el("p", {class: "reason", id: "reason", text: said("reason", plan.reason || "")}),
+    el("p", {class: "muted"}, el("span", {translate: "no", text: plan.model}), ` · ${plan.attention_kind} · L=${plan.n_layers}, H=${plan.n_heads}, ` +
+      `H_kv=${plan.n_kv_heads}, d_k=${plan.head_dim} · ${said("device", plan.device)} ×${plan.gpus} · ` +
+      `${plan.weights_dtype}/${plan.kv_dtype} · T=${fmtNum(plan.tokens, 0)} · B=${plan.batch}`));
 }
 
 function breakdownRows(plan) {
@@ -134,31 +138,82 @@ function rowsTable(rows) {
     ...rows.map(r => el("tr", {}, ...cols.map(c => el("td", {text: r[c] === undefined ? "" : fmtByKey(c, r[c])})))));
 }
 
-// The serving block, whatever keys it has: scalars as a table, lists of objects as tables (a list
-// with "concurrency" also as a chart), other objects folded; commands go to the command card.
+// The serving block as a person reads it: known figures with labels and units, the rest folded;
+// the engine's own error (what vLLM would print) quoted as it is; TTFT / TPOT / throughput against
+// concurrency as three small charts, one quantity and one unit per axis.
+const SERVING_FIELDS = [
+  ["max_concurrency", "sv.max_concurrency", v => fmtNum(v, 2)], ["max_model_len", "sv.max_model_len", v => fmtNum(v, 0) + " " + t("u.tokens")],
+  ["max_model_len_fit", "sv.max_model_len_fit", v => fmtNum(v, 0) + " " + t("u.tokens")],
+  ["kv_cache_tokens", "sv.kv_cache_tokens", v => fmtNum(v, 0) + " " + t("u.tokens")], ["kv_cache_gib", "sv.kv_cache_gib", v => fmtNum(v, 2) + " GiB"],
+  ["weights_gib", "sv.weights_gib", v => fmtNum(v, 2) + " GiB"], ["activation_gib", "sv.activation_gib", v => fmtNum(v, 2) + " GiB"],
+  ["non_torch_gib", "sv.non_torch_gib", v => fmtNum(v, 2) + " GiB"], ["requested_gib", "sv.requested_gib", v => fmtNum(v, 2) + " GiB"],
+  ["total_gib", "sv.total_gib", v => fmtNum(v, 2) + " GiB"], ["gpu_memory_utilization", "sv.gpu_memory_utilization", v => fmtNum(v, 2)],
+  ["input_len", "sv.input_len", v => fmtNum(v, 0) + " " + t("u.tokens")], ["output_len", "sv.output_len", v => fmtNum(v, 0) + " " + t("u.tokens")],
+  ["concurrency", "sv.concurrency", v => fmtNum(v, 0)], ["ttft_s", "sv.ttft_s", fmtSeconds], ["tpot_s", "sv.tpot_s", fmtSeconds],
+  ["itl_s", "sv.itl_s", fmtSeconds], ["output_tokens_per_s", "sv.output_tokens_per_s", v => fmtNum(v, 1) + " " + t("u.tps")],
+  ["request_latency_s", "sv.request_latency_s", fmtSeconds], ["ttft_s_one_request", "sv.ttft_s_one_request", fmtSeconds],
+  ["tpot_s_one_request", "sv.tpot_s_one_request", fmtSeconds], ["decode_tokens_per_s", "sv.decode_tokens_per_s", v => fmtNum(v, 1) + " " + t("u.tps")],
+  ["prefill_s", "sv.prefill_s", fmtSeconds], ["num_gpu_blocks", "sv.num_gpu_blocks", v => fmtNum(v, 0)],
+  ["blocks_per_request", "sv.blocks_per_request", v => fmtNum(v, 0)], ["page_bytes", "sv.page_bytes", fmtBytes],
+  ["kv_cache_groups", "sv.kv_cache_groups", v => fmtNum(v, 0)], ["layers_per_group", "sv.layers_per_group", v => fmtNum(v, 0)],
+  ["tensor_parallel_size", "sv.tensor_parallel_size", v => fmtNum(v, 0)], ["pipeline_parallel_size", "sv.pipeline_parallel_size", v => fmtNum(v, 0)],
+  ["max_num_batched_tokens", "sv.max_num_batched_tokens", v => fmtNum(v, 0) + " " + t("u.tokens")],
+];
+const SERVING_MAIN = ["max_concurrency", "max_model_len", "max_model_len_fit", "kv_cache_tokens", "kv_cache_gib", "ttft_s", "tpot_s",
+                      "output_tokens_per_s", "request_latency_s", "concurrency"];
+
+function servingRow(key, v) {
+  const known = SERVING_FIELDS.find(f => f[0] === key);
+  const label = known ? el("th", {text: t(known[1])}) : el("th", {translate: "no", text: key});
+  return el("tr", {}, label, el("td", {text: known ? known[2](v) : fmtByKey(key, v), "data-key": key}));
+}
+
 function renderServing(root, plan) {
   const s = plan.serving;
   root.hidden = !s;
   if (!s) return;
-  const entries = Object.entries(s).filter(([k]) => !/command/.test(k));
-  const scalars = entries.filter(([k, v]) => (v === null || typeof v !== "object") && k !== "verdict");
-  const lists = entries.filter(([, v]) => Array.isArray(v) && v.length && v.every(x => x && typeof x === "object"));
-  const objects = entries.filter(([, v]) => v && typeof v === "object" && !Array.isArray(v));
+  const scalars = Object.entries(s).filter(([k, v]) => typeof v === "number" && !/command/.test(k));
+  const main = SERVING_MAIN.filter(k => typeof s[k] === "number").map(k => [k, s[k]]);
+  const rest = scalars.filter(([k]) => !SERVING_MAIN.includes(k));
+  const verdict = said("serving_verdict", typeof s.verdict === "string" ? s.verdict : null);
+  const fitsText = s.fits === true ? t("sv.fits") : s.fits === false ? t("sv.notfit") : null;
+  const engine = typeof s.reason === "string" && s.reason ? s.reason : null;
+  const parts = [el("h2", {text: t("res.serving")})];
+  if (fitsText) parts.push(el("div", {class: "decision " + (s.fits ? "ok" : "bad"), id: "serving-fits"}, fitsText));
+  if (verdict) parts.push(el("p", {class: "reason", id: "serving-verdict", text: verdict}));
+  if (engine) parts.push(el("p", {class: "muted", text: t("sv.engine")}), el("pre", {class: "engine", translate: "no", text: engine}));
+  parts.push(el("table", {class: "kv", id: "serving-main"}, ...main.map(([k, v]) => servingRow(k, v))));
   const chart = el("div", {id: "serving-chart"});
-  const folded = ([k, v]) => el("details", {}, el("summary", {text: k}), Array.isArray(v) ? rowsTable(v)
-    : kvTable(Object.entries(v).filter(([, x]) => x === null || typeof x !== "object")));
-  const half = Math.ceil(scalars.length / 2), verdict = typeof s.verdict === "string" ? s.verdict : null;
-  root.replaceChildren(el("h2", {text: t("res.serving")}), ...(verdict ? [el("p", {class: "reason", text: verdict})] : []),
-                       el("div", {class: "grid2"}, kvTable(scalars.slice(0, half)), kvTable(scalars.slice(half))),
-                       ...lists.map(folded), ...objects.map(folded), chart);
-  const series = lists.find(([, v]) => "concurrency" in v[0]);
-  if (series) loadPlotly().then(() => {
-    const rows = series[1], keys = Object.keys(rows[0]).filter(k => k !== "concurrency" && typeof rows[0][k] === "number");
-    Plotly.react(chart, keys.map(k => ({type: "scatter", mode: "lines+markers", name: k, x: rows.map(r => r.concurrency),
-      y: rows.map(r => r[k]), yaxis: /throughput|tokens_per/.test(k) ? "y2" : "y"})), {height: 320, font: FONT,
-      margin: {l: 60, r: 60, t: 10, b: 80}, xaxis: {title: {text: "concurrency"}}, yaxis: {title: {text: "s"}, type: "log"},
-      yaxis2: {overlaying: "y", side: "right", title: {text: "tokens/s"}}, legend: {orientation: "h", y: -0.3}}, PLOT_CONFIG);
+  const series = Array.isArray(s.curve) && s.curve.length && s.curve.every(r => r && typeof r.concurrency === "number") ? s.curve : null;
+  if (series) parts.push(el("h3", {text: t("sv.curve")}), chart, curveTable(series));
+  parts.push(el("details", {}, el("summary", {text: t("sv.more")}), el("table", {class: "kv", id: "serving-more"}, ...rest.map(([k, v]) => servingRow(k, v)))));
+  root.replaceChildren(...parts);
+  if (series) loadPlotly().then(() => drawServingCurve(chart, series));
+}
+
+function curveTable(rows) {
+  const cols = [["concurrency", "sv.concurrency", v => fmtNum(v, 0)], ["ttft_s", "sv.ttft_s", fmtSeconds], ["tpot_s", "sv.tpot_s", fmtSeconds],
+                ["output_tokens_per_s", "sv.output_tokens_per_s", v => fmtNum(v, 1) + " " + t("u.tps")]]
+    .filter(([k]) => rows.some(r => typeof r[k] === "number"));
+  return el("div", {class: "scroll"}, el("table", {class: "nums", id: "serving-curve"},
+    el("tr", {}, ...cols.map(([, l]) => el("th", {text: t(l)}))),
+    ...rows.map(r => el("tr", {}, ...cols.map(([k, , f]) => el("td", {text: typeof r[k] === "number" ? f(r[k]) : "–"}))))));
+}
+
+function drawServingCurve(div, rows) {
+  const x = rows.map(r => r.concurrency);
+  const panels = [["ttft_s", "sv.ttft_axis", 1], ["tpot_s", "sv.tpot_axis", 1e3], ["output_tokens_per_s", "sv.tps_axis", 1]]
+    .filter(([k]) => rows.some(r => typeof r[k] === "number"));
+  const traces = panels.map(([k, , scale], i) => ({type: "scatter", mode: "lines+markers", x, y: rows.map(r => (typeof r[k] === "number" ? r[k] * scale : null)),
+    xaxis: i ? `x${i + 1}` : "x", yaxis: i ? `y${i + 1}` : "y", showlegend: false, marker: {size: 8}}));
+  const layout = {height: 260, font: FONT, margin: {l: 60, r: 10, t: 30, b: 50},
+    grid: {rows: 1, columns: panels.length, pattern: "independent"}, annotations: []};
+  panels.forEach(([, label], i) => {
+    const ax = i ? String(i + 1) : "";
+    layout["xaxis" + ax] = {title: {text: t("sv.concurrency")}, dtick: 1, rangemode: "tozero"};
+    layout["yaxis" + ax] = {title: {text: t(label)}, rangemode: "tozero"};
   });
+  return Plotly.react(div, traces, layout, PLOT_CONFIG);
 }
 
 function renderCommand(root, plan) {
@@ -173,12 +228,20 @@ function renderCommand(root, plan) {
 
 function renderNotes(root, plan) {
   const parts = [];
-  if ((plan.warnings || []).length) {
-    parts.push(el("h2", {text: t("res.warnings")}), el("ul", {class: "warnings"}, ...plan.warnings.map(w => el("li", {text: w}))));
+  const warnings = plan.warnings || [];
+  if (warnings.length) {
+    const zh = PLAN_TEXTS && PLAN_TEXTS.lang === LANG ? PLAN_TEXTS.warnings : null;
+    parts.push(el("h2", {text: t("res.warnings")}), el("ul", {class: "warnings"}, ...warnings.map((w, i) =>
+      el("li", {text: zh ? (zh[i] || t("res.untranslated")) : w}))));
   }
-  if ((plan.fallbacks || []).length) {
-    parts.push(el("h2", {text: t("res.fallbacks")}), el("ul", {}, ...plan.fallbacks.map(f =>
-      el("li", {}, el("b", {text: f.name + (f.needed ? " ●" : "") + ": "}), `${f.action || ""} — ${f.text || ""}`))));
+  const fallbacks = plan.fallbacks || [];
+  if (fallbacks.length) {
+    const zh = PLAN_TEXTS && PLAN_TEXTS.lang === LANG ? PLAN_TEXTS.fallbacks : null;
+    parts.push(el("h2", {text: t("res.fallbacks")}), el("ul", {}, ...fallbacks.map((f, i) => {
+      const action = zh && zh[i] ? zh[i].action : f.action, text = zh && zh[i] ? zh[i].text : f.text;
+      return el("li", {"data-name": f.name}, el("b", {text: (action || t("res.untranslated")) + (f.needed ? " ●" : "") + ": "},),
+                ` ${text || (zh ? t("res.untranslated") : "")}`);
+    })), el("p", {class: "muted", text: t("res.needed")}));
   }
   root.replaceChildren(...parts);
 }

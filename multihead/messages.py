@@ -1,0 +1,317 @@
+"""One catalogue for server-made text: the planner's decision, its warnings, fallbacks, the serving
+verdict and the CLI's error lines, each in English and Chinese. Torch-free (the CLI imports it).
+
+    say("decision.single_pass", "en", total="58.90 GB", ...)   # the CLI's English
+    translate(english_line, "zh")                              # the page's Chinese, at the edge
+    plan_texts(plan_json, "zh")                                # every server-made string of a plan
+
+The planner builds its English through ``say`` (planner/decision.py), so the English and the
+Chinese come from the same entry; ``translate`` reads an English line back into (id, parameters)
+by matching it against the entries' English templates (a parameter named ``_x`` is itself a
+message, translated recursively) and renders the other language. A line no entry matches comes
+back as None: the caller decides (the page shows a Chinese notice, never the English in zh mode).
+Numbers and units inside parameters are kept as written (58.90 GB, 128,000).
+"""
+from __future__ import annotations
+
+import functools
+import re
+
+LANGS = ("en", "zh")
+
+# id -> {"en": template, "zh": template}; {name} is a parameter, {_name} a nested message.
+CATALOGUE: dict[str, dict[str, str]] = {
+    # -- the decision (planner/decision.py builds its reason from these) --------------------------
+    "decision.single_pass": {
+        "en": "one full pass needs {total} (weights {weights} + KV {kv} + workspace {workspace}) of {usable} usable: "
+              "it fits, so read all {tokens} tokens at once and keep every cross-reference",
+        "zh": "一次全量前向需要 {total}（权重 {weights} + KV {kv} + 工作区 {workspace}），可用 {usable}：放得下，"
+              "一次读完全部 {tokens} 个 token，保留所有跨段引用"},
+    "decision.does_not_fit": {
+        "en": "the weights alone ({weights}) plus a one-token workspace exceed the {usable} usable: no split helps; "
+              "see the fallbacks (more GPUs, quantized weights)",
+        "zh": "仅权重（{weights}）加一个 token 的工作区就超过可用的 {usable}：怎么切分都没用；见兜底方案（更多 GPU、量化权重）"},
+    "decision.why_memory": {"en": "one full pass needs {total} > {usable} usable",
+                            "zh": "一次全量前向需要 {total}，超过可用的 {usable}"},
+    "decision.why_learned": {"en": "{tokens} tokens exceed the {learned} learned positions",
+                             "zh": "{tokens} 个 token 超过了 {learned} 个可学习位置"},
+    "decision.chunked": {
+        "en": "{_why}; the fewest chunks that fit: {n} of about {size} tokens, each {each}{_text_split}",
+        "zh": "{_why}；放得下的最少分段：{n} 段，每段约 {size} 个 token，各需 {each}{_text_split}"},
+    "decision.text_split": {
+        "en": " (the reference text's {n} chunks of {size} need {total}: {_fits})",
+        "zh": "（原文的 {n} 段、每段 {size} 个 token 需要 {total}：{_fits}）"},
+    "decision.they_fit": {"en": "they fit too", "zh": "同样放得下"},
+    "decision.they_do_not_fit": {"en": "they do not fit", "zh": "放不下"},
+    "decision.requested_one": {
+        "en": "1 chunk requested: the largest ({longest} tokens) needs {total} of {usable} usable -> {_fits}{_learned}",
+        "zh": "指定 1 段：最长一段（{longest} 个 token）需要 {total}，可用 {usable} → {_fits}{_learned}"},
+    "decision.requested": {
+        "en": "{n} chunks requested: the largest ({longest} tokens) needs {total} of {usable} usable -> {_fits}{_learned}",
+        "zh": "指定 {n} 段：最长一段（{longest} 个 token）需要 {total}，可用 {usable} → {_fits}{_learned}"},
+    "decision.requested_learned": {"en": "; but chunks longer than the {learned} learned positions cannot run",
+                                   "zh": "；但超过 {learned} 个可学习位置的分段无法运行"},
+    "word.fits": {"en": "fits", "zh": "放得下"},
+    "word.does_not_fit": {"en": "does not fit", "zh": "放不下"},
+    "decision.positions_caveat": {
+        "en": "{_base}; but {_which} ({longest} tokens) is longer than the {covered} positions the model covers: "
+              "interpolate positions by >= {factor}x (config.json {snippet}) or use chunks of <= {covered2} tokens "
+              "(see the fallbacks)",
+        "zh": "{_base}；但{_which}（{longest} 个 token）超过模型覆盖的 {covered} 个位置：把位置插值放大 ≥ {factor} 倍"
+              "（config.json 中写 {snippet}），或改用 ≤ {covered2} 个 token 的分段（见兜底方案）"},
+    "word.each_chunk": {"en": "each chunk", "zh": "每一段"},
+    "word.the_pass": {"en": "the pass", "zh": "这次前向"},
+    # -- warnings (planner/notes.py; matched, not built) ---------------------------------------------
+    "warn.positions_unknown": {
+        "en": "positions: the training length (max_position_embeddings) is unknown; give --max-position to check "
+              "T = {tokens} against it",
+        "zh": "位置：训练长度（max_position_embeddings）未知；用 --max-position 给出它，才能检查 T = {tokens} 是否超出"},
+    "warn.workspace_llama": {
+        "en": "workspace: intermediate_size unknown; assumed I = {width} (LLaMA's rule: 2/3*4D rounded up to a "
+              "multiple of 256)",
+        "zh": "工作区：intermediate_size 未知；按 LLaMA 的规则（2/3×4D，向上取到 256 的倍数）假设 I = {width}"},
+    "warn.workspace_4d": {"en": "workspace: intermediate_size unknown; assumed I = {width} (4D)",
+                          "zh": "工作区：intermediate_size 未知；假设 I = {width}（4D）"},
+    "warn.headroom": {"en": "memory: the single pass uses {share} of usable memory; little headroom",
+                      "zh": "显存：一次全量前向占可用显存的 {share}，余量很小"},
+    "warn.materialized": {
+        "en": "attention: a materialized score matrix needs {bytes} per layer, more than the GPU; use tiled attention",
+        "zh": "注意力：物化的打分矩阵每层需要 {bytes}，超过整张 GPU；请用分块（tiled）注意力"},
+    "warn.chunking": {
+        "en": "chunking: a token in one chunk cannot attend to any token in another, so cross-chunk references "
+              "(a clause citing a definition {size}+ tokens earlier, a pronoun whose antecedent is in a previous "
+              "chunk) are lost",
+        "zh": "分段：一段里的 token 看不到其它段的任何 token，所以跨段引用会丢失（例如引用 {size}+ 个 token 之前定义的"
+              "条款、指代上一段里的先行词）"},
+    "warn.positions_rope": {
+        "en": "positions: T = {tokens} exceeds {how} (RoPE angles leave the trained range: attention drifts, "
+              "summaries repeat; interpolate positions by {factor}x over {base} with {snippet}, or chunk to <= {covered})",
+        "zh": "位置：T = {tokens} 超过 {how}（RoPE 角度离开训练区间：注意力分布漂移、摘要开始重复；用 {snippet} "
+              "在 {base} 的基础上把位置插值 {factor} 倍，或分段到 ≤ {covered}）"},
+    "warn.positions_learned": {
+        "en": "positions: T = {tokens} exceeds {how} (learned positions: impossible beyond the table)",
+        "zh": "位置：T = {tokens} 超过 {how}（可学习的位置表：超出表长就无法运行）"},
+    # -- the serving verdict (cost/serving_answer.py; matched) ---------------------------------------
+    "serving.fits": {
+        "en": "fits on {gpus}x {gpu}: {n} requests of {len} tokens at once ({kv_tokens} KV-cache tokens, {kv} KV per "
+              "GPU); prefill runs as chunked prefill of {step} tokens per step, full attention over the whole "
+              "request (nothing is cut)",
+        "zh": "放得下，{gpus} 张 {gpu}：同时 {n} 个 {len} token 的请求（KV Cache 共 {kv_tokens} 个 token，每张 GPU "
+              "{kv}）；预填充按每步 {step} 个 token 的分块预填充进行，整个请求仍是全量注意力（不切文档）"},
+    "serving.does_not_fit": {"en": "does not fit on {gpus}x {gpu}: {engine_message}",
+                             "zh": "放不下，{gpus} 张 {gpu}（推理引擎的原话见下）"},
+    "serving.prefill_chunked": {
+        "en": "chunked prefill: full attention, max_num_batched_tokens tokens per step (no document cut)",
+        "zh": "分块预填充：全量注意力，每步 max_num_batched_tokens 个 token（不切文档）"},
+    # -- the CLI's error lines (cli/_args.py, argparse; matched) ---------------------------------------
+    "error.int_range": {"en": "argument {flag}: expected an integer in [{lo}, {hi}], got {got} (see multihead plan --help)",
+                        "zh": "参数 {flag}：需要 [{lo}, {hi}] 之间的整数，收到的是 {got}（见 multihead plan --help）"},
+    "error.int_min": {"en": "argument {flag}: expected an integer >= {lo}, got {got} (see multihead plan --help)",
+                      "zh": "参数 {flag}：需要 ≥ {lo} 的整数，收到的是 {got}（见 multihead plan --help）"},
+    "error.float_range": {"en": "argument {flag}: expected a finite number in {span}, got {got} (see multihead plan --help)",
+                          "zh": "参数 {flag}：需要 {span} 范围内的有限数，收到的是 {got}（见 multihead plan --help）"},
+    "error.choice": {"en": "argument {flag}: invalid choice: {got} (choose from {choices}) (see multihead plan --help)",
+                     "zh": "参数 {flag}：无效的选项 {got}（可选：{choices}）（见 multihead plan --help）"},
+    "error.tokens_missing": {"en": "tokens: expected --tokens T (or --max-model-len; a positive integer)",
+                             "zh": "tokens：需要 --tokens T（或 --max-model-len；一个正整数）"},
+    "error.unknown_gpu": {"en": "gpu: unknown GPU {got} (known: {known})",
+                          "zh": "gpu：未知的 GPU {got}（已知：{known}）"},
+    "error.config_json": {"en": "model: {file} is not valid JSON ({detail})",
+                          "zh": "model：{file} 不是合法的 JSON（{detail}）"},
+    "error.internal": {"en": "internal error ({kind}); see the server log", "zh": "服务器内部错误（{kind}）；详见服务器日志"},
+    # -- the lesson's own input errors (web/lesson_api.py, web/lesson.py) -------------------------------
+    "error.empty_entry": {"en": "{field}: this entry is empty; enter a number",
+                          "zh": "{field}：这一项是空的，请填一个数"},
+    "error.not_a_number": {"en": "{field}: expected a number, got {got}", "zh": "{field}：需要一个数，收到的是 {got}"},
+    "error.between": {"en": "{field}: must be between {lo} and {hi}, got {got}",
+                      "zh": "{field}：必须在 {lo} 到 {hi} 之间，收到的是 {got}"},
+    "error.must_divide": {"en": "{field}: H must divide D = {d} (d_k = D / H), got {got}",
+                          "zh": "{field}：H 必须整除 D = {d}（d_k = D / H），收到的是 {got}"},
+    "error.kv_divide": {"en": "kv_heads: H_kv must divide H = {h} (e.g. {examples}), got {got}",
+                        "zh": "kv_heads：H_kv 必须整除 H = {h}（例如 {examples}），收到的是 {got}"},
+    "error.four_numbers": {"en": "{field}: needs 4 numbers (D = 4), got {n}", "zh": "{field}：需要 4 个数（D = 4），收到 {n} 个"},
+    "error.answer": {"en": "answer: expected a number such as 0.867, 1/4, 25%, 163840 B or 4*4096^2, got {got}",
+                     "zh": "answer：需要一个数，例如 0.867、1/4、25%、163840 B 或 4*4096^2，收到的是 {got}"},
+}
+
+# Fallbacks are rendered in Chinese from their numbers (effect), by name: the English text stays
+# the planner's (planner/fallbacks.py) and the CLI's.
+FALLBACK_TITLES = {
+    "fewer_kv_heads": "减少 KV 头（让更多 query 头共享一组 K/V）",
+    "kv_quantization": "用更少的位数存 KV Cache",
+    "tiled_attention": "分块计算 softmax(QKᵀ)V（FlashAttention 式），不存 [B,H,T,T]",
+    "position_interpolation": "RoPE 位置插值",
+    "more_gpus": "张量并行：更多 GPU",
+    "weight_quantization": "用更少的位数存权重（仅各层；词嵌入保持 16 位）",
+    "reuse_kv_across_passes": "前缀缓存：多遍之间复用文档的 KV Cache",
+}
+
+
+def say(msg_id: str, lang: str = "en", **params) -> str:
+    """The message in lang with its parameters filled in (nested ``_x`` parameters are given as text)."""
+    return CATALOGUE[msg_id][lang].format(**params)
+
+
+_FIELD = re.compile(r"\{(_?[a-z][a-z0-9_]*)\}")
+_DECISIONS = ("decision.single_pass", "decision.chunked", "decision.requested", "decision.requested_one")
+# Which messages a nested parameter may be (so a match backtracks through them as one regex).
+NESTED = {"_why": ("decision.why_memory", "decision.why_learned"), "_text_split": ("decision.text_split",),
+          "_fits": ("decision.they_fit", "decision.they_do_not_fit", "word.fits", "word.does_not_fit"),
+          "_learned": ("decision.requested_learned",), "_base": _DECISIONS,
+          "_which": ("word.each_chunk", "word.the_pass")}
+
+
+@functools.lru_cache(maxsize=None)
+def _regex(msg_id: str, named: bool) -> str:
+    template, out, pos = CATALOGUE[msg_id]["en"], [], 0
+    for m in _FIELD.finditer(template):
+        out.append(re.escape(template[pos:m.start()]))
+        name = m.group(1)
+        if name.startswith("_"):
+            inner = "|".join(f"(?:{_regex(i, False)})" for i in NESTED[name])
+            body = f"(?:{inner})?"
+        else:
+            body = ".+?"
+        out.append(f"(?P<{name}>{body})" if named else body)
+        pos = m.end()
+    out.append(re.escape(template[pos:]))
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=None)
+def _pattern(msg_id: str) -> re.Pattern:
+    return re.compile(_regex(msg_id, True), re.S)
+
+
+# A caveat wraps a whole reason: try it before the reasons it wraps (a plain parameter would swallow it).
+_ORDER = ("decision.positions_caveat", *(k for k in CATALOGUE if k != "decision.positions_caveat"))
+
+
+def parse(text: str, among=None) -> tuple[str, dict] | None:
+    """(id, parameters) of the first entry whose English matches text whole, nested ones resolved."""
+    for msg_id in among or _ORDER:
+        m = _pattern(msg_id).fullmatch(text)
+        if m is None:
+            continue
+        params = {}
+        for name, value in m.groupdict().items():
+            params[name] = (parse(value, NESTED[name]) if value else None) if name.startswith("_") else value
+        return msg_id, params
+    return None
+
+
+def render(parsed: tuple[str, dict], lang: str) -> str:
+    msg_id, params = parsed
+    filled = {k: ("" if v is None else render(v, lang)) if k.startswith("_") else _words(v, lang)
+              for k, v in params.items()}
+    return CATALOGUE[msg_id][lang].format(**filled)
+
+
+def translate(text: str | None, lang: str) -> str | None:
+    """text (English, as the planner or the CLI wrote it) in lang; None when no entry matches."""
+    if text is None or lang == "en":
+        return text
+    if lang not in LANGS:
+        raise ValueError(f"lang: expected one of {', '.join(LANGS)}, got {lang!r}")
+    text = text.strip()
+    if text.startswith("multihead plan: error: "):
+        text = text[len("multihead plan: error: "):]
+    parsed = parse(text)
+    return None if parsed is None else render(parsed, lang)
+
+
+# Words inside parameters (device names the planner builds) -> Chinese.
+PARAM_WORDS = {"zh": {" (explicit figures)": "（命令行给出的数字）", "stated GPU memory": "给定的 GPU 显存"}}
+
+
+def _words(value: str, lang: str) -> str:
+    for en, other in PARAM_WORDS.get(lang, {}).items():
+        value = value.replace(en, other)
+    return value
+
+
+def _gb(x) -> str:
+    if not isinstance(x, (int, float)):
+        return "–"
+    return f"{x / 1e12:,.2f} TB" if abs(x) >= 1e12 else f"{x / 1e9:,.2f} GB"
+
+
+def _s(x) -> str:
+    if not isinstance(x, (int, float)):
+        return "–"
+    return f"{x:,.1f} 秒" if x >= 1 else f"{x * 1e3:,.2f} 毫秒"
+
+
+def _fallback_zh(f: dict, plan: dict) -> str | None:
+    """One fallback in Chinese, from its numbers."""
+    name, e = f.get("name"), f.get("effect") or {}
+    fit = lambda ok: "放得下" if ok else "放不下"      # noqa: E731
+    if name == "fewer_kv_heads":
+        return "；".join(f"H_kv {r['kv_heads']}（{r['kind']}）：KV {_gb(r['kv_cache_bytes'])}（现在的 "
+                        f"{r['kv_fraction_of_now']:.3g} 倍），合计 {_gb(r['total_memory_bytes'])}，{fit(r['fits'])}"
+                        for r in e.get("options", []))
+    if name == "kv_quantization":
+        return "；".join(f"{r['kv_dtype']}：KV {_gb(r['kv_cache_bytes'])}，解码读 KV {_s(r['decode_kv_read_seconds'])}，"
+                        f"合计 {_gb(r['total_memory_bytes'])}，{fit(r['fits'])}" for r in e.get("options", []))
+    if name == "tiled_attention":
+        return (f"物化的打分矩阵每层 {_gb(e.get('score_matrix_bytes_per_layer'))}，分块状态每层 "
+                f"{_gb(e.get('tiled_bytes_per_layer'))}（少 {e.get('ratio', 0):,.0f} 倍）"
+                f"{'，本方案已按分块计算' if e.get('already_assumed') else ''}；FLOPs 不变（O(T²)），显存 O(T·d_k)")
+    if name == "position_interpolation":
+        if e.get("factor") is None:
+            return f"可学习的绝对位置只有 {e.get('max_position_embeddings')} 个，没有插值可言；分段到 ≤ {e.get('max_position_embeddings')} 个 token"
+        return (f"需要放大 {e.get('factor_needed', 0):.3g} 倍；在 config.json 中写 {e.get('config_snippet')}"
+                f"（在 {e.get('base_tokens')} 的基础上放大 {e.get('factor'):g} 倍），最好再做短时间微调；或分段到 ≤ "
+                f"{e.get('covered_tokens')} 个 token")
+    if name == "more_gpus":
+        if e.get("gpus") is None:
+            return "H 以内没有能整除头数且放得下的 GPU 数"
+        return (f"{e['gpus']} 张 GPU：每张 {_gb(e.get('memory_per_gpu_bytes'))}，每遍预填充约 "
+                f"{_s(e.get('prefill_seconds'))}（未计通信）")
+    if name == "weight_quantization":
+        return "；".join(f"{r['weights_dtype']}：权重 {_gb(r['weights_bytes'])}，合计 {_gb(r['total_memory_bytes'])}，"
+                        f"{fit(r['fits'])}" for r in e.get("options", []))
+    if name == "reuse_kv_across_passes":
+        return (f"若 {plan.get('passes')} 遍都以同一份文档为前缀（指令放在文档之后），只需预填充一次："
+                f"{_s(e.get('prefill_seconds_all_passes'))}，而不是 {_s(plan.get('prefill_seconds_all_passes'))}"
+                f"（省下 {_s(e.get('prefill_seconds_saved'))}）")
+    return None
+
+
+def plan_texts(plan: dict, lang: str) -> dict:
+    """Every server-made string of a plan in lang: {"reason", "warnings", "fallbacks": [{"name",
+    "action", "text"}], "serving_verdict", "serving_reason", "serving_prefill", "untranslated": [...]}.
+    A string with no Chinese entry is None there and listed in "untranslated" (English as written)."""
+    if lang not in LANGS:
+        raise ValueError(f"lang: expected one of {', '.join(LANGS)}, got {lang!r}")
+    missing: list[str] = []
+
+    def tr(text):
+        if text is None or lang == "en":
+            return text
+        out = translate(text, lang)
+        if out is None:
+            missing.append(text)
+        return out
+
+    serving = plan.get("serving") if isinstance(plan.get("serving"), dict) else {}
+    fallbacks = []
+    for f in plan.get("fallbacks") or []:
+        if not isinstance(f, dict):
+            continue
+        if lang == "en":
+            fallbacks.append({"name": f.get("name"), "action": f.get("action"), "text": f.get("text")})
+            continue
+        text = _fallback_zh(f, plan)
+        if text is None:
+            missing.append(str(f.get("text")))
+        fallbacks.append({"name": f.get("name"), "action": FALLBACK_TITLES.get(f.get("name")), "text": text})
+    # serving "reason" is the engine's own error text (what vLLM would print): quoted, not translated
+    engine_message = serving.get("reason") if serving.get("fits") is False else None
+    device = plan.get("device") if isinstance(plan.get("device"), str) else None
+    return {"lang": lang, "reason": tr(plan.get("reason")), "engine_message": engine_message,
+            "device": _words(device, lang) if device else device,
+            "warnings": [tr(w) for w in plan.get("warnings") or []],
+            "fallbacks": fallbacks,
+            "serving_verdict": tr(serving.get("verdict")), "serving_reason": None if engine_message else tr(serving.get("reason")),
+            "serving_prefill": tr(serving.get("prefill")), "untranslated": missing}
