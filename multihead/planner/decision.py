@@ -70,7 +70,8 @@ def _engine_decision(st: Setup, tokens: int, chunks: int | None, single: MemoryA
     a, longest = e.account, e.account.max_model_len_fit
     own = (f"one unchunked forward would need {fmt_bytes(single.total_bytes)} of {fmt_bytes(st.usable)} usable: "
            f"the memory table, the reference text's account")
-    engine = (f"the engine's account (vLLM, the serving section: {a.kv_cache_gib:.2f} GiB KV per GPU after weights, "
+    name = {"vllm": "vLLM", "sglang": "SGLang"}.get(e.request.engine, e.request.engine)
+    engine = (f"the engine's account ({name}, the serving section: {a.kv_cache_gib:.2f} GiB KV per GPU after weights, "
               f"activation peak and non-torch memory; prefill in steps of {e.request.max_num_batched_tokens:,} "
               f"tokens, full attention)")
     limit = min(longest, learned) if learned else longest

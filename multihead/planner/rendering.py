@@ -116,7 +116,7 @@ def _memory_table(p: Plan) -> Table:
         t.add_row("fits? (one unchunked forward)", _yes(p.total_memory_bytes <= p.usable_memory_bytes),
                   _yes(c["fits"]), "the reference text's account")
         t.add_row("fits? (the engine's account: decides)", _yes(p.fits), "",
-                  f"vLLM's account (serving section): requests of up to {longest:,} tokens")
+                  f"{p.setup.engine.request.engine}'s account (serving section): requests of up to {longest:,} tokens")
     else:
         t.add_row("fits?", _yes(p.fits), _yes(c["fits"]), "")
     t.add_row("score matrix, one layer, materialized", fmt_bytes(p.score_matrix_bytes_per_layer), "",
