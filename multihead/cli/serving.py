@@ -170,7 +170,7 @@ def _heads(cfg: dict) -> int | None:
 
 def _list() -> int:
     from multihead.cost.serving_answer import gpu_memory_catalog
-    from multihead.cost.serving_fit import CATALOG
+    from multihead.cost.fitted import CATALOG
     print("Catalog configs (HF id -> source):")
     for k, v in json.loads((CATALOG / "configs" / "index.json").read_text()).items():
         print(f"  {k:<62} {v['source']}")

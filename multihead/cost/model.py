@@ -55,6 +55,11 @@ class LayerKind(str, Enum):
     SLIDING = "sliding_attention"      # attends to the last `sliding_window` tokens
     CHUNKED = "chunked_attention"      # attends within fixed chunks of `attention_chunk_size` (Llama-4)
 
+    @property
+    def short(self) -> str:
+        """The serving account's spelling ("full", "sliding", "chunked"): the same kinds, shorter."""
+        return self.value.removesuffix("_attention")
+
 
 @dataclass(frozen=True)
 class LayerGroup:

@@ -40,7 +40,7 @@ from multihead.cost.memory import check_tensor_parallel, kv_heads_per_gpu
 from multihead.cost.model import LayerKind
 
 GIB = 1 << 30
-FULL, SLIDING, CHUNKED = LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED      # the one set of layer kinds
+FULL, SLIDING, CHUNKED = (k.short for k in (LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED))   # LayerKind's
 NOT_FIT_HINT = ("Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
                 "initializing the engine.")
 

@@ -14,7 +14,7 @@ from importlib import resources
 
 from multihead.catalog import entries
 from multihead.cost.serving import EngineArgs, ServingAccount, account
-from multihead.cost.serving_fit import load_fit
+from multihead.cost.fitted import load_fit
 from multihead.cost.serving_shape import shape_for
 from multihead.engines import LaunchPlan, command
 

@@ -28,8 +28,9 @@ def read_spec(cfg: dict, name: str):
 
 
 def layer_kinds(spec) -> tuple[tuple[str, int | None], ...]:
-    """(kind, window) per layer, in order: the spec's own reading (ModelSpec.layer_kinds)."""
-    return spec.layer_kinds()
+    """(kind, window) per layer, in order: the spec's own reading (ModelSpec.layer_kinds), each kind
+    in the account's short spelling (LayerKind.short)."""
+    return tuple((kind.short, window) for kind, window in spec.layer_kinds())
 
 
 def rotary_cache_bytes(spec, cfg: dict, act_bytes: float) -> float:

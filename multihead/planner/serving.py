@@ -144,8 +144,8 @@ def build(ctx: sections.Context):
 
 def load_model(model: str) -> tuple[dict, str]:
     """(config dict, name): a config.json path or folder, else a catalog HF id (case-insensitive)."""
-    from multihead.catalog import entries, read_json
-    from multihead.cost.serving_fit import CATALOG, catalog_config
+    from multihead.catalog import entries
+    from multihead.cost.fitted import catalog_config, config_index
     path = Path(model)
     if path.exists():
         file = path / "config.json" if path.is_dir() else path
@@ -153,7 +153,7 @@ def load_model(model: str) -> tuple[dict, str]:
             return json.loads(file.read_text()), str(path if path.is_dir() else path.parent)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
             raise ValueError(f"model: cannot read {file} as a config.json ({err})") from None
-    index = read_json(CATALOG / "configs" / "index.json")
+    index = config_index()
     key = {k.lower(): k for k in index}.get(model.lower())
     if key is not None:
         return catalog_config(key), key
