@@ -1,4 +1,4 @@
-"""The serving answer for a user's question: the account, a one-line verdict and the launch command.
+"""The serving answer for a user's question: the account, a one-line verdict and the times.
 When the request does not fit, the planner's one search (planner/search.py) finds the settings that
 do, cheapest first, and names the one the command is for.
 
@@ -16,7 +16,6 @@ from multihead.catalog import entries
 from multihead.cost.serving import EngineArgs, ServingAccount, account
 from multihead.cost.fitted import load_fit
 from multihead.cost.serving_shape import shape_for
-from multihead.engines import LaunchPlan, command
 
 KV_DTYPES = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2")
 DTYPES = ("auto", "bfloat16", "float16", "float32")
@@ -142,15 +141,6 @@ def _sglang_account(cfg: dict, shape, args: Request, total: float) -> ServingAcc
     return G.account(shape, sglang_args(cfg, args, args.kv_cache_dtype_bytes), load_fit(), total)
 
 
-def launch_plan(req: Request, dtype: str, fraction: float | None = None) -> LaunchPlan:
-    """The launch choices; ``fraction``: the memory fraction to emit (SGLang's --mem-fraction-static
-    the account used), else --gpu-memory-utilization."""
-    return LaunchPlan(req.model, req.tensor_parallel_size, req.pipeline_parallel_size, GPUS_PER_NODE,
-                      req.gpu_memory_utilization if fraction is None else fraction, req.max_model_len,
-                      req.max_num_batched_tokens, req.max_num_seqs if req.max_num_seqs != 1024 else None,
-                      req.kv_cache_dtype, dtype, req.quantization, req.block_size if req.block_size != 16 else None)
-
-
 def verdict(a: ServingAccount, req: Request, chunk: int | None = None) -> str:
     gpus = req.tensor_parallel_size * req.pipeline_parallel_size
     where = f"{gpus}x {req.gpu}" + (f" (TP {req.tensor_parallel_size} x PP {req.pipeline_parallel_size})"
@@ -164,14 +154,13 @@ def verdict(a: ServingAccount, req: Request, chunk: int | None = None) -> str:
             f"full attention over the whole request (nothing is cut)")
 
 
-def answer(cfg: dict, req: Request, emit: str | None = "vllm", input_len: int | None = None,
-           output_len: int | None = None, device=None, launch: Request | None = None, **account_kw) -> dict:
+def answer(cfg: dict, req: Request, input_len: int | None = None, output_len: int | None = None, device=None,
+           **account_kw) -> dict:
     """The whole serving answer as one JSON-ready dict (the ``serving`` object); the time keys
     (TTFT, TPOT, tokens/s at max concurrency: cost/serving_time.py) for requests of ``input_len``
     prompt and ``output_len`` new tokens (defaults: serving_time.request_lengths). ``account_kw``:
-    ``spec`` / ``gpu_bytes`` for serving_account; ``device``: a plan's DeviceSpec, whose figures time it;
-    ``launch``: the setting the command is for (the planner's search picks it when ``req`` does not
-    fit: planner/search.py, which also adds the ``fallbacks`` list)."""
+    ``spec`` / ``gpu_bytes`` for serving_account; ``device``: a plan's DeviceSpec, whose figures time it.
+    The planner adds the fallbacks (planner/search.py) and the launch command (planner/launch.py)."""
     from multihead.cost.serving_time import time_keys
     a, dtype = serving_account(cfg, req, **account_kw)
     version = engine_version(req)
@@ -194,20 +183,6 @@ def answer(cfg: dict, req: Request, emit: str | None = "vllm", input_len: int | 
     if out.get("engine") not in (None, req.engine):
         out["time_engine"] = out["engine"]       # the time model's fixed costs are another engine's
     out["engine"], out["engine_version"] = req.engine, version     # whose memory account this is
-    launch = launch or req
-    fraction = None
     if sglang is not None:
         out["sglang"] = sglang
-        fraction = sglang["mem_fraction_static"] if emit == "sglang" else None
-    if emit:
-        chosen = launch
-        if req.engine == "sglang" and emit == "sglang":
-            chosen = dataclasses.replace(launch, max_num_batched_tokens=out["sglang"]["chunked_prefill_size"])
-        cmd = command(emit, launch_plan(chosen, dtype, fraction))
-        note = cmd.note
-        if req.engine == "sglang" and emit == "sglang":
-            note = ("--mem-fraction-static covers weights + KV cache only, as a fraction of the memory free at "
-                    "start-up; the capacity above is SGLang's own account of this command")
-        out["command"] = {"engine": emit, "text": cmd.render(), "argv": cmd.argv, "nodes": cmd.nodes,
-                          "note": note, "for": "the request" if launch == req else "the first fallback"}
     return out

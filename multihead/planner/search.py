@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 
 from multihead.cost.serving_answer import GPUS_PER_NODE, serving_account
+from multihead.planner.launch import add_command
 from multihead.planner.names import serving_bytes
 # What each lever costs beyond GPUs: precision (quality) lost; the length (the request) is last.
 LOSS = {"kv_cache_dtype": 1, "quantization": 2}
@@ -86,9 +87,8 @@ def answer(cfg: dict, req, emit: str | None = "vllm", heads: int | None = None, 
     from multihead.cost.serving_answer import answer as account_answer
     a, _ = serving_account(cfg, req, **account_kw)
     found = search(cfg, req, heads, **account_kw) if heads and (not a.fits or a.max_concurrency < 1) else None
-    launch = found[0][0] if found else req
-    out = account_answer(cfg, req, emit=emit, input_len=input_len, output_len=output_len, device=device,
-                         launch=launch, **account_kw)
+    out = account_answer(cfg, req, input_len=input_len, output_len=output_len, device=device, **account_kw)
+    add_command(out, req, emit, found[0][0] if found else None)
     if found is not None:
         out["fallbacks"] = rows(found, req, a)
     return serving_bytes(out)

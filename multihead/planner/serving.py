@@ -127,6 +127,7 @@ def engine_fits(e: Engine, spec, **flags) -> bool:
 def build(ctx: sections.Context):
     """The serving section of a plan (None is never returned: a CPU profile gets a one-line reason)."""
     from multihead.cost.serving_answer import answer
+    from multihead.planner.launch import add_command
     from multihead.planner.names import serving_bytes
     from multihead.planner.search import rows
     e = getattr(ctx.setup, "engine", None) or engine_for(ctx.setup, ctx.plan.inputs.model, ctx.plan.inputs.tokens,
@@ -134,9 +135,9 @@ def build(ctx: sections.Context):
     if isinstance(e, str):
         return ServingSection({"fits": False, "reason": e})
     o = e.options
-    data = answer(e.cfg, e.request, emit=o.get("emit") or o.get("engine") or "vllm", input_len=o.get("input_len"),
-                  output_len=o.get("output_len"), spec=ctx.setup.spec, gpu_bytes=e.total_bytes,
-                  device=ctx.setup.device, launch=e.found[0][0] if e.found else None)
+    data = answer(e.cfg, e.request, input_len=o.get("input_len"), output_len=o.get("output_len"),
+                  spec=ctx.setup.spec, gpu_bytes=e.total_bytes, device=ctx.setup.device)
+    add_command(data, e.request, o.get("emit") or o.get("engine") or "vllm", e.found[0][0] if e.found else None)
     if e.found is not None:
         data["fallbacks"] = rows(e.found[:SHOWN], e.request, e.account)
     return ServingSection(serving_bytes(data))
