@@ -13,12 +13,11 @@ from multihead import messages
 from multihead.softmax_ops import softmax, softmax_jacobian
 from multihead.web import quiz
 from multihead.web.app import create_app
-from multihead.web.plan_api import run_cli
 
 
 @pytest.fixture(scope="module")
 def client():
-    return TestClient(create_app(), raise_server_exceptions=False)
+    return TestClient(create_app(), base_url="http://127.0.0.1:8000", raise_server_exceptions=False)   # its own Host name
 
 
 def post(client, path, body=None):
@@ -128,6 +127,18 @@ CASES = [
 ]
 
 
+def run_cli(argv):
+    """`multihead <argv>` in this process: (exit code, stdout, stderr) (the page no longer runs the CLI)."""
+    import contextlib
+    import io
+
+    from multihead.cli import main
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(argv)
+    return rc, out.getvalue(), err.getvalue()
+
+
 @pytest.mark.parametrize("argv", CASES, ids=lambda a: " ".join(a[:3]))
 def test_every_decision_reason_has_chinese(argv):
     rc, out, err = run_cli(["plan", *argv, "--json"])
@@ -151,7 +162,12 @@ def test_the_texts_case_has_no_untranslated_string():
 
 def test_cli_errors_translate():
     for line in ["argument --tokens: expected an integer in [1, 1099511627776], got '0' (see multihead plan --help)",
-                 "tokens: expected --tokens T (or --max-model-len; a positive integer)"]:
+                 "tokens: expected --tokens T (or --max-model-len; a positive integer)",
+                 "tokens: expected an integer in [1, 1099511627776], got 'abc'",
+                 "gpu_memory_gb: expected a finite number in (0, 1e+06], got inf",
+                 "kv_cache_dtype: expected one of auto, fp8, fp8_e4m3, fp8_e5m2, got 'fp4'",
+                 "tokens: give tokens (--tokens T) or max_model_len; the model states no training length "
+                 "(max_position_embeddings) to default to"]:
         zh = messages.translate(line, "zh")
         assert zh and "expected" not in zh
     assert messages.translate("something no entry has", "zh") is None

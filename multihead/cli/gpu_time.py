@@ -14,6 +14,11 @@ def add_request_flags(p: argparse.ArgumentParser) -> None:
                    help="prompt tokens per request (default: max-model-len less --output-len)")
     g.add_argument("--output-len", type=A.int_range(1, A.MAX_TOKENS),
                    help="new tokens per request (default 1024, at most a quarter of max-model-len)")
+    load = g.add_mutually_exclusive_group()
+    load.add_argument("--concurrency", type=A.int_range(1, 1 << 20),
+                      help="evaluate at N requests in flight (closed loop): serving.at")
+    load.add_argument("--request-rate", type=A.float_range(0, 1e6, lo_open=True),
+                      help="evaluate at R requests/s arriving as a Poisson process (open loop): serving.at")
 
 
 def register(subparsers) -> None:

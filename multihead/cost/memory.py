@@ -35,15 +35,18 @@ def kv_heads_per_gpu(n_kv_heads: int, gpus: int) -> int:
     return max(1, n_kv_heads // gpus)
 
 
-def check_tensor_parallel(heads: int, kv_heads: int, gpus: int, latent: bool = False, flag: str = "gpus") -> None:
+def check_tensor_parallel(heads: int, kv_heads: int, gpus: int, latent: bool = False, flag: str = "gpus",
+                          flags: str = "") -> None:
     """The one placement rule of tensor parallelism: N GPUs split the H query heads evenly and the
     H_kv KV heads evenly, or replicate each KV head over N / H_kv GPUs (MLA's latent: on every GPU);
-    anything else leaves some GPU a fraction of a head. ValueError naming ``flag``."""
+    anything else leaves some GPU a fraction of a head. ValueError naming ``flag`` (``flags``: the
+    command-line spellings, said in the message)."""
+    said = f" ({flags})" if flags else ""
     if heads % gpus:
-        raise ValueError(f"{flag}: expected a divisor of heads={heads} for tensor parallelism, got {gpus}")
+        raise ValueError(f"{flag}: expected a divisor of heads={heads} for tensor parallelism{said}, got {gpus}")
     if not latent and kv_heads % gpus and gpus % kv_heads:
         raise ValueError(f"{flag}: kv_heads={kv_heads} neither divides by {gpus} nor divides it; "
-                         f"tensor parallelism cannot place the KV heads")
+                         f"tensor parallelism{said} cannot place the KV heads")
 
 
 def kv_layer_groups(s: ModelSpec, kv_heads: int | None = None, gpus: int = 1) -> tuple[KVGroup, ...]:

@@ -34,10 +34,9 @@ def gpu_memory_catalog() -> dict[str, dict]:
 def gpu_memory_bytes(name: str) -> tuple[str, int]:
     """(catalog name, physical bytes as the device reports them) for a GPU name, case-insensitive;
     'H100' means the SXM part."""
+    from multihead.cost.device import gpu_key
     cat = gpu_memory_catalog()
-    keys = {k.lower(): k for k in cat}
-    low = name.lower()
-    key = keys.get(low) or keys.get(f"{low}-sxm") or keys.get(low.removesuffix("-sxm"))
+    key = gpu_key(name, cat)
     if key is None:
         raise ValueError(f"gpu: unknown GPU {name!r} (known: {', '.join(cat)})")
     return key, cat[key]["bytes"]
@@ -56,6 +55,7 @@ class Request(EngineArgs):
     engine: str = "vllm"                     # "vllm" | "sglang": whose account (PlanRequest.engine)
     engine_version: str | None = None        # None: the newest modelled of that engine
     mem_fraction_static: float | None = None  # SGLang's flag; None: SGLang's default for the GPU and TP
+    data_parallel_size: int = 1              # replicas behind a router (each its own account and KV pool)
 
 
 ENGINES = ("vllm", "sglang")
@@ -155,7 +155,7 @@ def verdict(a: ServingAccount, req: Request, chunk: int | None = None) -> str:
 
 
 def answer(cfg: dict, req: Request, input_len: int | None = None, output_len: int | None = None, device=None,
-           **account_kw) -> dict:
+           concurrency: int | None = None, request_rate: float | None = None, **account_kw) -> dict:
     """The whole serving answer as one JSON-ready dict (the ``serving`` object); the time keys
     (TTFT, TPOT, tokens/s at max concurrency: cost/serving_time.py) for requests of ``input_len``
     prompt and ``output_len`` new tokens (defaults: serving_time.request_lengths). ``account_kw``:
@@ -170,14 +170,15 @@ def answer(cfg: dict, req: Request, input_len: int | None = None, output_len: in
         sglang = details(sglang_args(cfg, req), a, account_kw.get("gpu_bytes") or gpu_memory_bytes(req.gpu)[1])
     out = {**a.to_json(), "gpu": req.gpu, "dtype": dtype, "kv_cache_dtype": req.kv_cache_dtype,
            "tensor_parallel_size": req.tensor_parallel_size,
-           "pipeline_parallel_size": req.pipeline_parallel_size,
+           "pipeline_parallel_size": req.pipeline_parallel_size, "data_parallel_size": req.data_parallel_size,
            "gpu_memory_utilization": req.gpu_memory_utilization,
            "max_num_batched_tokens": req.max_num_batched_tokens, "verdict": verdict(a, req, sglang and sglang["chunked_prefill_size"]),
            "prefill": "chunked prefill: full attention, max_num_batched_tokens tokens per step (no document cut)"}
     try:
-        out.update(time_keys(cfg, req, out, input_len, output_len, spec=account_kw.get("spec"), device=device))
+        out.update(time_keys(cfg, req, out, input_len, output_len, spec=account_kw.get("spec"), device=device,
+                             concurrency=concurrency, request_rate=request_rate))
     except ValueError as err:
-        if input_len is not None or output_len is not None:
+        if input_len is not None or output_len is not None or concurrency is not None or request_rate is not None:
             raise                          # the user's own lengths: bad input
         out.update({"time": None, "time_note": f"no time: {err}"})    # e.g. max_model_len 1: no default split
     if out.get("engine") not in (None, req.engine):

@@ -94,8 +94,10 @@ def setup_for(cfg: dict, req, dtype: str, constants: timing.Constants | None = N
 
 
 def time_keys(cfg: dict, req, serving: dict, input_len: int | None = None, output_len: int | None = None,
-              spec=None, device=None) -> dict:
-    """The keys to add to the ``serving`` dict (empty of times when the request does not fit)."""
+              spec=None, device=None, concurrency: int | None = None, request_rate: float | None = None) -> dict:
+    """The keys to add to the ``serving`` dict (empty of times when the request does not fit).
+    With ``concurrency`` or ``request_rate``: also ``at``, the metrics at that load
+    (cost/operating_point.evaluate), and the asked concurrency joins the curve."""
     inp, out = request_lengths(req.max_model_len, input_len, output_len)
     if not serving.get("fits") or serving.get("max_concurrency", 0) < 1:
         return {"input_len": inp, "output_len": out, "time": None,
@@ -104,11 +106,46 @@ def time_keys(cfg: dict, req, serving: dict, input_len: int | None = None, outpu
         setup = setup_for(cfg, req, serving["dtype"], spec=spec, device=device)
     except ValueError as err:      # a model or GPU the time model cannot represent: say so, no numbers
         return {"input_len": inp, "output_len": out, "time": None, "time_note": f"no time: {err}"}
-    return timing.serving_time_keys(setup, inp, out, serving["max_concurrency"])
+    keys = timing.serving_time_keys(setup, inp, out, serving["max_concurrency"])
+    if concurrency is not None or request_rate is not None:
+        keys["at"] = at_load(setup, req, serving["kv_cache_tokens"], inp, out, concurrency, request_rate,
+                             getattr(req, "data_parallel_size", 1))
+        if concurrency is not None and all(p["concurrency"] != concurrency for p in keys["curve"]):
+            a = keys["at"]
+            keys["curve"] = sorted(keys["curve"] + [{"concurrency": concurrency, "ttft_s": a["ttft_s"],
+                                                     "tpot_s": a["tpot_s"],
+                                                     "output_tokens_per_s": a["output_tokens_per_s"]}],
+                                   key=lambda p: p["concurrency"])
+    return keys
+
+
+def at_load(setup: timing.Setup, req, kv_cache_tokens: int, input_len: int, output_len: int,
+            concurrency: int | None, request_rate: float | None, data_parallel_size: int = 1, cache=None) -> dict:
+    """``serving.at``: the metrics at one load, the KV pool holding kv_cache_tokens // (block-rounded
+    input_len + output_len) requests of this length per replica."""
+    from multihead.cost.operating_point import evaluate
+    per_request = -(-(input_len + output_len) // req.block_size) * req.block_size
+    return evaluate(setup, input_len, output_len, concurrency=concurrency, request_rate=request_rate,
+                    data_parallel_size=data_parallel_size, max_num_seqs=req.max_num_seqs,
+                    kv_capacity_requests=kv_cache_tokens / per_request, cache=cache)
 
 
 def _ms(s: float) -> str:
     return f"{s * 1e3:,.1f} ms" if s < 10 else f"{s:,.1f} s"
+
+
+def at_lines(a: dict) -> list[str]:
+    """The ``at`` object as text: the asked load, its times, and what queues."""
+    load = (f"concurrency {a['concurrency']:,}" if a["concurrency"] is not None
+            else f"{a['request_rate']:g} requests/s ({a['arrival']})")
+    if a["overloaded"]:
+        return [f"  at {load}: overloaded: {a['note']}"]
+    lines = [f"  at {load}: TTFT {_ms(a['ttft_s'])}, TPOT {_ms(a['tpot_s'])}, request {_ms(a['request_latency_s'])}, "
+             f"{a['output_tokens_per_s']:,.1f} output tokens/s ({a['output_tokens_per_s_per_gpu']:,.1f} per GPU), "
+             f"{a['requests_per_s']:,.3g} requests/s"]
+    if a["note"]:
+        lines.append(f"    {a['note']}")
+    return lines
 
 
 def render_lines(d: dict) -> list[str]:
@@ -116,8 +153,9 @@ def render_lines(d: dict) -> list[str]:
     if "ttft_s" not in d:
         return [d["time_note"]] if d.get("time_note") else []
     c = d["concurrency"]
+    at = at_lines(d["at"]) if d.get("at") else []
     return [f"time, requests of {d['input_len']:,} prompt + {d['output_len']:,} output tokens "
-            f"({d.get('time_engine', d['engine'])} fixed costs; {d['attention_kernel']}):",
+            f"({d.get('time_engine', d['engine'])} fixed costs; {d['attention_kernel']}):", *at,
             f"  at max concurrency {c}: TTFT {_ms(d['ttft_s'])}, TPOT {_ms(d['tpot_s'])}, "
             f"{d['output_tokens_per_s']:,.1f} output tokens/s in all (decode {d['decode_bound']}-bound)",
             f"  one request: TTFT {_ms(d['ttft_s_one_request'])}, TPOT {_ms(d['tpot_s_one_request'])}, "

@@ -29,15 +29,46 @@ class LaunchPlan:
     dtype: str = "auto"
     quantization: str | None = None
     block_size: int | None = None
+    data_parallel_size: int = 1         # replicas of the model (each tensor_parallel_size x pipeline_parallel_size GPUs)
 
     @property
     def gpus(self) -> int:
+        """GPUs of one replica."""
         return self.tensor_parallel_size * self.pipeline_parallel_size
 
     @property
     def nodes(self) -> int:
-        """Nodes the plan spans: one when all GPUs fit in one node, else one per pipeline stage group."""
+        """Nodes one replica spans: one when its GPUs fit in one node, else one per pipeline stage group."""
         return max(1, -(-self.gpus // self.gpus_per_node))
+
+    @property
+    def replicas_per_node(self) -> int:
+        """Replicas one launch command runs (the engine's own data parallelism inside a node): the
+        largest divisor of data_parallel_size that fits in a node, so identical launches add up to it."""
+        if self.nodes > 1:
+            return 1
+        fit = max(1, self.gpus_per_node // self.gpus)
+        return max(d for d in range(1, min(fit, self.data_parallel_size) + 1) if self.data_parallel_size % d == 0)
+
+    @property
+    def launches(self) -> int:
+        """Separate launches (nodes or node groups) the replicas need; a router spreads requests over them."""
+        return -(-self.data_parallel_size // self.replicas_per_node)
+
+
+def replicate(cmd: "Command", plan: LaunchPlan) -> "Command":
+    """The command for ``plan.data_parallel_size`` replicas: the engine's data-parallel flag runs the
+    replicas that fit in one node; when more are asked, the same launch is repeated on further nodes
+    (or, for replicas spanning nodes, further clusters) behind a router."""
+    if plan.launches == 1:
+        return cmd
+    per = plan.replicas_per_node
+    where = f"{plan.nodes} node(s) each" if plan.nodes > 1 else "one node each"
+    steps = (f"# {plan.data_parallel_size} replicas: {plan.launches} launches of {per} replica(s), {where}; "
+             f"run the launch below on each and put a load balancer in front that spreads requests over "
+             f"the {plan.launches} endpoints",)
+    note = "; ".join(n for n in (cmd.note, f"{plan.launches} identical launches behind a router") if n)
+    return Command(cmd.engine, cmd.argv, steps + cmd.setup, cmd.nodes * plan.launches, note)
 
 
 @dataclass(frozen=True)
@@ -61,10 +92,12 @@ class Command:
 
 
 def command(engine: str, plan: LaunchPlan) -> Command:
+    if plan.data_parallel_size < 1:
+        raise ValueError(f"data-parallel-size: expected a positive integer, got {plan.data_parallel_size!r}")
     if engine == "vllm":
         from multihead.engines import vllm
-        return vllm.command(plan)
+        return replicate(vllm.command(plan), plan)
     if engine == "sglang":
         from multihead.engines import sglang
-        return sglang.command(plan)
+        return replicate(sglang.command(plan), plan)
     raise ValueError(f"emit: expected one of {', '.join(ENGINES)}, got {engine!r}")

@@ -17,6 +17,8 @@ def flags(plan: LaunchPlan) -> list[str]:
         raise ValueError(f"kv-cache-dtype: SGLang takes {', '.join(_KV)}, got {plan.kv_cache_dtype!r}")
     out = ["--tp-size", str(plan.tensor_parallel_size), "--pp-size", str(plan.pipeline_parallel_size),
            "--mem-fraction-static", f"{plan.gpu_memory_utilization:g}"]
+    if plan.replicas_per_node > 1:
+        out += ["--dp-size", str(plan.replicas_per_node)]
     if plan.max_model_len:
         out += ["--context-length", str(plan.max_model_len)]
     if plan.max_num_batched_tokens:

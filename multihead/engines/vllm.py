@@ -9,6 +9,8 @@ def flags(plan: LaunchPlan) -> list[str]:
     out = ["--tensor-parallel-size", str(plan.tensor_parallel_size),
            "--pipeline-parallel-size", str(plan.pipeline_parallel_size),
            "--gpu-memory-utilization", f"{plan.gpu_memory_utilization:g}"]
+    if plan.replicas_per_node > 1:
+        out += ["--data-parallel-size", str(plan.replicas_per_node)]
     if plan.max_model_len:
         out += ["--max-model-len", str(plan.max_model_len)]
     if plan.max_num_batched_tokens:

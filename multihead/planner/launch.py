@@ -18,7 +18,8 @@ def launch_plan(req, dtype: str, fraction: float | None = None) -> LaunchPlan:
     return LaunchPlan(req.model, req.tensor_parallel_size, req.pipeline_parallel_size, GPUS_PER_NODE,
                       req.gpu_memory_utilization if fraction is None else fraction, req.max_model_len,
                       req.max_num_batched_tokens, req.max_num_seqs if req.max_num_seqs != 1024 else None,
-                      req.kv_cache_dtype, dtype, req.quantization, req.block_size if req.block_size != 16 else None)
+                      req.kv_cache_dtype, dtype, req.quantization, req.block_size if req.block_size != 16 else None,
+                      req.data_parallel_size)
 
 
 def add_command(out: dict, req, emit: str | None, launch=None) -> dict:

@@ -91,7 +91,7 @@ class Engine:
 def engine_for(setup, model: str, tokens: int, options: dict | None) -> Engine | str:
     """The Engine of a plan, or the reason there is none (a measured CPU profile)."""
     from multihead.cost.serving_answer import Request, serving_account
-    from multihead.planner.search import search
+    from multihead.planner.search import fallback_search
     o = dict(options or {})
     cfg, model_id = _config(o, model)
     total, gpu = _physical_bytes(setup.device)
@@ -103,9 +103,9 @@ def engine_for(setup, model: str, tokens: int, options: dict | None) -> Engine |
                   model=model_id or setup.spec.name, gpu=gpu, kv_cache_dtype=_kv_flag(o, setup.precision),
                   dtype=o.get("dtype") or "auto", quantization=o.get("quantization"),
                   engine=o.get("engine") or "vllm", engine_version=o.get("engine_version"),
-                  mem_fraction_static=o.get("mem_fraction_static"))
+                  mem_fraction_static=o.get("mem_fraction_static"), data_parallel_size=o.get("data_parallel_size") or 1)
     a, _ = serving_account(cfg, req, spec=setup.spec, gpu_bytes=total)
-    found = (search(cfg, req, setup.spec.num_heads, limit=None, spec=setup.spec, gpu_bytes=total)
+    found = (fallback_search(cfg, req, setup.spec.num_heads, limit=None, spec=setup.spec, gpu_bytes=total)
              if not a.fits or a.max_concurrency < 1 else None)
     return Engine(cfg, model_id, req, total, a, found, o)
 
@@ -129,17 +129,18 @@ def build(ctx: sections.Context):
     from multihead.cost.serving_answer import answer
     from multihead.planner.launch import add_command
     from multihead.planner.names import serving_bytes
-    from multihead.planner.search import rows
+    from multihead.planner.search import fallback_rows
     e = getattr(ctx.setup, "engine", None) or engine_for(ctx.setup, ctx.plan.inputs.model, ctx.plan.inputs.tokens,
                                                          ctx.options)
     if isinstance(e, str):
         return ServingSection({"fits": False, "reason": e})
     o = e.options
     data = answer(e.cfg, e.request, input_len=o.get("input_len"), output_len=o.get("output_len"),
-                  spec=ctx.setup.spec, gpu_bytes=e.total_bytes, device=ctx.setup.device)
+                  spec=ctx.setup.spec, gpu_bytes=e.total_bytes, device=ctx.setup.device,
+                  concurrency=o.get("concurrency"), request_rate=o.get("request_rate"))
     add_command(data, e.request, o.get("emit") or o.get("engine") or "vllm", e.found[0][0] if e.found else None)
     if e.found is not None:
-        data["fallbacks"] = rows(e.found[:SHOWN], e.request, e.account)
+        data["fallbacks"] = fallback_rows(e.found[:SHOWN], e.request, e.account)
     return ServingSection(serving_bytes(data))
 
 

@@ -1,0 +1,68 @@
+"""Run the commands a doc quotes and rewrite the output blocks under them, or check them.
+
+A quoted output in a doc is a fenced block right after a marker line
+
+    <!-- output: multihead plan ... -->
+
+``python scripts/doc_outputs.py docs/search.md`` reruns every marked command in process
+(``multihead.cli.main``) and rewrites the block under it; ``--check`` exits 1 naming the first
+stale block instead (tests/test_search.py runs the check, so a quoted number cannot drift).
+Lines matching ``VOLATILE`` (wall-clock seconds) are compared with the number masked.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import shlex
+import sys
+from pathlib import Path
+
+MARK = re.compile(r"^<!-- output: (?P<cmd>.+?) -->\n```[a-z]*\n(?P<out>.*?)```\n", re.S | re.M)
+VOLATILE = re.compile(r"(evaluated in )[0-9.]+( s)")
+
+
+def run(command: str) -> str:
+    from multihead.cli import main
+    argv = shlex.split(command)
+    if argv[:1] != ["multihead"]:
+        raise ValueError(f"doc command must start with 'multihead': {command!r}")
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        code = main(argv[1:])
+    if code != 0:
+        raise RuntimeError(f"{command!r} exited {code}")
+    return buf.getvalue()
+
+
+def stale_blocks(text: str) -> list[tuple[str, str, str]]:
+    """(command, quoted, fresh) for every marked block whose quoted output differs from a fresh run."""
+    out = []
+    for m in MARK.finditer(text):
+        fresh = run(m["cmd"])
+        if VOLATILE.sub(r"\1#\2", fresh) != VOLATILE.sub(r"\1#\2", m["out"]):
+            out.append((m["cmd"], m["out"], fresh))
+    return out
+
+
+def rewrite(text: str) -> str:
+    return MARK.sub(lambda m: f"<!-- output: {m['cmd']} -->\n```\n{run(m['cmd'])}```\n", text)
+
+
+def main(argv: list[str]) -> int:
+    check = "--check" in argv
+    paths = [Path(a) for a in argv if a != "--check"]
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        if check:
+            stale = stale_blocks(text)
+            if stale:
+                print(f"{path}: stale output of {stale[0][0]!r}; run python scripts/doc_outputs.py {path}")
+                return 1
+        else:
+            path.write_text(rewrite(text), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
