@@ -315,7 +315,10 @@ def plan_texts(plan: dict, lang: str) -> dict:
         if lang == "en":
             fallbacks.append({"name": f.get("name"), "action": f.get("action"), "text": f.get("text")})
             continue
-        text = _fallback_zh(f, plan)
+        try:
+            text = _fallback_zh(f, plan)
+        except (KeyError, TypeError, ValueError, AttributeError):   # a fallback shaped unlike the planner's
+            text = None
         if text is None:
             missing.append(str(f.get("text")))
         fallbacks.append({"name": f.get("name"), "action": FALLBACK_TITLES.get(f.get("name")), "text": text})

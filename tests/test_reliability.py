@@ -550,3 +550,201 @@ def test_r3_item18_kvcache_too_large_is_refused_before_allocation(kw):
     with pytest.raises(ValueError, match=r"^max_tokens: K and V need [\d,.]+ GiB .* more than the"):
         mh.KVCache(1, 8, head_dim=128, **kw)
     assert mh.KVCache(1, 2, head_dim=8, max_tokens=2**40, device="meta").k.device.type == "meta"
+
+
+# Items 6, 7, 8, 14, 15 and 18's config part: ONE reader for config files (multihead.cost.config_file)
+# used by plan, serving and the page's uploads; every sizing field checked before per-layer work.
+LLAMA = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+         "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256,
+         "max_position_embeddings": 131072, "torch_dtype": "bfloat16"}
+PLAN = ["--tokens", "1000", "--gpu", "H100-SXM"]
+SERVING = ["--gpu", "H100-SXM", "--max-model-len", "4096"]
+
+
+def _cli(argv, capsys):
+    from multihead.cli import main
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _cli_in_child(tmp_path, calls: list[list[str]], timeout: float = 60) -> list[list]:
+    """[rc, stderr] of ``multihead.cli.main(argv)`` for each argv, in ONE child process with 3 GiB of
+    address space and a time limit: a call that blocks or builds a 10**9-entry list fails its test
+    instead of hanging pytest or the machine."""
+    code = f"""
+        import contextlib, io, json, resource, sys
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+        from multihead.cli import main
+        results = []
+        for argv in {calls!r}:
+            err = io.StringIO()
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+                try:
+                    rc = main(argv)
+                except BaseException as e:
+                    rc, _ = 1, err.write(f"{{type(e).__name__}}: {{e}}")
+            results.append([rc, err.getvalue()])
+        print(json.dumps(results))
+    """
+    full_env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=tmp_path, env=full_env,
+                       capture_output=True, text=True, timeout=timeout)
+    assert r.returncode == 0, r.stderr[-2000:]
+    import json
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def _one_line_exit_2(rc, err, *needles):
+    assert rc == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, (rc, err[-1500:])
+    for needle in needles:
+        assert needle in err, (needle, err)
+
+
+# 7. A model path naming a FIFO hung plan/serving for ever; /dev/zero was read without bound.
+def test_r3_item07_fifo_and_devices_refused_without_blocking(tmp_path):
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "folder").mkdir()
+    os.mkfifo(tmp_path / "folder" / "config.json")           # a model folder whose config.json is a FIFO
+    calls = [[cmd, path, *args] for path in ("fifo", "/dev/zero", "folder") for cmd, args in
+             (("plan", PLAN), ("serving", SERVING))]
+    for (rc, err), argv in zip(_cli_in_child(tmp_path, calls, timeout=60), calls):
+        kind = "a character device" if argv[1] == "/dev/zero" else "a FIFO"
+        _one_line_exit_2(rc, err, "is not a regular file", kind)
+
+
+def test_r3_item07_reader_refuses_special_files_and_caps_size(tmp_path):
+    from multihead.cost.config_file import MAX_CONFIG_BYTES, read_config_file
+    os.mkfifo(tmp_path / "fifo")
+    for path, needle in ((tmp_path / "fifo", "a FIFO"), ("/dev/zero", "a character device"),
+                         (tmp_path, "does not exist"), (tmp_path / "nope.json", "does not exist")):
+        with pytest.raises(ValueError, match=f"^model: .*{needle}"):
+            read_config_file(path)
+    big = tmp_path / "big.json"
+    big.write_text('{"a": "' + "x" * MAX_CONFIG_BYTES + '"}')
+    with pytest.raises(ValueError, match=r"big.json is [\d,]+ bytes, more than the"):
+        read_config_file(big)
+
+
+# 8. num_hidden_layers 1e9 in gemma2 (sliding_window), qwen3_moe and qwen2 (use_sliding_window)
+# built the per-layer lists before the 100,000 bound (a hang with memory growing).
+@pytest.mark.parametrize("family", [
+    dict(model_type="gemma2", sliding_window=4096),
+    dict(model_type="qwen3_moe", num_experts=8, num_experts_per_tok=2, moe_intermediate_size=768),
+    dict(model_type="qwen2", use_sliding_window=True, sliding_window=4096),
+    dict(model_type="qwen2_moe", num_experts=8, num_experts_per_tok=2, moe_intermediate_size=768),
+    dict(model_type="deepseek_v3", n_routed_experts=8, num_experts_per_tok=2, moe_intermediate_size=768,
+         kv_lora_rank=512, qk_rope_head_dim=64, qk_nope_head_dim=128, v_head_dim=128),
+    dict(model_type="llama4_text", num_local_experts=8, num_experts_per_tok=1, attention_chunk_size=8192)],
+    ids=lambda f: f["model_type"])
+def test_r3_item08_huge_layer_counts_refused_before_per_layer_work(tmp_path, family):
+    import json
+    for layers in (10**9, 1e9):
+        (tmp_path / f"{layers}.json").write_text(json.dumps({**LLAMA, **family, "num_hidden_layers": layers}))
+    calls = [[cmd, f"{layers}.json", *args] for layers in (10**9, 1e9) for cmd, args in
+             (("plan", PLAN), ("serving", SERVING))]
+    for rc, err in _cli_in_child(tmp_path, calls, timeout=60):
+        _one_line_exit_2(rc, err, ".json: num_hidden_layers: expected an integer in 1..100,000, got 1000000000")
+
+
+# 14. serving on a config that is a JSON list/string/null, or whose text_config is not an object:
+# AttributeError tracebacks (plan refused them).
+@pytest.mark.parametrize("content, needle", [
+    ("[1, 2]", "expected a JSON object with HF config fields, got a list"),
+    ('"llama"', "got a string"), ("null", "got null"), ("3", "got a number"),
+    ('{"model_type": "gemma3", "text_config": 5}', "text_config: expected an object"),
+    ('{"model_type": "gemma3", "text_config": [1]}', "text_config: expected an object"),
+    ('{"model_type": "llava", "text_config": {}, "vision_config": "x"}', "vision_config: expected an object"),
+])
+@pytest.mark.parametrize("cmd", ["plan", "serving"])
+def test_r3_item14_config_structure_refused_by_name(tmp_path, capsys, content, needle, cmd):
+    path = tmp_path / "cfg.json"
+    path.write_text(content)
+    rc, _, err = _cli([cmd, str(path), *(PLAN if cmd == "plan" else SERVING)], capsys)
+    _one_line_exit_2(rc, err, "cfg.json", needle)
+
+
+# 15. A config nested 50,000 deep: RecursionError traceback (plan, serving), 500 on the page.
+@pytest.mark.parametrize("content", ["[" * 50_000 + "]" * 50_000, '{"a":' * 50_000 + "1" + "}" * 50_000,
+                                     '{"text_config": ' + "[" * 65 + "]" * 65 + "}"])
+@pytest.mark.parametrize("cmd", ["plan", "serving"])
+def test_r3_item15_deep_nesting_refused_by_name(tmp_path, capsys, content, cmd):
+    path = tmp_path / "deep.json"
+    path.write_text(content)
+    rc, _, err = _cli([cmd, str(path), *(PLAN if cmd == "plan" else SERVING)], capsys)
+    _one_line_exit_2(rc, err, "deep.json nests", "levels deep, more than the 64")
+
+
+def test_r3_item15_content_reader_is_the_file_reader(tmp_path):
+    """The page's uploads go through parse_config_text, the function read_config_file ends in."""
+    from multihead.cost.config_file import parse_config_text, read_config_file
+    for text in ("[" * 100 + "]" * 100, "[1]", '{"text_config": 5}', '{"hidden_size": NaN}',
+                 '{"hidden_size": 1' + "0" * 5000 + "}", LLAMA_TEXT_BAD):
+        (tmp_path / "c.json").write_text(text)
+        with pytest.raises(ValueError) as from_file:
+            read_config_file(tmp_path / "c.json")
+        with pytest.raises(ValueError) as from_text:
+            parse_config_text(text, str(tmp_path / "c.json"))
+        assert str(from_file.value) == str(from_text.value)
+    assert parse_config_text(str.encode(__import__("json").dumps(LLAMA)), "x") == LLAMA
+
+
+LLAMA_TEXT_BAD = '{"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, ' \
+                 '"quantization_config": {"quant_method": "gptq", "bits": 0}}'
+
+
+# 6. Garbage quantization and sizing fields were accepted (GPTQ bits 0 planned an 8B Llama at 2.09 GiB).
+@pytest.mark.parametrize("extra, needle", [
+    ({"quantization_config": {"quant_method": "gptq", "bits": 0, "group_size": 128}},
+     "quantization_config.bits: expected one of 2, 3, 4, 8 bits, got 0"),
+    ({"quantization_config": {"quant_method": "gptq", "bits": 1000}}, "quantization_config.bits: expected one of"),
+    ({"quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 0}},
+     "quantization_config.group_size: expected -1 (per channel) or a positive integer, got 0"),
+    ({"quantization_config": {"quant_method": "gptq", "bits": True}}, "quantization_config.bits"),
+    ({"quantization_config": {"quant_method": "awq", "bits": 4, "group_size": -5}}, "quantization_config.group_size"),
+    ({"quantization_config": {"quant_method": "fp8", "weight_block_size": "x"}},
+     "quantization_config.weight_block_size: expected a pair of positive integers"),
+    ({"quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 0]}}, "weight_block_size"),
+    ({"quantization_config": {"quant_method": "bitsandbytes", "load_in_4bit": "maybe"}},
+     "quantization_config.load_in_4bit: expected true or false, got 'maybe'"),
+    ({"quantization_config": {"quant_method": "bitsandbytes"}}, "exactly one of load_in_4bit / load_in_8bit"),
+    ({"quantization_config": {"quant_method": "bitsandbytes", "load_in_4bit": True,
+                              "bnb_4bit_quant_type": "int3"}}, "bnb_4bit_quant_type"),
+    ({"quantization_config": {"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {
+        "num_bits": 0, "type": "int", "strategy": "channel"}}}}}, "weights.num_bits: expected one of"),
+    ({"quantization_config": {"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {
+        "num_bits": 4, "type": "int", "strategy": "group", "group_size": 0}}}}}, "weights.group_size"),
+    ({"model_type": "qwen3_moe", "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 768,
+      "decoder_sparse_step": -1}, "decoder_sparse_step: expected an integer in 1..100,000, got -1"),
+    ({"model_type": "qwen3_moe", "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 768,
+      "mlp_only_layers": "all"}, "mlp_only_layers: expected a list of layer indices, got 'all'"),
+    ({"model_type": "qwen3_moe", "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 768,
+      "mlp_only_layers": [0, 32]}, "mlp_only_layers: layer 32 is outside 0..31"),
+    ({"rope_scaling": {"rope_type": "zzz", "factor": 2.0}}, "rope_scaling.rope_type: 'zzz' is not a rope type"),
+    ({"model_type": "qwen2", "use_sliding_window": "yes"}, "use_sliding_window: expected true or false"),
+    ({"sliding_window": 0}, "sliding_window: expected an integer in 1.."),
+    ({"num_key_value_heads": 8.0}, "num_key_value_heads: expected an integer"),
+])
+@pytest.mark.parametrize("cmd", ["plan", "serving"])
+def test_r3_item06_sizing_fields_validated_by_name(tmp_path, capsys, extra, needle, cmd):
+    import json
+    path = tmp_path / "q.json"
+    path.write_text(json.dumps({**LLAMA, **extra}))
+    rc, _, err = _cli([cmd, str(path), *(PLAN if cmd == "plan" else SERVING)], capsys)
+    _one_line_exit_2(rc, err, "q.json: ", needle)
+
+
+def test_r3_item06_good_quantization_still_read():
+    from multihead.cost.quantization import from_config
+    assert from_config({"quant_method": "gptq", "bits": 3, "group_size": -1}).group_size is None
+    assert from_config({"quant_method": "fp8", "weight_block_size": [128, 128]}).group_size == 16384
+    assert from_config({"quant_method": "bitsandbytes", "load_in_8bit": True, "load_in_4bit": False}).bits == 8
+
+
+# 18 (config part). A 5,001-digit integer's message named no file or field.
+@pytest.mark.parametrize("cmd", ["plan", "serving"])
+def test_r3_item18_huge_integer_names_file_and_field(tmp_path, capsys, cmd):
+    path = tmp_path / "big.json"
+    path.write_text('{"model_type": "llama", "text_config": {"hidden_size": ' + "9" * 5001 + "}}")
+    rc, _, err = _cli([cmd, str(path), *(PLAN if cmd == "plan" else SERVING)], capsys)
+    _one_line_exit_2(rc, err, "big.json", "'text_config.hidden_size' is an integer of 5,001 digits")

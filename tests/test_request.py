@@ -19,9 +19,11 @@ from multihead.planner.request import FIELDS, PlanRequest
     ({"kv_cache_dtype": "fp4"}, "kv_cache_dtype"), ({"block_size": 7}, "block_size"),
     ({"gpu_memory_utilization": 0}, "gpu_memory_utilization"), ({"htm": "x.html"}, "htm"),
     ({"gpus": 2, "tensor_parallel_size": 2}, "tensor_parallel_size"),
-    ({"data_parallel_size": 2}, "data_parallel_size"), ({"engine": "trt"}, "engine"),
+    ({"data_parallel_size": 0}, "data_parallel_size"), ({"engine": "trt"}, "engine"),
     ({"mem_fraction_static": 2}, "mem_fraction_static"), ({"batching": "static"}, "batching"),
-    ({"concurrency": 8}, "concurrency"), ({"request_rate": 2.0}, "request_rate"),
+    ({"concurrency": 0}, "concurrency"), ({"request_rate": -2.0}, "request_rate"),
+        ({"concurrency": 8, "request_rate": 2.0}, "concurrency"), ({"gpu": "H100,MI300X"}, "gpu"),
+        ({"search": True, "slo": "x" * 201}, "slo"), ({"search": True, "objective": "speed"}, "objective"),
     ({"enable_dp_attention": True}, "enable_dp_attention"),
 ])
 def test_bad_values_are_one_line_naming_the_field(options, field):

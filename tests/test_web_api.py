@@ -307,10 +307,14 @@ def test_unexpected_error_is_a_one_line_500(client, monkeypatch):
 
 # -- pages, assets, offline --------------------------------------------------------------------------
 def test_pages_and_assets_are_served_locally(client):
-    for path in ("/", "/lesson"):
+    import re
+    for path in ("/", "/lesson", "/search"):
         page = client.get(path)
         assert page.status_code == 200 and "text/html" in page.headers["content-type"]
-        assert "http://" not in page.text and "https://" not in page.text    # nothing from a CDN
+        # nothing loaded from a CDN: no script, style, image or frame from another host (a reader's
+        # link to a cited paper, <a href>, loads nothing)
+        loaded = re.findall(r"<(?!a\b)[a-z]+\b[^>]*\b(?:src|href)=[\"']?(https?:)?//", page.text)
+        assert not loaded, loaded
     js = client.get("/vendor/plotly.min.js")
     assert js.status_code == 200 and len(js.content) > 1_000_000
     for name in ("common.js", "plan_view.js", "planner.js", "lesson.js", "style.css"):

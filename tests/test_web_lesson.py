@@ -171,3 +171,37 @@ def test_cli_errors_translate():
         zh = messages.translate(line, "zh")
         assert zh and "expected" not in zh
     assert messages.translate("something no entry has", "zh") is None
+
+
+def test_no_formula_in_any_page_script():
+    """Every script under web/static draws; none computes (the lesson's new files included)."""
+    from pathlib import Path
+    static = Path(__file__).resolve().parents[1] / "multihead" / "web" / "static"
+    scripts = sorted(static.glob("*.js"))
+    assert {p.name for p in scripts} >= {"common.js", "plan_view.js", "planner.js", "lesson.js", "lesson_i18n.js"}
+    for js in scripts:
+        text = js.read_text()
+        for banned in ("Math.exp", "Math.log(", "Math.sqrt", "Math.pow", "**"):
+            assert banned not in text, f"{js.name} computes with {banned}"
+
+
+def test_messages_endpoint(client):
+    rc, out, _ = run_cli(["plan", *CASES[1], "--json"])
+    r = post(client, "/api/messages", {"lang": "zh", "plan": json.loads(out),
+                                       "error": "tokens: expected --tokens T (or --max-model-len; a positive integer)"})
+    assert "最少分段" in r["plan"]["reason"] and r["error"].startswith("tokens：")
+    assert r["plan"]["engine_message"]                         # vLLM's own words, quoted, not translated
+    odd = post(client, "/api/messages", {"lang": "zh", "plan": {"fallbacks": [{"name": "kv_quantization", "effect": {"options": [{}]}}]}})
+    assert odd["plan"]["fallbacks"][0]["text"] is None         # a shape it cannot read: untranslated, not a 500
+    for body, field in (({"lang": "fr"}, "lang"), ({"lang": "zh", "x": 1}, "x"), ({"lang": "zh", "plan": [1]}, "plan")):
+        bad = client.post("/api/messages", json=body)
+        assert bad.status_code == 400 and bad.json()["field"] == field
+
+
+def test_lesson_bodies_are_bounded_and_named(client):
+    for path, body, field in (("/api/lesson/variance", {"d_k": 4096}, "d_k"), ("/api/lesson/variance", {"samples": 10**6}, "samples"),
+                              ("/api/lesson/normalize", {"logits": 5}, "logits"), ("/api/lesson/normalize", {"logits": [1] * 9}, "logits"),
+                              ("/api/lesson/shapes", {"tokens": 65}, "tokens"), ("/api/lesson/accounts", {"d_model": 8, "heads": 3}, "heads")):
+        r = client.post(path, json=body)
+        assert r.status_code == 400 and r.json()["field"] == field, (path, body, r.text)
+    assert client.post("/api/lesson/gqa", content=b"[1]", headers={"content-type": "application/json"}).json()["field"] == "body"

@@ -9,7 +9,8 @@ worse than none.
 from __future__ import annotations
 
 from multihead.cost import quantization as quant
-from multihead.cost.model import MLA, Bias, MlpKind, ModelSpec, MoE, NormKind, Positions
+from multihead.cost.config_file import check_structure
+from multihead.cost.model import MAX_LAYERS, MAX_WIDTH, MLA, Bias, MlpKind, ModelSpec, MoE, NormKind, Positions
 from multihead.cost.positions import rope_scaling_of
 from multihead.cost.units import canonical_dtype
 
@@ -37,6 +38,29 @@ FAMILY_DEFAULTS: dict[str, dict] = {
     "gemma3_text": dict(num_attention_heads=8, num_key_value_heads=4, head_dim=256, vocab_size=262208,
                         sliding_window=4096, max_position_embeddings=131072),
 }
+# Every field that sizes something, with its bounds (HF's names), checked before any per-layer
+# work: a bad value is refused by name, never turned into a loop, a list or a silent default.
+_LONG = 1 << 40                     # token counts (positions, windows, chunks)
+INT_FIELDS: dict[str, tuple[int, int]] = {
+    "hidden_size": (1, MAX_WIDTH), "num_hidden_layers": (1, MAX_LAYERS), "num_attention_heads": (1, MAX_WIDTH),
+    "num_key_value_heads": (1, MAX_WIDTH), "head_dim": (1, MAX_WIDTH), "intermediate_size": (1, MAX_WIDTH),
+    "intermediate_size_mlp": (1, MAX_WIDTH), "vocab_size": (1, MAX_WIDTH),
+    "max_position_embeddings": (1, _LONG), "sliding_window": (1, _LONG), "attention_chunk_size": (1, _LONG),
+    "max_window_layers": (0, MAX_LAYERS), "sliding_window_pattern": (1, MAX_LAYERS),
+    "num_experts": (0, MAX_WIDTH), "num_local_experts": (0, MAX_WIDTH), "n_routed_experts": (0, MAX_WIDTH),
+    "num_experts_per_tok": (1, MAX_WIDTH), "experts_per_token": (1, MAX_WIDTH),
+    "moe_intermediate_size": (1, MAX_WIDTH), "shared_expert_intermediate_size": (0, MAX_WIDTH),
+    "n_shared_experts": (0, MAX_WIDTH), "decoder_sparse_step": (1, MAX_LAYERS),
+    "first_k_dense_replace": (0, MAX_LAYERS), "moe_layer_freq": (1, MAX_LAYERS),
+    "interleave_moe_layer_step": (1, MAX_LAYERS),
+    "kv_lora_rank": (1, MAX_WIDTH), "q_lora_rank": (1, MAX_WIDTH), "qk_rope_head_dim": (1, MAX_WIDTH),
+    "qk_nope_head_dim": (1, MAX_WIDTH), "v_head_dim": (1, MAX_WIDTH),
+}
+LAYER_LISTS = ("mlp_only_layers", "moe_layers")            # layer indices in [0, num_hidden_layers)
+BOOL_FIELDS = ("use_sliding_window", "tie_word_embeddings", "attention_bias", "mlp_bias")
+# transformers' rope_type names (modeling_rope_utils.ROPE_INIT_FUNCTIONS) and older spellings
+ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "su", "mrope")
+
 # keys that change the shape: a family whose reader does not consume one refuses the config
 _STRUCTURAL = {"num_local_experts": "moe", "num_experts": "moe", "n_routed_experts": "moe",
                "moe_intermediate_size": "moe", "kv_lora_rank": "mla", "q_lora_rank": "mla"}
@@ -45,13 +69,7 @@ _STRUCTURAL = {"num_local_experts": "moe", "num_experts": "moe", "n_routed_exper
 def read_config(config: dict, name: str = "config.json", *, params: float | None = None,
                 params_published: int | None = None, source: str = "") -> ModelSpec:
     """A ModelSpec from a HuggingFace config.json dict. Raises ValueError naming the field."""
-    if not isinstance(config, dict):
-        raise ValueError(f"{name}: expected a JSON object with HF config fields, got {type(config).__name__}")
-    cfg, notes = _text_config(config)
-    for alias, hf in _ALIASES.items():
-        if alias in cfg and hf not in cfg:
-            cfg[hf] = cfg[alias]
-    _fill_defaults(cfg, notes)
+    cfg, notes = _checked_fields(config, name)
     missing = [f for f in REQUIRED_FIELDS if cfg.get(f) is None]
     if missing:
         raise ValueError(f"{name}: missing required field {missing[0]!r}"
@@ -72,6 +90,77 @@ def read_config(config: dict, name: str = "config.json", *, params: float | None
         raise ValueError(f"{name}: missing field {err.args[0]!r} (a {model_type} config needs it)") from None
     except (ValueError, TypeError) as err:
         raise ValueError(f"{name}: {err}") from None
+
+
+def check_config(config, name: str = "config.json") -> None:
+    """The schema check alone (what read_config checks first): the file's structure and every sizing
+    field of its language model. The config readers (cost.config_file) call it on what they read."""
+    _checked_fields(config, name)
+
+
+def _checked_fields(config, name: str) -> tuple[dict, list[str]]:
+    """(the language model's fields, notes), aliases resolved and transformers' defaults filled,
+    after checking them: structure first, then every sizing field, before any per-layer work."""
+    check_structure(config, name)
+    cfg, notes = _text_config(config)
+    for alias, hf in _ALIASES.items():
+        if alias in cfg and hf not in cfg:
+            cfg[hf] = cfg[alias]
+    _fill_defaults(cfg, notes)
+    try:
+        check_fields(cfg)
+    except ValueError as err:
+        raise ValueError(f"{name}: {err}") from None
+    return cfg, notes
+
+
+def check_fields(cfg: dict) -> None:
+    """Every sizing field of a (text) config within its bounds, by name; before any per-layer work."""
+    for key, (lo, hi) in INT_FIELDS.items():
+        value = cfg.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi):
+            raise ValueError(f"{key}: expected an integer in {lo:,}..{hi:,}, got {_show(value)}")
+    layers = cfg.get("num_hidden_layers")
+    for key in LAYER_LISTS:
+        value = cfg.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, list) or any(isinstance(i, bool) or not isinstance(i, int) for i in value):
+            raise ValueError(f"{key}: expected a list of layer indices, got {_show(value)}")
+        out = [i for i in value if not 0 <= i < (layers or MAX_LAYERS)]
+        if out:
+            raise ValueError(f"{key}: layer {out[0]} is outside 0..{(layers or MAX_LAYERS) - 1} (num_hidden_layers)")
+    for key in ("layer_types", "no_rope_layers"):
+        value = cfg.get(key)
+        if value is not None and not isinstance(value, list):
+            raise ValueError(f"{key}: expected a list (one entry per layer), got {_show(value)}")
+        if value and layers is not None and len(value) != layers:         # [] means the family's default
+            raise ValueError(f"{key}: expected {layers} entries (num_hidden_layers), got {len(value):,}")
+    if isinstance(cfg.get("layer_types"), list) and not all(isinstance(t, str) for t in cfg["layer_types"]):
+        raise ValueError(f"layer_types: expected attention kinds (strings), got {_show(cfg['layer_types'])}")
+    if isinstance(cfg.get("no_rope_layers"), list) and not all(i in (0, 1) and not isinstance(i, float)
+                                                               for i in cfg["no_rope_layers"]):
+        raise ValueError(f"no_rope_layers: expected 0 or 1 per layer, got {_show(cfg['no_rope_layers'])}")
+    for key in BOOL_FIELDS:
+        if cfg.get(key) is not None and not isinstance(cfg[key], bool):
+            raise ValueError(f"{key}: expected true or false, got {_show(cfg[key])}")
+    for key in ("model_type", "torch_dtype", "dtype"):
+        if cfg.get(key) is not None and not isinstance(cfg[key], str):
+            raise ValueError(f"{key}: expected a string, got {_show(cfg[key])}")
+    if cfg.get("quantization_config") is not None:
+        quant.from_config(cfg["quantization_config"])              # its own fields, by name
+    rope = _rope(cfg)
+    if isinstance(rope, dict):
+        kind = rope.get("rope_type", rope.get("type", "default"))
+        if kind not in ROPE_TYPES:
+            raise ValueError(f"rope_scaling.rope_type: {_show(kind)} is not a rope type transformers knows "
+                             f"({', '.join(ROPE_TYPES)})")
+
+
+def _show(value) -> str:
+    """A value for an error message, at most 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
 
 
 def _text_config(config: dict) -> tuple[dict, list[str]]:
@@ -191,7 +280,7 @@ def _mla(cfg: dict) -> dict:
 
 
 def _moe_qwen(cfg: dict) -> MoE:
-    L, step = cfg["num_hidden_layers"], cfg.get("decoder_sparse_step", 1) or 1
+    L, step = cfg["num_hidden_layers"], cfg.get("decoder_sparse_step") or 1     # bounds: check_fields
     dense = set(cfg.get("mlp_only_layers") or [])
     n = sum(1 for i in range(L) if (i + 1) % step == 0 and i not in dense) if cfg.get("num_experts") else 0
     shared = cfg.get("shared_expert_intermediate_size") or 0

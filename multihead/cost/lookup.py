@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import copy
 import difflib
-import json
 from importlib import resources
 from pathlib import Path
 
 from multihead.catalog import entries
+from multihead.cost.config_file import MAX_CONFIG_BYTES, read_config_file  # noqa: F401  (MAX_CONFIG_BYTES: re-exported)
 from multihead.cost.hf_config import read_config
 from multihead.cost.model import ModelSpec
 
-MAX_CONFIG_BYTES = 16 << 20        # the largest published config.json is well under 1 MB
 MODELS_JSON = resources.files("multihead.catalog") / "models.json"
 
 
@@ -48,25 +47,9 @@ def catalog_model(name: str) -> ModelSpec:
 
 
 def load_config_file(path: str | Path) -> ModelSpec:
-    """A ModelSpec from a config.json path (or a model folder holding one); a file that is missing,
-    not a regular file, too large, binary or malformed is named with why."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / "config.json"
-    if not path.exists():
-        raise ValueError(f"model: config file {str(path)!r} does not exist")
-    if not path.is_file():
-        raise ValueError(f"model: {path} is not a regular file (expected a config.json)")
-    if path.stat().st_size > MAX_CONFIG_BYTES:
-        raise ValueError(f"model: {path} is {path.stat().st_size:,} bytes, too large for a config.json")
-    try:
-        config = json.loads(path.read_bytes().decode("utf-8"))
-    except UnicodeDecodeError:
-        raise ValueError(f"model: {path} is not text (a binary file?); expected a config.json") from None
-    except json.JSONDecodeError as err:
-        raise ValueError(f"model: {path} is not valid JSON ({err})") from None
-    except OSError as err:
-        raise ValueError(f"model: cannot read {path} ({err.strerror})") from None
+    """A ModelSpec from a config.json path (or a model folder holding one), read by the one reader
+    (cost.config_file: regular files only, bounded in size and depth); refusals name the file."""
+    config, path = read_config_file(path)
     label = path.name if path.name != "config.json" else f"{path.parent.name}/config.json"
     return read_config(config, name=label, source=str(path))
 

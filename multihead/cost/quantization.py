@@ -63,29 +63,63 @@ def from_config(qc: dict, where: str = "quantization_config") -> Quantization:
     return readers[method](qc, where)
 
 
+# What each method can store (the engines refuse the rest): GPTQ packs 2/3/4/8-bit integers
+# (vLLM GPTQConfig: weight_bits in [2, 3, 4, 8]); AWQ is 4-bit (vLLM AWQConfig: "only 4-bit");
+# compressed-tensors integer weights 2..8 bits, float weights fp4 (nvfp4) or fp8.
+GPTQ_BITS = (2, 3, 4, 8)
+AWQ_BITS = (4,)
+CT_BITS = {"int": (2, 3, 4, 8), "float": (4, 8)}
+BNB_4BIT_TYPES = ("nf4", "fp4")
+
+
+def _show(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
+
+
 def _num(qc: dict, key: str, where: str, default=None):
     value = qc.get(key, default)
     if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{where}.{key}: expected a number, got {value!r}")
+        raise ValueError(f"{where}.{key}: expected a number, got {_show(value)}")
     return value
 
 
-def _group(value) -> int | None:
-    return PER_CHANNEL if value in (None, -1, 0) else int(value)
+def _bits(qc: dict, key: str, where: str, allowed: tuple[int, ...], default=None) -> int:
+    value = qc.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value not in allowed:
+        raise ValueError(f"{where}.{key}: expected one of {', '.join(map(str, allowed))} bits, got {_show(value)}")
+    return value
+
+
+def _group_size(qc: dict, key: str, where: str, default=None) -> int | None:
+    """A group size: -1 (one group per output channel) or a positive integer (weights per scale)."""
+    value = qc.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or (value != -1 and value < 1) or value > 1 << 24:
+        raise ValueError(f"{where}.{key}: expected -1 (per channel) or a positive integer, got {_show(value)}")
+    return PER_CHANNEL if value == -1 else value
+
+
+def _flag(qc: dict, key: str, where: str, default: bool = False) -> bool:
+    value = qc.get(key, default)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise ValueError(f"{where}.{key}: expected true or false, got {_show(value)}")
+    return value
 
 
 def _gptq(qc, where):
-    bits = _num(qc, "bits", where, 4)
+    bits = _bits(qc, "bits", where, GPTQ_BITS, 4)
     # GPTQ stores packed zero points for every group, symmetric or not
-    return Quantization("gptq", bits, _group(qc.get("group_size", 128)), 2.0, bits,
-                        lm_head=bool(qc.get("lm_head", False)))
+    return Quantization("gptq", bits, _group_size(qc, "group_size", where, 128), 2.0, bits,
+                        lm_head=_flag(qc, "lm_head", where))
 
 
 def _awq(qc, where):
-    bits = _num(qc, "bits" if "bits" in qc else "w_bit", where, 4)
-    group = qc.get("group_size", qc.get("q_group_size", 128))
-    zero = bits if qc.get("zero_point", True) else 0
-    return Quantization("awq", bits, _group(group), 2.0, zero)
+    bits = _bits(qc, "bits" if "bits" in qc else "w_bit", where, AWQ_BITS, 4)
+    group = _group_size(qc, "group_size" if "group_size" in qc else "q_group_size", where, 128)
+    zero = bits if _flag(qc, "zero_point", where, True) else 0
+    return Quantization("awq", bits, group, 2.0, zero)
 
 
 def _compressed_tensors(qc, where):
@@ -94,29 +128,46 @@ def _compressed_tensors(qc, where):
         raise ValueError(f"{where}.config_groups: expected at least one quantization group")
     name, group = next(iter(groups.items()))
     w = group.get("weights") if isinstance(group, dict) else None
+    at = f"{where}.config_groups.{name}.weights"
     if not isinstance(w, dict):
-        raise ValueError(f"{where}.config_groups.{name}.weights: expected an object")
-    bits = _num(w, "num_bits", f"{where}.config_groups.{name}.weights")
-    strategy = str(w.get("strategy", "tensor"))
-    size = {"channel": PER_CHANNEL, "tensor": PER_TENSOR, "group": w.get("group_size"),
-            "tensor_group": w.get("group_size"), "block": _block(w.get("block_structure"))}.get(strategy)
-    if strategy not in ("channel", "tensor", "group", "tensor_group", "block") or (strategy != "channel" and size is None):
-        raise ValueError(f"{where}.config_groups.{name}.weights.strategy: {strategy!r} is not one the cost model knows")
+        raise ValueError(f"{at}: expected an object")
+    fmt = w.get("type", "int")
+    if fmt not in CT_BITS:
+        raise ValueError(f"{at}.type: expected 'int' or 'float', got {_show(fmt)}")
+    bits = _bits(w, "num_bits", at, CT_BITS[fmt])
+    strategy = w.get("strategy", "tensor")
+    if strategy not in ("channel", "tensor", "group", "tensor_group", "block"):
+        raise ValueError(f"{at}.strategy: {_show(strategy)} is not one the cost model knows "
+                         f"(channel, tensor, group, tensor_group, block)")
+    if strategy in ("group", "tensor_group"):
+        size = _group_size(w, "group_size", at)
+        if size is PER_CHANNEL:
+            raise ValueError(f"{at}.group_size: a {strategy} strategy needs a positive group size, got -1")
+    else:
+        size = {"channel": PER_CHANNEL, "tensor": PER_TENSOR}.get(strategy) if strategy != "block" else \
+            _block(w, "block_structure", at, required=True)
     scale = 1.0 if strategy == "tensor_group" else 2.0            # nvfp4: fp8 scales per 16
-    zero = 0 if w.get("symmetric", True) else bits
-    ignore = [str(x) for x in qc.get("ignore", [])]
-    return Quantization("compressed-tensors", bits, size, scale, zero, fmt=str(w.get("type", "int")),
-                        lm_head="lm_head" not in ignore)
+    zero = 0 if _flag(w, "symmetric", at, True) else bits
+    ignore = qc.get("ignore") or []
+    if not isinstance(ignore, list):
+        raise ValueError(f"{where}.ignore: expected a list of module names, got {_show(ignore)}")
+    return Quantization("compressed-tensors", bits, size, scale, zero, fmt=fmt,
+                        lm_head="lm_head" not in [str(x) for x in ignore])
 
 
-def _block(structure) -> int | None:
-    if isinstance(structure, (list, tuple)) and len(structure) == 2 and all(isinstance(x, int) for x in structure):
-        return structure[0] * structure[1]
-    return None
+def _block(qc: dict, key: str, where: str, required: bool = False) -> int | None:
+    """A [rows, cols] block of weights sharing one scale -> rows * cols (None: not stated)."""
+    value = qc.get(key)
+    if value is None and not required:
+        return None
+    if not (isinstance(value, list) and len(value) == 2 and all(
+            isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= 1 << 16 for x in value)):
+        raise ValueError(f"{where}.{key}: expected a pair of positive integers [rows, cols], got {_show(value)}")
+    return value[0] * value[1]
 
 
 def _fp8(qc, where):
-    block = _block(qc.get("weight_block_size"))
+    block = _block(qc, "weight_block_size", where)
     # DeepSeek-V3: fp32 scale per 128x128 block; vLLM's online fp8: one scale per tensor
     return Quantization("fp8", 8, block if block else PER_TENSOR, 4.0, fmt="float")
 
@@ -141,12 +192,18 @@ def _modelopt(qc, where):
 
 
 def _bitsandbytes(qc, where):
-    if qc.get("load_in_8bit"):
+    eight, four = _flag(qc, "load_in_8bit", where), _flag(qc, "load_in_4bit", where)
+    if eight == four:       # transformers' BitsAndBytesConfig refuses both; neither quantizes nothing
+        raise ValueError(f"{where}: bitsandbytes needs exactly one of load_in_4bit / load_in_8bit true, got "
+                         f"load_in_4bit {qc.get('load_in_4bit')!r}, load_in_8bit {qc.get('load_in_8bit')!r}")
+    if eight:
         return Quantization("bitsandbytes", 8, PER_CHANNEL, 4.0)       # LLM.int8: fp32 scale per row
     # NF4/FP4 in blocks of 64 with an absmax each: fp32, or (double quant) 8-bit + fp32 per 256 blocks
-    double = bool(qc.get("bnb_4bit_use_double_quant", False))
-    return Quantization("bitsandbytes", 4, 64, 1.0 + 4.0 / 256 if double else 4.0,
-                        fmt=str(qc.get("bnb_4bit_quant_type", "nf4")))
+    double = _flag(qc, "bnb_4bit_use_double_quant", where)
+    kind = qc.get("bnb_4bit_quant_type", "nf4")
+    if kind not in BNB_4BIT_TYPES:
+        raise ValueError(f"{where}.bnb_4bit_quant_type: expected 'nf4' or 'fp4', got {_show(kind)}")
+    return Quantization("bitsandbytes", 4, 64, 1.0 + 4.0 / 256 if double else 4.0, fmt=kind)
 
 
 # -- from the command line (vLLM's --quantization names) ---------------------------------------------

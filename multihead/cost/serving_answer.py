@@ -78,6 +78,9 @@ def engine_version(req: Request) -> str:
     """The version of ``req.engine`` the account models (a ValueError names a flag that is not modelled)."""
     if req.engine not in ENGINES:
         raise ValueError(f"engine: expected one of {', '.join(ENGINES)}, got {req.engine!r}")
+    v = req.engine_version
+    if v is not None and (not isinstance(v, str) or not 0 < len(v) <= 20 or not all(c.isalnum() or c in ".+-" for c in v)):
+        raise ValueError("engine-version: expected a version such as 0.19 or 0.5.2")
     if req.engine == "sglang":
         from multihead.cost.serving_sglang import resolve
         return resolve(req.engine_version)
@@ -133,7 +136,14 @@ def sglang_args(cfg: dict, req: Request, kv_bytes: float = 2.0):
                       max_running_requests=req.max_num_seqs if "max_num_seqs" in given else None,
                       page_size=req.block_size if "block_size" in given else 1, kv_cache_dtype_bytes=kv_bytes,
                       model_type=next((t for t in types if t in NO_HYBRID_SWA), types[0] if types else ""), pcie=gpu_is_pcie(req.gpu),
-                      version=resolve(req.engine_version))
+                      version=resolve(req.engine_version), vision=_vision(cfg))
+
+
+def _vision(cfg: dict) -> tuple[int, int] | None:
+    v = cfg.get("vision_config")
+    if not isinstance(v, dict):
+        return None
+    return int(v.get("num_hidden_layers", 24)), int(v.get("hidden_size", 1024))
 
 
 def _sglang_account(cfg: dict, shape, args: Request, total: float) -> ServingAccount:
@@ -141,10 +151,34 @@ def _sglang_account(cfg: dict, shape, args: Request, total: float) -> ServingAcc
     return G.account(shape, sglang_args(cfg, args, args.kv_cache_dtype_bytes), load_fit(), total)
 
 
+def length_override(spec, tokens: int) -> tuple[dict | None, str | None]:
+    """What a launch for ``tokens`` (--max-model-len) needs from the model's positions: (positions
+    JSON, refusal). An engine refuses a length past the config's derived maximum (vLLM's
+    max_model_len rule, cost.positions.coverage) unless the rope scaling that reaches it comes along:
+    the JSON then carries ``rope_override`` (the model's own scaling type grown, cost.positions.
+    extension_needed) and a quality note; a length no override can reach gives a refusal."""
+    from multihead.cost.positions import coverage, extension_needed
+    if spec is None:
+        return None, None
+    c = coverage(spec)
+    if c.covered is None or tokens <= c.covered:
+        return None, None
+    if c.learned:
+        return None, (f"max-model-len {tokens:,} is past the model's {c.covered:,} learned positions ({c.how}); "
+                      f"no engine can serve it: serve <= {c.covered:,} tokens")
+    ext = extension_needed(spec, tokens)
+    if not ext.overrides:
+        return None, f"max-model-len {tokens:,} is past the {c.covered:,} positions the config allows ({ext.note})"
+    return {"derived_max_model_len": c.covered, "how": c.how, "rope_override": ext.overrides,
+            "rope_type": ext.rope_type, "factor": ext.factor, "base_tokens": ext.base, "note": ext.note}, None
+
+
 def verdict(a: ServingAccount, req: Request, chunk: int | None = None) -> str:
     gpus = req.tensor_parallel_size * req.pipeline_parallel_size
     where = f"{gpus}x {req.gpu}" + (f" (TP {req.tensor_parallel_size} x PP {req.pipeline_parallel_size})"
                                     if req.pipeline_parallel_size > 1 else "")
+    if req.data_parallel_size > 1:
+        where += f" per replica, {req.data_parallel_size} replicas ({gpus * req.data_parallel_size} GPUs in all)"
     if not a.fits:
         return f"does not fit on {where}: {a.reason}"
     pool = "SGLang max_total_num_tokens" if req.engine == "sglang" else "KV-cache tokens"
@@ -184,6 +218,22 @@ def answer(cfg: dict, req: Request, input_len: int | None = None, output_len: in
     if out.get("engine") not in (None, req.engine):
         out["time_engine"] = out["engine"]       # the time model's fixed costs are another engine's
     out["engine"], out["engine_version"] = req.engine, version     # whose memory account this is
+    spec = account_kw.get("spec")
+    if spec is None and cfg:
+        from multihead.cost.serving_shape import read_spec
+        try:
+            spec = read_spec(cfg, req.model)
+        except ValueError:
+            spec = None
+    positions, refusal = length_override(spec, req.max_model_len)
+    if positions:
+        out["positions"] = positions
+        out["verdict"] += (f"; past the {positions['derived_max_model_len']:,} positions the config allows, so the "
+                           f"launch carries the model's {positions['rope_type']} rope scaling grown to x"
+                           f"{positions['factor']:g} over {positions['base_tokens']:,}")
+    if refusal:
+        out.update({"fits": False, "reason": refusal, "verdict": f"does not fit as asked: {refusal}"})
+        out["refused"] = True           # no command the engine would refuse (planner/launch.py)
     if sglang is not None:
         out["sglang"] = sglang
     return out

@@ -90,7 +90,19 @@ def setup_for(cfg: dict, req, dtype: str, constants: timing.Constants | None = N
     else:
         gpu, constants = _gpu(req.gpu), constants or timing.load_constants()
     return timing.Setup(spec, gpu, constants, tp=req.tensor_parallel_size, pp=req.pipeline_parallel_size,
-                        weights=weights, quantization=quantization, kv=kv, engine="vllm")
+                        weights=weights, quantization=quantization, kv=kv, **time_engine_fields(req))
+
+
+def time_engine_fields(req) -> dict:
+    """The time model's engine inputs a request states (engine, engine_version, and, where the request
+    type carries them, expert_parallel_size, data_parallel_size, enable_dp_attention), under the
+    engines' flag names; the engine's fixed costs by version family are cost/engine_costs.py's."""
+    out = {"engine": getattr(req, "engine", None) or "vllm", "engine_version": getattr(req, "engine_version", None)}
+    for name in ("expert_parallel_size", "data_parallel_size", "enable_dp_attention"):
+        value = getattr(req, name, None)
+        if value is not None:
+            out[name] = value
+    return out
 
 
 def time_keys(cfg: dict, req, serving: dict, input_len: int | None = None, output_len: int | None = None,
@@ -134,6 +146,14 @@ def _ms(s: float) -> str:
     return f"{s * 1e3:,.1f} ms" if s < 10 else f"{s:,.1f} s"
 
 
+def _iv(d: dict, key: str, time: bool = True) -> str:
+    """" (80%: low-high)" when the keys carry the interval of ``key``."""
+    if f"{key}_low" not in d:
+        return ""
+    lo, hi = d[f"{key}_low"], d[f"{key}_high"]
+    return f" (80%: {_ms(lo)}-{_ms(hi)})" if time else f" (80%: {lo:,.0f}-{hi:,.0f})"
+
+
 def at_lines(a: dict) -> list[str]:
     """The ``at`` object as text: the asked load, its times, and what queues."""
     load = (f"concurrency {a['concurrency']:,}" if a["concurrency"] is not None
@@ -156,8 +176,9 @@ def render_lines(d: dict) -> list[str]:
     at = at_lines(d["at"]) if d.get("at") else []
     return [f"time, requests of {d['input_len']:,} prompt + {d['output_len']:,} output tokens "
             f"({d.get('time_engine', d['engine'])} fixed costs; {d['attention_kernel']}):", *at,
-            f"  at max concurrency {c}: TTFT {_ms(d['ttft_s'])}, TPOT {_ms(d['tpot_s'])}, "
-            f"{d['output_tokens_per_s']:,.1f} output tokens/s in all (decode {d['decode_bound']}-bound)",
+            f"  at max concurrency {c}: TTFT {_ms(d['ttft_s'])}{_iv(d, 'ttft_s')}, TPOT {_ms(d['tpot_s'])}"
+            f"{_iv(d, 'tpot_s')}, {d['output_tokens_per_s']:,.1f} output tokens/s in all{_iv(d, 'output_tokens_per_s', False)} "
+            f"(decode {d['decode_bound']}-bound)",
             f"  one request: TTFT {_ms(d['ttft_s_one_request'])}, TPOT {_ms(d['tpot_s_one_request'])}, "
             f"decode {d['decode_tokens_per_s']:,.1f} tokens/s",
             f"  constants: {d['time_constants']}; error on published measurements: docs/gpu-time.md"]

@@ -81,7 +81,7 @@ def _engine_decision(st: Setup, tokens: int, chunks: int | None, single: MemoryA
         return ("single_pass" if chunks == 1 else "chunked", chunks, fits,
                 f"{chunks} chunk{'s' if chunks > 1 else ''} requested: the largest ({fmt_int(size)} tokens) "
                 f"{'fits' if fits else 'does not fit'} {engine}, whose longest request is {fmt_int(longest)} tokens")
-    if a.fits and not (learned and tokens > learned):
+    if a.fits and not e.refusal and not (learned and tokens > learned):
         return "single_pass", 1, True, (
             f"one request of {fmt_int(tokens)} tokens fits {engine}: {a.max_concurrency:.2f}x, so read all "
             f"{fmt_int(tokens)} tokens at once and keep every cross-reference ({own})")
@@ -166,7 +166,7 @@ def build_outcome(st: Setup, tokens: int, passes: int, chunks: int | None, singl
              f"the per-chunk results must be merged without the model having read the whole. It saves "
              f"{fmt_seconds(attention_seconds - chunked['attention_prefill_seconds'])} of attention per pass.")
     by_engine = engine_decides(st, tokens)
-    one_pass = st.engine.account.fits if by_engine else single.fits
+    one_pass = st.engine.account.fits and not st.engine.refusal if by_engine else single.fits   # = serving.fits
     return Outcome(chunked=chunked, fits=one_pass, decision=decision, chunks=n_chunks, decision_fits=fits,
                    reason=reason, chunking_loses=loses, positions=positions_report(st, tokens),
                    decided_by="engine" if by_engine else "plan")

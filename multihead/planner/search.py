@@ -543,8 +543,14 @@ def fallback_cost(cand, base) -> tuple[int, int]:
 
 
 def changes(cand, base) -> list[str]:
-    """The engine flags that differ from the request, as they are typed."""
-    return [f"{flag} {getattr(cand, k)}" for k, flag in FALLBACK_FLAGS.items() if getattr(cand, k) != getattr(base, k)]
+    """The engine flags that differ from the request, as they are typed (SGLang: its own names and
+    values for the same levers)."""
+    flags, kv = dict(FALLBACK_FLAGS), {}
+    if base.engine == "sglang":
+        flags.update(tensor_parallel_size="--tp-size", pipeline_parallel_size="--pp-size")
+        kv = {"fp8": "fp8_e4m3"}
+    value = lambda k: kv.get(getattr(cand, k), getattr(cand, k)) if k == "kv_cache_dtype" else getattr(cand, k)  # noqa: E731
+    return [f"{flag} {value(k)}" for k, flag in flags.items() if getattr(cand, k) != getattr(base, k)]
 
 
 def fallback_search(cfg: dict, req, heads: int, min_concurrency: float = 1.0, limit: int | None = 5,
@@ -572,7 +578,8 @@ def fallback_rows(found: list[tuple], req, account) -> list[dict]:
             "max_concurrency": f.max_concurrency, "kv_cache_tokens": f.kv_cache_tokens,
             "kv_cache_gib_per_gpu": f.kv_cache_gib} for c, f in found]
     if account.max_model_len_fit > 0:
-        out.append({"flags": [f"--max-model-len {account.max_model_len_fit}"],
+        cut = "--context-length" if req.engine == "sglang" else "--max-model-len"
+        out.append({"flags": [f"{cut} {account.max_model_len_fit}"],
                     "gpus": req.tensor_parallel_size * req.pipeline_parallel_size, "max_concurrency": 1.0,
                     "kv_cache_tokens": None, "kv_cache_gib_per_gpu": account.kv_cache_gib,
                     "note": "shorter requests: a longer document must be cut"})

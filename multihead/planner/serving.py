@@ -10,7 +10,7 @@ uses the same two: the library never imports CLI code (docs/layout.md).
 from __future__ import annotations
 
 import copy
-import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,6 +86,7 @@ class Engine:
     account: object
     found: list | None
     options: dict
+    refusal: str | None = None       # the length is past every position the model can reach (no command)
 
 
 def engine_for(setup, model: str, tokens: int, options: dict | None) -> Engine | str:
@@ -105,9 +106,11 @@ def engine_for(setup, model: str, tokens: int, options: dict | None) -> Engine |
                   engine=o.get("engine") or "vllm", engine_version=o.get("engine_version"),
                   mem_fraction_static=o.get("mem_fraction_static"), data_parallel_size=o.get("data_parallel_size") or 1)
     a, _ = serving_account(cfg, req, spec=setup.spec, gpu_bytes=total)
+    from multihead.cost.serving_answer import length_override
+    refusal = length_override(setup.spec, req.max_model_len)[1]   # a length no rope override reaches
     found = (fallback_search(cfg, req, setup.spec.num_heads, limit=None, spec=setup.spec, gpu_bytes=total)
              if not a.fits or a.max_concurrency < 1 else None)
-    return Engine(cfg, model_id, req, total, a, found, o)
+    return Engine(cfg, model_id, req, total, a, found, o, refusal)
 
 
 def engine_fits(e: Engine, spec, **flags) -> bool:
@@ -148,13 +151,11 @@ def load_model(model: str) -> tuple[dict, str]:
     """(config dict, name): a config.json path or folder, else a catalog HF id (case-insensitive)."""
     from multihead.catalog import entries
     from multihead.cost.fitted import catalog_config, config_index
+    from multihead.cost.config_file import read_config_file
     path = Path(model)
-    if path.exists():
-        file = path / "config.json" if path.is_dir() else path
-        try:       # vllm serve takes the model folder
-            return json.loads(file.read_text()), str(path if path.is_dir() else path.parent)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise ValueError(f"model: cannot read {file} as a config.json ({err})") from None
+    if os.path.lexists(path):            # a FIFO or device exists too: the one reader refuses it by name
+        config, _ = read_config_file(path)
+        return config, str(path if path.is_dir() else path.parent)    # vllm serve takes the model folder
     index = config_index()
     key = {k.lower(): k for k in index}.get(model.lower())
     if key is not None:

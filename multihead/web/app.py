@@ -196,6 +196,10 @@ def _routes(app: FastAPI, pool: HeavyPool, config_dir) -> None:
     async def planner_page():
         return FileResponse(STATIC / "planner.html")
 
+    @app.get("/search", include_in_schema=False)
+    async def search_page():
+        return FileResponse(STATIC / "search.html")
+
     @app.get("/lesson", include_in_schema=False)
     async def lesson_page():
         return FileResponse(STATIC / "lesson.html")
@@ -223,6 +227,16 @@ def _routes(app: FastAPI, pool: HeavyPool, config_dir) -> None:
         options, config = _plan_body(await json_body(request))
         text = await pool.run(plan_api.plan_text, options, config, config_dir)
         return Response(text, media_type="application/json")
+
+    @app.get("/api/search/catalog")
+    async def search_catalog():
+        return plan_api.search_catalog()
+
+    @app.post("/api/search", openapi_extra=plan_schema)
+    async def search(request: Request):
+        """The object `multihead plan --search --json` prints for the same request (planner/search.py)."""
+        options, config = _plan_body(await json_body(request))
+        return await pool.run(plan_api.search, options, config, config_dir)
 
     @app.post("/api/plan/curve", openapi_extra=plan_schema)
     async def curve(request: Request):
@@ -282,7 +296,8 @@ def create_app(allowed_hosts=(), config_dir=None, max_body: int = MAX_BODY_BYTES
     ``config_dir``: a folder whose config files the page may name (default: none, names only)."""
     app = FastAPI(title="multihead", docs_url=None, redoc_url=None, lifespan=_lifespan)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    _routes(app, HeavyPool(heavy_threads), config_dir)
+    app.state.heavy_pool = HeavyPool(heavy_threads)   # also bounds the lesson router's computing calls
+    _routes(app, app.state.heavy_pool, config_dir)
 
     @app.exception_handler(BadRequest)
     async def bad_request(request, err: BadRequest):
