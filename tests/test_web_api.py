@@ -640,3 +640,14 @@ def test_no_input_from_the_openapi_schema_gives_a_500_or_writes_a_file(client, t
             assert set(r.json()) == {"error", "field"}
     run()
     assert _files_under(tmp_path) == set()
+
+
+def test_every_post_endpoint_refuses_bad_bodies_in_one_shape(client):
+    """One strict JSON rule in front of every endpoint, the lesson router's included: before, a list
+    or non-JSON body was FastAPI's 422 {"detail": ...} there and NaN / 1e5000 reached the handlers."""
+    posts = [p for p, item in client.get("/openapi.json").json()["paths"].items() if "post" in item]
+    assert len(posts) >= 8
+    for path in posts:
+        for raw in (b"[1]", b"nope", b'{"x": NaN}', b'{"x": Infinity}', b'{"x": 1e5000}', b'"text"'):
+            r = client.post(path, content=raw, headers={"content-type": "application/json"})
+            assert r.status_code == 400 and r.json()["field"] == "body", (path, raw, r.text)

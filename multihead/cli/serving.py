@@ -129,7 +129,8 @@ def _memory_only(args) -> dict:
         device = resolve_device(gpu_memory_gb=args.gpu_memory_gb, effective_tflops=args.effective_tflops,
                                 bandwidth_tbps=args.bandwidth_tbps)
     return answer(cfg, req, emit=args.emit or args.engine, heads=_heads(cfg), input_len=args.input_len,
-                  output_len=args.output_len, device=device, **kw)
+                  output_len=args.output_len, device=device, concurrency=args.concurrency,
+                  request_rate=args.request_rate, **kw)
 
 
 def request_from(args, name: str, cfg: dict):

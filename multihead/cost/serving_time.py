@@ -136,10 +136,12 @@ def at_load(setup: timing.Setup, req, kv_cache_tokens: int, input_len: int, outp
     """``serving.at``: the metrics at one load, the KV pool holding kv_cache_tokens // (block-rounded
     input_len + output_len) requests of this length per replica."""
     from multihead.cost.operating_point import evaluate
+    from multihead.cost.timing_intervals import add_intervals
     per_request = -(-(input_len + output_len) // req.block_size) * req.block_size
-    return evaluate(setup, input_len, output_len, concurrency=concurrency, request_rate=request_rate,
-                    data_parallel_size=data_parallel_size, max_num_seqs=req.max_num_seqs,
-                    kv_capacity_requests=kv_cache_tokens / per_request, cache=cache)
+    at = evaluate(setup, input_len, output_len, concurrency=concurrency, request_rate=request_rate,
+                  data_parallel_size=data_parallel_size, max_num_seqs=req.max_num_seqs,
+                  kv_capacity_requests=kv_cache_tokens / per_request, cache=cache)
+    return at if at["overloaded"] else add_intervals(at, setup)
 
 
 def _ms(s: float) -> str:
@@ -160,8 +162,9 @@ def at_lines(a: dict) -> list[str]:
             else f"{a['request_rate']:g} requests/s ({a['arrival']})")
     if a["overloaded"]:
         return [f"  at {load}: overloaded: {a['note']}"]
-    lines = [f"  at {load}: TTFT {_ms(a['ttft_s'])}, TPOT {_ms(a['tpot_s'])}, request {_ms(a['request_latency_s'])}, "
-             f"{a['output_tokens_per_s']:,.1f} output tokens/s ({a['output_tokens_per_s_per_gpu']:,.1f} per GPU), "
+    lines = [f"  at {load}: TTFT {_ms(a['ttft_s'])}{_iv(a, 'ttft_s')}, TPOT {_ms(a['tpot_s'])}{_iv(a, 'tpot_s')}, "
+             f"request {_ms(a['request_latency_s'])}, {a['output_tokens_per_s']:,.1f} output tokens/s"
+             f"{_iv(a, 'output_tokens_per_s', time=False)} ({a['output_tokens_per_s_per_gpu']:,.1f} per GPU), "
              f"{a['requests_per_s']:,.3g} requests/s"]
     if a["note"]:
         lines.append(f"    {a['note']}")

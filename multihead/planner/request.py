@@ -200,6 +200,8 @@ class PlanRequest:
     config: dict | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
+        if isinstance(self.gpu, str) and not self.gpu.strip():
+            raise ValueError(f"gpu: expected a catalog GPU name or a profile .json path, got {self.gpu!r}")
         for name, f in FIELDS.items():
             value = getattr(self, name)
             if value is None:

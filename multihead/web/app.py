@@ -28,6 +28,7 @@ import logging
 
 import anyio
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -100,6 +101,10 @@ class Guard:
             if not message.get("more_body", False):
                 break
         body, sent = b"".join(chunks), False
+        try:                        # one strict JSON rule for every endpoint (the lesson router's too)
+            strict_json(body)
+        except BadRequest as err:
+            return await error(err.message, err.field, err.status)(scope, receive, send)
 
         async def replay():
             nonlocal sent
@@ -123,7 +128,12 @@ def _constant(name: str):
 
 
 async def json_body(request: Request) -> dict:
-    raw = await request.body()
+    return strict_json(await request.body())
+
+
+def strict_json(raw: bytes) -> dict:
+    """A request body as a JSON object: finite numbers only (no NaN, Infinity, 1e5000), integers of at
+    most 4,300 digits, nesting bounded by the parser; an empty body is {}. BadRequest (400) otherwise."""
     if not raw.strip():
         return {}
     try:
@@ -192,9 +202,11 @@ def _params(fn) -> dict:
 
 
 def _routes(app: FastAPI, pool: HeavyPool, config_dir) -> None:
+    # the two pages are read in the event loop (small files): their first byte never waits for a
+    # thread, whatever the computing endpoints (or the lesson router's sync ones) keep busy
     @app.get("/", include_in_schema=False)
     async def planner_page():
-        return FileResponse(STATIC / "planner.html")
+        return Response((STATIC / "planner.html").read_bytes(), media_type="text/html; charset=utf-8")
 
     @app.get("/search", include_in_schema=False)
     async def search_page():
@@ -202,7 +214,7 @@ def _routes(app: FastAPI, pool: HeavyPool, config_dir) -> None:
 
     @app.get("/lesson", include_in_schema=False)
     async def lesson_page():
-        return FileResponse(STATIC / "lesson.html")
+        return Response((STATIC / "lesson.html").read_bytes(), media_type="text/html; charset=utf-8")
 
     @app.get("/vendor/plotly.min.js", include_in_schema=False)
     async def plotly():
@@ -311,6 +323,11 @@ def create_app(allowed_hosts=(), config_dir=None, max_body: int = MAX_BODY_BYTES
     @app.exception_handler(ValueError)
     async def value_error(request, err: ValueError):
         return error(str(err), _field(str(err)))
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request, err: RequestValidationError):
+        first = err.errors()[0] if err.errors() else {}
+        return error(f"body: {first.get('msg', 'invalid request')}", "body")
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request, err: StarletteHTTPException):
