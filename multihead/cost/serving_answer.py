@@ -56,6 +56,8 @@ class Request(EngineArgs):
     engine_version: str | None = None        # None: the newest modelled of that engine
     mem_fraction_static: float | None = None  # SGLang's flag; None: SGLang's default for the GPU and TP
     data_parallel_size: int = 1              # replicas behind a router (each its own account and KV pool)
+    expert_parallel_size: int = 1            # the time model's (routed experts over the TP group; memory as TP)
+    batching: str = "continuous"             # the time model's: "static" prefills a batch together
 
 
 ENGINES = ("vllm", "sglang")
@@ -114,9 +116,10 @@ def serving_account(cfg: dict, req: Request, gpu_bytes: float | None = None,
     if req.engine == "sglang":
         return _sglang_account(cfg, shape, args, total), dtype
     from multihead.cost import serving_vllm_versions as V
-    shape, eargs = V.apply(version, shape, args, given_flags(req))
-    # vLLM keeps the NVLink communicator figure on every GPU: no vLLM log on PCIe GPUs to size its own
-    return account(shape, eargs, load_fit(), total), dtype
+    shape, eargs = V.apply(version, shape, args, given_flags(req), req.gpu, total)
+    # PCIe-only GPUs (no NVLink switch): no NVLS buffers, vLLM's custom all-reduce off beyond 2 PCIe
+    # GPUs; the communicator figure is serving.PCIE_COMM_GIB (sized on an SGLang L4 log, fitted)
+    return account(shape, eargs, load_fit(), total, pcie=gpu_is_pcie(req.gpu)), dtype
 
 
 def sglang_args(cfg: dict, req: Request, kv_bytes: float = 2.0):
@@ -149,6 +152,21 @@ def _vision(cfg: dict) -> tuple[int, int] | None:
 def _sglang_account(cfg: dict, shape, args: Request, total: float) -> ServingAccount:
     from multihead.cost import serving_sglang as G
     return G.account(shape, sglang_args(cfg, args, args.kv_cache_dtype_bytes), load_fit(), total)
+
+
+def batched_tokens(req: Request, total_bytes: float | None = None) -> int:
+    """--max-num-batched-tokens the engine runs with: the flag when given, else (vLLM V1) the default
+    vLLM picks for the GPU (serving_vllm_versions.v1_batch_defaults), which the account profiled;
+    ``total_bytes``: the GPU's memory when it is not a catalog name."""
+    if req.engine != "vllm" or "max_num_batched_tokens" in given_flags(req) or engine_version(req) != "0.19":
+        return req.max_num_batched_tokens
+    from multihead.cost.serving_vllm_versions import v1_batch_defaults
+    if total_bytes is None:
+        try:
+            total_bytes = gpu_memory_bytes(req.gpu)[1]
+        except ValueError:
+            return req.max_num_batched_tokens
+    return v1_batch_defaults(req.gpu, total_bytes)[0]
 
 
 def length_override(spec, tokens: int) -> tuple[dict | None, str | None]:
@@ -206,7 +224,8 @@ def answer(cfg: dict, req: Request, input_len: int | None = None, output_len: in
            "tensor_parallel_size": req.tensor_parallel_size,
            "pipeline_parallel_size": req.pipeline_parallel_size, "data_parallel_size": req.data_parallel_size,
            "gpu_memory_utilization": req.gpu_memory_utilization,
-           "max_num_batched_tokens": req.max_num_batched_tokens, "verdict": verdict(a, req, sglang and sglang["chunked_prefill_size"]),
+           "max_num_batched_tokens": batched_tokens(req, account_kw.get("gpu_bytes")),
+           "verdict": verdict(a, req, (sglang and sglang["chunked_prefill_size"]) or batched_tokens(req, account_kw.get("gpu_bytes"))),
            "prefill": "chunked prefill: full attention, max_num_batched_tokens tokens per step (no document cut)"}
     try:
         out.update(time_keys(cfg, req, out, input_len, output_len, spec=account_kw.get("spec"), device=device,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from multihead.cost.formulas import ceil_div
 from multihead.cost.positions import coverage, extension_needed
+from multihead.cost.serving_answer import batched_tokens
 from multihead.cost.units import fmt_bytes, fmt_int, fmt_seconds
 from multihead.messages import say
 from multihead.planner.accounts import MemoryAccount, Setup, chunk_groups, chunk_tokens, fewest_chunks
@@ -72,7 +73,7 @@ def _engine_decision(st: Setup, tokens: int, chunks: int | None, single: MemoryA
            f"the memory table, the reference text's account")
     name = {"vllm": "vLLM", "sglang": "SGLang"}.get(e.request.engine, e.request.engine)
     engine = (f"the engine's account ({name}, the serving section: {a.kv_cache_gib:.2f} GiB KV per GPU after weights, "
-              f"activation peak and non-torch memory; prefill in steps of {e.request.max_num_batched_tokens:,} "
+              f"activation peak and non-torch memory; prefill in steps of {batched_tokens(e.request, e.total_bytes):,} "
               f"tokens, full attention)")
     limit = min(longest, learned) if learned else longest
     if chunks is not None:

@@ -8,22 +8,24 @@ from __future__ import annotations
 
 import dataclasses
 
-from multihead.cost.serving_answer import GPUS_PER_NODE
+from multihead.cost.serving_answer import GPUS_PER_NODE, batched_tokens
 from multihead.engines import LaunchPlan, command
 
 
-def launch_plan(req, dtype: str, fraction: float | None = None, hf_overrides: dict | None = None) -> LaunchPlan:
+def launch_plan(req, dtype: str, fraction: float | None = None, hf_overrides: dict | None = None,
+                total_bytes: float | None = None) -> LaunchPlan:
     """The launch choices; ``fraction``: the memory fraction to emit (SGLang's --mem-fraction-static
     the account used), else --gpu-memory-utilization; ``hf_overrides``: the config keys the engine
-    must override (cost.serving_answer.length_override's rope_override)."""
+    must override (cost.serving_answer.length_override's rope_override); ``total_bytes``: the GPU's
+    memory when it is not a catalog name (for vLLM's default --max-num-batched-tokens)."""
     return LaunchPlan(req.model, req.tensor_parallel_size, req.pipeline_parallel_size, GPUS_PER_NODE,
                       req.gpu_memory_utilization if fraction is None else fraction, req.max_model_len,
-                      req.max_num_batched_tokens, req.max_num_seqs if req.max_num_seqs != 1024 else None,
+                      batched_tokens(req, total_bytes), req.max_num_seqs if req.max_num_seqs != 1024 else None,
                       req.kv_cache_dtype, dtype, req.quantization, req.block_size if req.block_size != 16 else None,
                       req.data_parallel_size, hf_overrides)
 
 
-def add_command(out: dict, req, emit: str | None, launch=None) -> dict:
+def add_command(out: dict, req, emit: str | None, launch=None, total_bytes: float | None = None) -> dict:
     """``out`` (the serving object) with its ``command`` for engine ``emit`` (None: none): for
     ``launch`` (default the request), SGLang's own chunk and memory fraction when it is SGLang's account."""
     if out.pop("refused", False) or not emit:     # a length no override reaches: no command the engine refuses
@@ -33,7 +35,7 @@ def add_command(out: dict, req, emit: str | None, launch=None) -> dict:
     own = req.engine == "sglang" and emit == "sglang" and "sglang" in out
     chosen = dataclasses.replace(launch, max_num_batched_tokens=out["sglang"]["chunked_prefill_size"]) if own else launch
     cmd = command(emit, launch_plan(chosen, out["dtype"], out["sglang"]["mem_fraction_static"] if own else None,
-                                    positions["rope_override"] if positions else None))
+                                    positions["rope_override"] if positions else None, total_bytes))
     note = ("--mem-fraction-static covers weights + KV cache only, as a fraction of the memory free at start-up; "
             "the capacity above is SGLang's own account of this command") if own else cmd.note
     note = "; ".join(x for x in (note, positions["note"] if positions else "") if x)

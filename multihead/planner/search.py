@@ -602,7 +602,7 @@ def answer(cfg: dict, req, emit: str | None = "vllm", heads: int | None = None, 
     found = fallback_search(cfg, req, heads, **account_kw) if heads and (not a.fits or a.max_concurrency < 1) else None
     out = account_answer(cfg, req, input_len=input_len, output_len=output_len, device=device,
                          concurrency=concurrency, request_rate=request_rate, **account_kw)
-    add_command(out, req, emit, found[0][0] if found else None)
+    add_command(out, req, emit, found[0][0] if found else None, account_kw.get("gpu_bytes"))
     if found is not None:
         out["fallbacks"] = fallback_rows(found, req, a)
     return serving_bytes(out)

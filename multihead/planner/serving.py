@@ -104,7 +104,8 @@ def engine_for(setup, model: str, tokens: int, options: dict | None) -> Engine |
                   model=model_id or setup.spec.name, gpu=gpu, kv_cache_dtype=_kv_flag(o, setup.precision),
                   dtype=o.get("dtype") or "auto", quantization=o.get("quantization"),
                   engine=o.get("engine") or "vllm", engine_version=o.get("engine_version"),
-                  mem_fraction_static=o.get("mem_fraction_static"), data_parallel_size=o.get("data_parallel_size") or 1)
+                  mem_fraction_static=o.get("mem_fraction_static"), data_parallel_size=o.get("data_parallel_size") or 1,
+                  expert_parallel_size=o.get("expert_parallel_size") or 1, batching=o.get("batching") or "continuous")
     a, _ = serving_account(cfg, req, spec=setup.spec, gpu_bytes=total)
     from multihead.cost.serving_answer import length_override
     refusal = length_override(setup.spec, req.max_model_len)[1]   # a length no rope override reaches
@@ -141,7 +142,8 @@ def build(ctx: sections.Context):
     data = answer(e.cfg, e.request, input_len=o.get("input_len"), output_len=o.get("output_len"),
                   spec=ctx.setup.spec, gpu_bytes=e.total_bytes, device=ctx.setup.device,
                   concurrency=o.get("concurrency"), request_rate=o.get("request_rate"))
-    add_command(data, e.request, o.get("emit") or o.get("engine") or "vllm", e.found[0][0] if e.found else None)
+    add_command(data, e.request, o.get("emit") or o.get("engine") or "vllm", e.found[0][0] if e.found else None,
+                e.total_bytes)
     if e.found is not None:
         data["fallbacks"] = fallback_rows(e.found[:SHOWN], e.request, e.account)
     return ServingSection(serving_bytes(data))
