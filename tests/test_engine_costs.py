@@ -3,7 +3,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from multihead import cost
-from multihead.cost import engine_costs as ec, timing
+from multihead.cost.time import engine_costs as ec
+from multihead.cost.time import timing
 
 
 def _spec(name):

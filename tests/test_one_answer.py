@@ -13,7 +13,8 @@ import json
 import pytest
 
 from multihead.cli import main
-from multihead.cost import model_names, timing
+from multihead.cost import model_names
+from multihead.cost.time import timing
 from multihead.planner import plan
 
 GPUS = ("H100-SXM", "A100-40GB", "L40S")

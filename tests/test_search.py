@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from multihead.cli import main
-from multihead.cost import operating_point as O
-from multihead.cost import serving_answer as S
-from multihead.cost.serving_time import setup_for
+from multihead.cost.time import operating_point as O
+from multihead.cost.serving import answer as S
+from multihead.cost.time.serving_time import setup_for
 from multihead.planner import search as SE
 from multihead.planner.serving import load_model
 
@@ -34,7 +34,7 @@ def setup(cfg):
 
 # -- the operating point -------------------------------------------------------------------------------
 def test_closed_loop_below_the_slots_is_the_time_models_serving_point(setup):
-    from multihead.cost import timing
+    from multihead.cost.time import timing
     at = O.evaluate(setup, 2048, 256, concurrency=8, kv_capacity_requests=100)
     p = timing.serving_point(setup, 8, 2048, 256)
     assert at["ttft_s"] == p.ttft_s and at["tpot_s"] == p.tpot_s and at["itl_s"] == p.tpot_s
@@ -45,7 +45,7 @@ def test_closed_loop_below_the_slots_is_the_time_models_serving_point(setup):
 def test_closed_loop_beyond_the_pool_queues_by_littles_law(setup):
     """12 clients, a pool of 4 requests: 4 run, 8 wait; each request's time in the system is
     N / X (X the 4 slots' completions per second) and the wait is added to TTFT only."""
-    from multihead.cost import timing
+    from multihead.cost.time import timing
     at = O.evaluate(setup, 2048, 256, concurrency=12, kv_capacity_requests=4.7)
     p4 = timing.serving_point(setup, 4, 2048, 256)
     x = 4 / p4.request_latency_s
@@ -66,7 +66,7 @@ def test_max_num_seqs_limits_the_slots_like_the_pool(setup):
 
 def test_replicas_split_the_load_evenly(setup):
     """5 clients over 2 replicas: one replica carries 3, the other 2; totals add, times are means."""
-    from multihead.cost import timing
+    from multihead.cost.time import timing
     at = O.evaluate(setup, 1024, 128, concurrency=5, data_parallel_size=2)
     p3, p2 = (timing.serving_point(setup, n, 1024, 128) for n in (3, 2))
     rps = 3 / p3.request_latency_s + 2 / p2.request_latency_s
@@ -78,7 +78,7 @@ def test_replicas_split_the_load_evenly(setup):
 
 
 def test_open_loop_obeys_littles_law_and_the_md1_prefill_queue(setup):
-    from multihead.cost import timing
+    from multihead.cost.time import timing
     rate = 2.0
     at = O.evaluate(setup, 1024, 128, request_rate=rate)
     one = timing.prefill(setup, 1024).total_s
@@ -91,7 +91,7 @@ def test_open_loop_obeys_littles_law_and_the_md1_prefill_queue(setup):
 
 
 def test_a_rate_above_capacity_is_overloaded_with_no_times(setup):
-    from multihead.cost import timing
+    from multihead.cost.time import timing
     one = timing.prefill(setup, 4096).total_s
     at = O.evaluate(setup, 4096, 128, request_rate=1.01 / one)
     assert at["overloaded"] and at["ttft_s"] is None and "without bound" in at["note"]

@@ -4,7 +4,8 @@ import math
 import pytest
 
 from multihead import cost
-from multihead.cost import timing, timing_intervals as ti
+from multihead.cost.time import timing
+from multihead.cost.time import timing_intervals as ti
 
 
 def _errors(ratios, fam=("dense", "decode", "vllm"), metric="itl_ms", docs=("a", "b")):

@@ -25,8 +25,8 @@ from typing import Callable, Iterator
 
 import torch
 
-from multihead.cost.cpu_profile import write_profile
-from multihead.cost.device import DeviceSpec
+from multihead.cost.time.cpu_profile import write_profile
+from multihead.cost.time.device import DeviceSpec
 from multihead.measure import limits
 from multihead.measure.fit import fit_points
 from multihead.measure.shapes import TORCH_DTYPES, AttnShape
@@ -60,7 +60,7 @@ def resolved_backend(shape: AttnShape) -> str:
 
 def predict_seconds(device: DeviceSpec, s: AttnShape) -> float:
     """The model's time for one call of ``s`` on ``device``: the same functions the planner uses."""
-    from multihead.cost.attention_time import attention_prefill_seconds, decode_attention_seconds
+    from multihead.cost.time.attention_time import attention_prefill_seconds, decode_attention_seconds
     if s.kind == "decode":
         return decode_attention_seconds(device, n_heads=s.heads, n_kv_heads=s.kv_heads, tk=s.tk,
                                         head_dim=s.head_dim, batch=s.batch, dtype=s.dtype)

@@ -6,10 +6,10 @@ but leaves the trained range, so the memory answer stands with a caveat and the 
 """
 from __future__ import annotations
 
-from multihead.cost.formulas import ceil_div
-from multihead.cost.positions import coverage, extension_needed
-from multihead.cost.serving_answer import batched_tokens
-from multihead.cost.units import fmt_bytes, fmt_int, fmt_seconds
+from multihead.cost.counts.formulas import ceil_div
+from multihead.cost.spec.positions import coverage, extension_needed
+from multihead.cost.serving.answer import batched_tokens
+from multihead.cost.spec.units import fmt_bytes, fmt_int, fmt_seconds
 from multihead.messages import say
 from multihead.planner.accounts import MemoryAccount, Setup, chunk_groups, chunk_tokens, fewest_chunks
 from multihead.planner.plan import Outcome

@@ -6,9 +6,9 @@ dtype, tiled attention, interpolated positions, more GPUs, quantized weights, a 
 from __future__ import annotations
 
 from multihead.catalog import read_json
-from multihead.cost.positions import coverage, extension_needed
-from multihead.cost.quantization import WEIGHTS_DTYPE_QUANT, from_flag
-from multihead.cost.units import dtype_bytes, fmt_bytes, fmt_int, fmt_seconds
+from multihead.cost.spec.positions import coverage, extension_needed
+from multihead.cost.spec.quantization import WEIGHTS_DTYPE_QUANT, from_flag
+from multihead.cost.spec.units import dtype_bytes, fmt_bytes, fmt_int, fmt_seconds
 from multihead.planner.accounts import MemoryAccount, Setup
 from multihead.planner.plan import Fallback
 

@@ -40,7 +40,7 @@ class ResolvedModel:
 
 def resolve_model(req: PlanRequest) -> ResolvedModel:
     """The request's model, by the one rule of the module doc."""
-    from multihead.cost.hf_config import read_config
+    from multihead.cost.spec.hf_config import read_config
     if req.config is not None:
         label = req.model or UPLOAD_LABEL
         cfg = copy.deepcopy(req.config)
@@ -51,11 +51,11 @@ def resolve_model(req: PlanRequest) -> ResolvedModel:
     from multihead.planner.serving import load_model
     name = req.model
     if not Path(name).exists():
-        from multihead.cost.fitted import catalog_config, config_index
+        from multihead.cost.serving.fitted import catalog_config, config_index
         index = config_index()
         key = {k.lower(): k for k in index}.get(name.lower())
         if key is not None:                     # a catalog HF id: its published config
-            from multihead.cost.serving_shape import read_spec
+            from multihead.cost.serving.shape import read_spec
             cfg = catalog_config(key)
             spec = read_spec(copy.deepcopy(cfg), key)
             source = index[key].get("source")
@@ -63,7 +63,7 @@ def resolve_model(req: PlanRequest) -> ResolvedModel:
                 spec = spec.with_overrides(source=f"{key} config.json ({source})")
             return ResolvedModel(spec, cfg, key)
         if "/" in name and not name.endswith(".json"):      # an HF id we do not hold
-            from multihead.cost.lookup import model_names
+            from multihead.cost.spec.lookup import model_names
             raise ValueError(f"model: {name!r} is neither a config.json path nor a catalog model or HF id "
                              f"(known: {', '.join(list(index) + model_names())})")
     try:

@@ -6,12 +6,12 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from multihead.cost.cpu_profile import load_device
-from multihead.cost.device import DeviceSpec
-from multihead.cost.lookup import resolve_model
-from multihead.cost.memory import check_tensor_parallel as check_tensor_parallel_rule
-from multihead.cost.model import ModelSpec
-from multihead.cost.units import SIXTEEN_BIT
+from multihead.cost.time.cpu_profile import load_device
+from multihead.cost.time.device import DeviceSpec
+from multihead.cost.spec.lookup import resolve_model
+from multihead.cost.counts.memory import check_tensor_parallel as check_tensor_parallel_rule
+from multihead.cost.spec.model import ModelSpec
+from multihead.cost.spec.units import SIXTEEN_BIT
 
 MAX_TOKENS = 1 << 40            # every account is closed-form; beyond this nothing is meaningful
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from multihead.cost.serving_answer import GPUS_PER_NODE, batched_tokens
+from multihead.cost.serving.answer import GPUS_PER_NODE, batched_tokens
 from multihead.engines import LaunchPlan, command
 
 

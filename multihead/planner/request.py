@@ -331,8 +331,8 @@ def _no_constant(name: str):
 def _catalog_key(name: str) -> str | None:
     """The catalog's own spelling of a model name or HF id (case-insensitive), or None."""
     from multihead.catalog import entries
-    from multihead.cost.fitted import config_index
-    from multihead.cost.lookup import MODELS_JSON
+    from multihead.cost.serving.fitted import config_index
+    from multihead.cost.spec.lookup import MODELS_JSON
     low = name.lower()
     for keys in (entries(MODELS_JSON), config_index()):
         key = {k.lower(): k for k in keys if not k.startswith("_")}.get(low)
@@ -351,7 +351,7 @@ def _served_model(name, config_dir) -> tuple[str, dict | None]:
         path = served_config_path(name, config_dir)
         if path is not None:
             return name, parse_config_text(_read_bounded(path), label=name)
-    from multihead.cost.lookup import model_names
+    from multihead.cost.spec.lookup import model_names
     where = " or a config in the server's --config-dir" if config_dir is not None else \
         " (or drop a config.json on the page; the server reads no paths)"
     raise ValueError(f"model: unknown model {name[:80]!r}: expected a catalog name ({', '.join(model_names())})"
@@ -387,7 +387,7 @@ def _read_bounded(path: Path) -> bytes:
 
 def _served_gpu(name) -> str:
     """A page's GPU: a catalog name or alias only (never a profile path on the server)."""
-    from multihead.cost.device import catalog_gpu
+    from multihead.cost.time.device import catalog_gpu
     name = V.checked(V.Text(100), "gpu", name)
     if "/" in name or "\\" in name or name.lower().endswith(".json"):
         from multihead.cost import gpu_catalog

@@ -168,9 +168,9 @@ class _Evaluator:
     """Memory accounts, time Setups and batch times, each computed once and reused."""
 
     def __init__(self, cfg: dict, model: str, work: Workload, base_request=None):
-        from multihead.cost import serving_answer as S
+        from multihead.cost.serving import answer as S
         self.S, self.cfg, self.model, self.work = S, cfg, model, work
-        from multihead.cost.serving_shape import read_spec
+        from multihead.cost.serving.shape import read_spec
         self.base = base_request or S.Request(model=model)
         self.spec = read_spec(cfg, model)           # read once: every account and Setup shares it
         self.max_model_len = work.max_model_len or work.input_len + work.output_len
@@ -204,7 +204,7 @@ class _Evaluator:
     def setup(self, c: Candidate, dtype: str):
         key = (c.engine, c.gpu, c.tensor_parallel_size, c.pipeline_parallel_size, c.quantization, c.kv_cache_dtype)
         if key not in self.setups:
-            from multihead.cost.serving_time import setup_for
+            from multihead.cost.time.serving_time import setup_for
             try:
                 self.setups[key] = setup_for(self.cfg, self.request(c), dtype, spec=self.spec,
                                              device=self.device(c.gpu))
@@ -214,7 +214,7 @@ class _Evaluator:
         return self.setups[key], self.caches[key]
 
     def evaluate(self, c: Candidate) -> dict:
-        from multihead.cost.operating_point import evaluate
+        from multihead.cost.time.operating_point import evaluate
         w = self.work
         acct = self.account(c)
         row = {"candidate": c}
@@ -363,7 +363,7 @@ def _load(work: Workload) -> str:
 
 
 def _result(row: dict, ev: _Evaluator, emit: str | None, prices: dict, work: Workload) -> dict:
-    from multihead.cost.timing_intervals import add_intervals
+    from multihead.cost.time.timing_intervals import add_intervals
     c = row["candidate"]
     a = row["account"]
     if not row["at"]["overloaded"]:
@@ -457,8 +457,8 @@ def search_report(req) -> dict:
     the page's /api/search): the model as the planner resolves it, the GPUs named in ``gpu`` (a
     comma list; the figures gpu_memory_gb / effective_tflops / bandwidth_tbps give one GPU called
     'custom'; neither: DEFAULT_GPUS), the request's lengths and load, its engine flags."""
-    from multihead.cost import serving_answer as S
-    from multihead.cost.serving_time import request_lengths
+    from multihead.cost.serving import answer as S
+    from multihead.cost.time.serving_time import request_lengths
     from multihead.planner.front import resolve_model
     if req.concurrency is None and req.request_rate is None:
         raise ValueError("concurrency: a search needs the load: concurrency N (closed loop) or request_rate R")
@@ -499,7 +499,7 @@ def _search_gpus(req) -> tuple[tuple[str, ...], dict]:
         return ("custom",), {"custom": dataclasses.replace(dev, name="custom")}
     if not req.gpu:
         return DEFAULT_GPUS, {}
-    from multihead.cost.serving_answer import gpu_memory_bytes
+    from multihead.cost.serving.answer import gpu_memory_bytes
     names = [n.strip() for n in req.gpu.split(",") if n.strip()]
     if not names:
         raise ValueError("gpu: expected GPU names separated by commas")
@@ -559,7 +559,7 @@ def fallback_search(cfg: dict, req, heads: int, min_concurrency: float = 1.0, li
                     **account_kw) -> list[tuple]:
     """[(Request, ServingAccount)] that serve ``req`` at ``min_concurrency`` or more, cheapest first;
     under TP every KV figure is per GPU. ``account_kw``: ``spec`` / ``gpu_bytes`` for serving_account."""
-    from multihead.cost.serving_answer import serving_account
+    from multihead.cost.serving.answer import serving_account
     found = []
     for c in fallback_candidates(req, heads):
         cand = request_of(req, c)
@@ -594,8 +594,8 @@ def answer(cfg: dict, req, emit: str | None = "vllm", heads: int | None = None, 
     """The serving object of a request outside a plan (``serving --gpu-memory-gb``): the account and
     times, the fallback search's settings when one request does not fit (``heads``: the model's query
     heads; None: no search) and the launch command for the request or the cheapest setting."""
-    from multihead.cost.serving_answer import answer as account_answer
-    from multihead.cost.serving_answer import serving_account
+    from multihead.cost.serving.answer import answer as account_answer
+    from multihead.cost.serving.answer import serving_account
     from multihead.planner.launch import add_command
     from multihead.planner.names import serving_bytes
     a, _ = serving_account(cfg, req, **account_kw)
