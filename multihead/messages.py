@@ -154,7 +154,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
               "的 GPU 上用 fp16），因此权重和 KV 每个数都是 2 B"},
     "warn.quantization": {"en": "quantization: {desc} from config.json quantization_config",
                           "zh": "量化：{desc}（来自 config.json 的 quantization_config）"},
-    # -- the serving verdict (cost/serving_answer.py; matched) ---------------------------------------
+    # -- the serving verdict (cost/serving/answer.py; matched) ---------------------------------------
     "serving.fits": {
         "en": "fits on {_where}: {n} requests of {len} tokens at once ({kv_tokens} KV-cache tokens, {kv} KV per "
               "GPU); prefill runs as chunked prefill of {step} tokens per step, full attention over the whole "

@@ -98,7 +98,7 @@ def test_configs_handed_out_are_the_callers_own():
 
 def test_plan_json_imports_neither_torch_nor_numpy_nor_rich():
     """`multihead plan --json` (the web page's and scripts' call) loads no array or table library:
-    numpy only fits (cost/serving_fit.py), rich only draws the text tables (planner/rendering.py)."""
+    numpy only fits (fits/serving_fit.py), rich only draws the text tables (planner/rendering.py)."""
     code = ("import contextlib, io, json, sys; from multihead.cli import main; out = io.StringIO()\n"
             "with contextlib.redirect_stdout(out):\n"
             "    rc = main(['plan', 'example-13b-gqa8', '--gpu', 'A100-80GB', '--tokens', '128000', '--json'])\n"

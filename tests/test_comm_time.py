@@ -1,4 +1,4 @@
-"""All-reduce chosen smoothly, in-switch reduction, and the MoE terms (cost/comm_time.py, cost/moe_time.py): hand numbers."""
+"""All-reduce chosen smoothly, in-switch reduction, and the MoE terms (cost/time/comm_time.py, cost/time/moe_time.py): hand numbers."""
 import math
 
 import pytest

@@ -1,4 +1,4 @@
-"""Fixed costs by engine, version family and kernels per layer (cost/engine_costs.py): hand numbers."""
+"""Fixed costs by engine, version family and kernels per layer (cost/time/engine_costs.py): hand numbers."""
 import pytest
 from hypothesis import given, settings, strategies as st
 

@@ -56,7 +56,7 @@ def test_example_compute_and_time_match_the_text(example):
     fixed = 40 * c.layer_overhead("vllm") + c.sequence_overhead_s.get("vllm@v1", 0.0)
     assert p.decode_terms["memory_s"] == pytest.approx((p.kv_cache_bytes + 26e9) / 2e12, rel=1e-3)
     assert p.decode_terms["comm_s"] == 0 and p.decode_terms["bound"] == "memory"
-    fixed = p.decode_terms["overhead_s"]      # the engine's fixed costs (cost/engine_costs.py, fitted)
+    fixed = p.decode_terms["overhead_s"]      # the engine's fixed costs (cost/time/engine_costs.py, fitted)
     assert p.decode_seconds_per_token == pytest.approx((p.kv_cache_bytes + 26e9) / 2e12 + fixed, rel=1e-3)
     # prefill: the same GPU-time model as decode and the serving section's TTFT (issue 27), not the
     # text's count: max(linear + causal attention, memory) + fixed costs; the text's 134 s stays beside it

@@ -1,4 +1,4 @@
-"""80% intervals from out-of-document errors by family (cost/timing_intervals.py): hand numbers."""
+"""80% intervals from out-of-document errors by family (cost/time/timing_intervals.py): hand numbers."""
 import math
 
 import pytest

@@ -90,9 +90,9 @@ def _device_args(d) -> None:
     d.add_argument("--bandwidth-tbps", type=A.POSITIVE_FLOAT,
                    help="sustained memory bandwidth in TB/s (already effective)")
     d.add_argument("--flops-efficiency", type=A.PROBABILITY,
-                   help="fraction of a catalog GPU's peak FLOP/s reached (default 0.5, see cost/device.py)")
+                   help="fraction of a catalog GPU's peak FLOP/s reached (default 0.5, see cost/time/device.py)")
     d.add_argument("--bandwidth-efficiency", type=A.PROBABILITY,
-                   help="fraction of a catalog GPU's bandwidth reached (default 0.8, see cost/device.py)")
+                   help="fraction of a catalog GPU's bandwidth reached (default 0.8, see cost/time/device.py)")
     d.add_argument("--gpus", "--tensor-parallel-size", "-tp", dest="gpus", type=A.int_range(1, 4096), default=1,
                    help="tensor-parallel GPUs (must divide H and fit H_kv); vLLM's --tensor-parallel-size")
     d.add_argument("--memory-utilization", "--gpu-memory-utilization", dest="memory_utilization",

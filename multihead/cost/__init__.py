@@ -15,11 +15,12 @@ Public API (what the planner, serving, timing, the web page and the experiments 
     cost.spec_attention_flops(spec, tokens, batch, causal)    # prefill attention FLOPs, windows included
     cost.catalog_gpu("H100-SXM")           # DeviceSpec (roofline), cost.gpu_catalog()
 
-Modules: ``units`` (dtype table, formatters), ``model`` (ModelSpec and its types), ``quantization``,
-``hf_config`` (config.json reader), ``lookup`` (model catalog, config files, names), ``formulas`` (the
-primitive equations: attention params, KV bytes, scores, tiled state, FLOPs), ``params``
-(parameters by part), ``memory`` (KV by layer group, weight bytes), ``positions`` (rope_scaling
-coverage), ``precision`` (--dtype auto, quantization flags), ``device`` (GPU roofline).
+Rooms (docs/layout.md "cost/ by room"; arrows point down only): ``spec/`` (units, model, quantization,
+hf_config and config_file, lookup, positions, precision), ``counts/`` (formulas, params, memory),
+``time/`` (timing: the fitted GPU-time model; device: the GPU record; cpu_profile and attention_time: a
+measured CPU; communication, engine fixed costs, MoE terms, intervals, the operating point),
+``serving/`` (one memory account per engine: vllm, sglang; the answer; fitted: the data door). The
+offline fitting and validation live in ``multihead.fits``, which nothing here imports.
 
 Symbols everywhere: B batch, T tokens, D hidden_size, H heads, H_kv KV heads, d head_dim, L layers,
 I intermediate_size, V vocab_size, E experts, k experts per token.

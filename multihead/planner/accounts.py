@@ -4,8 +4,8 @@
 memory plot, each with a knob turned (fewer KV heads, another KV dtype, quantized weights, more
 GPUs), so every number comes from one place. Counts come from ``multihead.cost``. Seconds come from
 ONE time model per device: a GPU (catalog or explicit figures) is timed by the fitted GPU-time model
-(``cost/timing.py``, the model the serving section times requests with), a measured CPU profile by
-its own kernel terms (``cost.attention_time``). The reference text's 4*T^2*D*L is timed at the
+(``cost/time/timing.py``, the model the serving section times requests with), a measured CPU profile by
+its own kernel terms (``cost.time.attention_time``). The reference text's 4*T^2*D*L is timed at the
 same GPU rate and labelled "the text's count"; it is a second FLOP count, not a second GPU model.
 
 Workspace (activations) of a prefill: layers run one at a time and nothing is kept for a backward

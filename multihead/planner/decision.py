@@ -1,7 +1,7 @@
 """The decision: one full pass, the fewest chunks that fit, or nothing fits; and the chunked alternative.
 
 Positions decide too: learned positions (GPT-2) cannot run past their table, so chunks are capped
-there; RoPE runs past its covered length (max_position_embeddings and rope_scaling, cost/positions.py)
+there; RoPE runs past its covered length (max_position_embeddings and rope_scaling, cost/spec/positions.py)
 but leaves the trained range, so the memory answer stands with a caveat and the factor needed.
 """
 from __future__ import annotations

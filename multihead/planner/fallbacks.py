@@ -108,7 +108,7 @@ def position_interpolation(st: Setup, T: int) -> Fallback | None:
     if not ext.overrides:
         return Fallback("position_interpolation", f"not available: {ext.note}", data, False,
                         f"T = {fmt_int(T)} is past the {fmt_int(c.covered)} positions covered ({c.how}): {ext.note}")
-    # the model's own scaling type, grown (cost.positions.extension_needed): the launch commands carry it too
+    # the model's own scaling type, grown (cost.spec.positions.extension_needed): the launch commands carry it too
     return Fallback(
         "position_interpolation", f"scale RoPE positions by {ext.factor:g} over {fmt_int(ext.base)} ({ext.rope_type})",
         data, None,

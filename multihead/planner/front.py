@@ -13,7 +13,7 @@ them computes anything itself (they parse into a PlanRequest and print)::
 Model names resolve in one place (``resolve_model``) for every door: a config.json path or model
 folder (where the request may name paths), a catalog HF id (catalog/configs, e.g.
 ``meta-llama/Llama-3.1-70B-Instruct``), a planner catalog name (catalog/models.json), or an
-uploaded config's content. GPU names resolve through cost.device.gpu_key ('H100' is H100-SXM).
+uploaded config's content. GPU names resolve through cost.time.device.gpu_key ('H100' is H100-SXM).
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ _SERVING_KEYS = ("pipeline_parallel_size", "max_model_len", "max_num_batched_tok
 class ResolvedModel:
     """What a model name stands for: the ModelSpec (or a path/None for the planner's own reader),
     the raw config.json the serving account reads, and the id `vllm serve` takes."""
-    model: object                   # ModelSpec, a path string (read by cost.lookup) or None (flags only)
+    model: object                   # ModelSpec, a path string (read by cost.spec.lookup) or None (flags only)
     config: dict | None
     model_id: str | None
 

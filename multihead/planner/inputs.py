@@ -112,7 +112,7 @@ def resolve_spec(model=None, *, params=None, layers=None, heads=None, kv_heads=N
 
 
 def check_tensor_parallel(spec: ModelSpec, gpus: int) -> None:
-    """Tensor parallelism's placement rule (cost.memory.check_tensor_parallel, the one the serving
+    """Tensor parallelism's placement rule (cost.counts.memory.check_tensor_parallel, the one the serving
     account checks too) for the plan's --tensor-parallel-size / --gpus."""
     check_tensor_parallel_rule(spec.num_heads, spec.num_kv_heads, gpus, spec.mla is not None, "tensor_parallel_size",
                                "--gpus / --tensor-parallel-size")

@@ -108,7 +108,7 @@ FIELDS: dict[str, _Field] = {
     "tensor_parallel_size": _Field(_PARALLEL, 1, aliases=("gpus", "tp")),
     "pipeline_parallel_size": _Field(V.IntRange(1, 1024), 1, aliases=("pp",)),
     "data_parallel_size": _Field(V.IntRange(1, 1024), 1, aliases=("dp",)),   # replicas behind a router
-    "expert_parallel_size": _Field(V.IntRange(1, 1024), 1),     # the time model's (cost/moe_time.py)
+    "expert_parallel_size": _Field(V.IntRange(1, 1024), 1),     # the time model's (cost/time/moe_time.py)
     "enable_dp_attention": _Field(V.flag, False, modelled=False),
     "gpu_memory_utilization": _Field(_FRACTION, 0.9, aliases=("memory_utilization",)),
     "max_model_len": _Field(V.IntRange(1, MAX_TOKENS)),

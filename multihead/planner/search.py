@@ -290,7 +290,7 @@ def search(cfg: dict, model: str, work: Workload, space: Space | None = None, *,
     of output tokens/s per GPU vs TPOT among the configurations that run, and the seconds it took.
 
     Each result's ``at`` carries the 80% interval of every time (``*_low`` / ``*_high``: the GPU time
-    model's out-of-document errors for the model's family, cost/timing_intervals.py); a result whose
+    model's out-of-document errors for the model's family, cost/time/timing_intervals.py); a result whose
     throughput interval overlaps the best one's is marked ``within_band_of_best``: the prediction
     cannot tell the two apart. ``emit``: the engine whose launch
     command each result carries ("auto": the candidate's own engine; None: no command).

@@ -2,7 +2,7 @@
 
 Always built (registered in ``sections``): what vLLM will allocate per GPU for this model on this
 GPU, how many requests of ``--max-model-len`` (default: the plan's T) fit at once, the longest
-one, and the launch command (``--emit``). The numbers come from ``cost/serving_answer.py``; this
+one, and the launch command (``--emit``). The numbers come from ``cost/serving/answer.py``; this
 module only maps the plan's inputs onto an engine request, finds the model's config.json
 (``load_model``) and renders the section as text (``render``). `multihead serving` (cli/serving.py)
 uses the same two: the library never imports CLI code (docs/layout.md).

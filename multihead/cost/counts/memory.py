@@ -3,7 +3,7 @@
 KV per token and layer is 2 * H_kv * d elements for standard attention (a key and a value per KV
 head) and kv_lora_rank + qk_rope_head_dim for MLA (the latent K and V are rebuilt from); sliding
 and chunked layers stop growing at their window. Weights: the 16-bit parts at the serving dtype,
-the quantized parts at ``Quantization.bytes_per_weight`` (cost/quantization.py).
+the quantized parts at ``Quantization.bytes_per_weight`` (cost/spec/quantization.py).
 """
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from multihead.cost.serving.shape import shape_for
 
 KV_DTYPES = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2")
 DTYPES = ("auto", "bfloat16", "float16", "float32")
-ENGINE_DTYPE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}     # cost.units name -> vLLM's
+ENGINE_DTYPE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}     # cost.spec.units name -> vLLM's
 GPUS_PER_NODE = 8       # the engines' one node (the launch command's nodes)
 
 
@@ -173,7 +173,7 @@ def length_override(spec, tokens: int) -> tuple[dict | None, str | None]:
     """What a launch for ``tokens`` (--max-model-len) needs from the model's positions: (positions
     JSON, refusal). An engine refuses a length past the config's derived maximum (vLLM's
     max_model_len rule, cost.positions.coverage) unless the rope scaling that reaches it comes along:
-    the JSON then carries ``rope_override`` (the model's own scaling type grown, cost.positions.
+    the JSON then carries ``rope_override`` (the model's own scaling type grown, cost.spec.positions.
     extension_needed) and a quality note; a length no override can reach gives a refusal."""
     from multihead.cost.spec.positions import coverage, extension_needed
     if spec is None:
@@ -209,7 +209,7 @@ def verdict(a: ServingAccount, req: Request, chunk: int | None = None) -> str:
 def answer(cfg: dict, req: Request, input_len: int | None = None, output_len: int | None = None, device=None,
            concurrency: int | None = None, request_rate: float | None = None, **account_kw) -> dict:
     """The whole serving answer as one JSON-ready dict (the ``serving`` object); the time keys
-    (TTFT, TPOT, tokens/s at max concurrency: cost/serving_time.py) for requests of ``input_len``
+    (TTFT, TPOT, tokens/s at max concurrency: cost/time/serving_time.py) for requests of ``input_len``
     prompt and ``output_len`` new tokens (defaults: serving_time.request_lengths). ``account_kw``:
     ``spec`` / ``gpu_bytes`` for serving_account; ``device``: a plan's DeviceSpec, whose figures time it.
     The planner adds the fallbacks (planner/search.py) and the launch command (planner/launch.py)."""

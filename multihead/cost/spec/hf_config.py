@@ -111,7 +111,7 @@ def read_config(config: dict, name: str = "config.json", *, params: float | None
 
 def check_config(config, name: str = "config.json") -> None:
     """The schema check alone (what read_config checks first): the file's structure and every sizing
-    field of its language model. The config readers (cost.config_file) call it on what they read."""
+    field of its language model. The config readers (cost.spec.config_file) call it on what they read."""
     _checked_fields(config, name)
 
 

@@ -48,7 +48,7 @@ def catalog_model(name: str) -> ModelSpec:
 
 def load_config_file(path: str | Path) -> ModelSpec:
     """A ModelSpec from a config.json path (or a model folder holding one), read by the one reader
-    (cost.config_file: regular files only, bounded in size and depth); refusals name the file."""
+    (cost.spec.config_file: regular files only, bounded in size and depth); refusals name the file."""
     config, path = read_config_file(path)
     label = path.name if path.name != "config.json" else f"{path.parent.name}/config.json"
     return read_config(config, name=label, source=str(path))

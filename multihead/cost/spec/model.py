@@ -11,8 +11,8 @@ I, vocab_size V), and the facts that change an account, each as a type:
   kv_lora_rank + qk_rope_head_dim numbers, which is all the cache holds.
 - ``MoE``: routed experts (all held in memory, a few read per token), shared experts, and which
   layers carry them.
-- ``Quantization`` (cost/quantization.py): how many bytes a weight takes, and which ones.
-- ``RopeScaling``: how far the positions reach (cost/positions.py decides coverage).
+- ``Quantization`` (cost/spec/quantization.py): how many bytes a weight takes, and which ones.
+- ``RopeScaling``: how far the positions reach (cost/spec/positions.py decides coverage).
 
 Names and validation live here once; readers (hf_config.py) build specs, formulas read them.
 """

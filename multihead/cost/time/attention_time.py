@@ -2,7 +2,7 @@
 
 For a catalog GPU only the roofline terms are non-zero (F = peak * flops_efficiency, BW = datasheet
 bandwidth * bandwidth_efficiency, decode FLOPs hidden under the memory traffic). A measured profile
-(cost/cpu_profile.py) adds its kernels' per-call, per-score, per-row, spill and cache terms.
+(cost/time/cpu_profile.py) adds its kernels' per-call, per-score, per-row, spill and cache terms.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A machine measured by ``multihead calibrate``: its attention kernels' time terms and the profile file.
 
-The roofline (cost/device.py) has two terms, FLOPs / F and bytes / BW. A CPU running this library's
+The roofline (cost/time/device.py) has two terms, FLOPs / F and bytes / BW. A CPU running this library's
 own kernels is described better by the terms below, fitted per dtype (and per kernel, "dtype/backend",
 and decode row grouping, "dtype/r1|r4|rmix") and stored in the profile JSON:
 

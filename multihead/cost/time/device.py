@@ -4,7 +4,7 @@ Catalog GPUs (``multihead/catalog/gpus.json``) carry datasheet peaks and their s
 reaches a stated fraction of them (``flops_efficiency``, ``bandwidth_efficiency``). A profile
 measured on this machine (``multihead calibrate``) stores already-effective figures (efficiency
 1.0) plus its kernels' own terms in ``prefill`` / ``decode``; those terms are read by
-``cost/cpu_profile.py``, never by the GPU roofline here.
+``cost/time/cpu_profile.py``, never by the GPU roofline here.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ DEFAULT_BANDWIDTH_EFFICIENCY = 0.8
 @dataclass
 class DeviceSpec:
     """``matmul_flops``: peak FLOP/s of a large matmul per dtype; ``memory_bytes`` in bytes (1e9 = 1 GB).
-    ``prefill``/``decode``: a measured profile's kernel terms by dtype (cost/cpu_profile.py)."""
+    ``prefill``/``decode``: a measured profile's kernel terms by dtype (cost/time/cpu_profile.py)."""
     name: str
     memory_bytes: float
     bandwidth_bytes_per_s: float

@@ -11,7 +11,7 @@ What a replica can run at once is the smallest of the requests it is given, the 
 the engine's queue (vLLM and SGLang queue them; when growing contexts outgrow the pool, vLLM
 preempts running requests and recomputes them later, which this model does not time).
 
-The times of a running batch come from the one GPU time model (cost/timing.py: serving_point and
+The times of a running batch come from the one GPU time model (cost/time/timing.py: serving_point and
 its decode step and prefill); this module only adds the load:
 
 * closed loop, n <= slots: ``timing.serving_point`` at n (prefills interleaved with decoding,

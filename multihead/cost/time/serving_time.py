@@ -1,7 +1,7 @@
 """Time keys of the ``serving`` object: TTFT, TPOT and aggregate tokens/s at the account's max concurrency.
 
 The serving account (serving_answer.answer) says how many requests of ``max_model_len`` tokens
-fit; this adds how fast they run (cost/timing.py): requests of ``input_len`` prompt tokens and
+fit; this adds how fast they run (cost/time/timing.py): requests of ``input_len`` prompt tokens and
 ``output_len`` new tokens, on the request's GPU, TP x PP, dtype, quantization and KV dtype, with
 the fixed costs of the vLLM engine family (the engine the account models).
 """
@@ -99,7 +99,7 @@ def setup_for(cfg: dict, req, dtype: str, constants: timing.Constants | None = N
 def time_engine_fields(req) -> dict:
     """The time model's engine inputs a request states (engine, engine_version, and, where the request
     type carries them, expert_parallel_size, data_parallel_size, enable_dp_attention), under the
-    engines' flag names; the engine's fixed costs by version family are cost/engine_costs.py's."""
+    engines' flag names; the engine's fixed costs by version family are cost/time/engine_costs.py's."""
     out = {"engine": getattr(req, "engine", None) or "vllm", "engine_version": getattr(req, "engine_version", None)}
     for name in ("expert_parallel_size", "batching", "enable_dp_attention"):
         value = getattr(req, name, None)

@@ -2,12 +2,12 @@
 ``multihead gpu-time MODEL ...``, under the engines' flag names.
 
 engine (vllm | sglang | tensorrt-llm | gpt-fast) and engine_version choose the fixed costs' version family
-(cost/engine_costs.py); batching "continuous" (vLLM/SGLang/TensorRT-LLM in-flight) or "static" (one batch
+(cost/time/engine_costs.py); batching "continuous" (vLLM/SGLang/TensorRT-LLM in-flight) or "static" (one batch
 started together); tensor_parallel_size GPUs per replica; expert_parallel_size > 1 spreads the routed experts
 over them (vLLM's --enable-expert-parallel: EP = TP x DP); data_parallel_size replicas share the requests
 (SGLang's --dp-size, vLLM's --data-parallel-size), and with enable_dp_attention (SGLang's
 --enable-dp-attention) the replicas' attention is data-parallel inside one tensor-parallel group whose MoE
-layers exchange tokens by all-to-all (cost/moe_time.py). Every time comes with its 80% interval.
+layers exchange tokens by all-to-all (cost/time/moe_time.py). Every time comes with its 80% interval.
 """
 from __future__ import annotations
 

@@ -242,7 +242,7 @@ def link_bandwidth(setup: Setup) -> float:
 # 512 KiB at <= 4 GPUs and 256 KiB at 8; two stages, reduce-scatter + all-gather, up to 8 MiB),
 # TensorRT-LLM's custom all-reduce plugin, and PyTorch's intra-node comm that gpt-fast's TP command
 # enables (ENABLE_INTRA_NODE_COMM=1). Larger messages, and any across nodes, go through NCCL's ring.
-ALLREDUCE_ALGORITHM = "smooth"          # "smooth": the cheapest algorithm at each size (cost/comm_time.py);
+ALLREDUCE_ALGORITHM = "smooth"          # "smooth": the cheapest algorithm at each size (cost/time/comm_time.py);
                                         # "custom": session 4's size thresholds; "ring": NCCL only
 ONE_STAGE_MAX_BYTES = {4: 512 * 1024, 8: 256 * 1024}
 CUSTOM_MAX_BYTES = 8 * 1024 * 1024
@@ -327,8 +327,8 @@ def read_seconds(setup: Setup, nbytes: float) -> float:
 
 
 # -- phases ------------------------------------------------------------------------------------------
-MOE_TERMS = True        # expert-parallel imbalance, grouped-GEMM padding, DP-attention all-to-all (cost/moe_time.py)
-ENGINE_COSTS = True     # fixed costs by kernels per layer, engine family and phase (cost/engine_costs.py); False: L * t_layer
+MOE_TERMS = True        # expert-parallel imbalance, grouped-GEMM padding, DP-attention all-to-all (cost/time/moe_time.py)
+ENGINE_COSTS = True     # fixed costs by kernels per layer, engine family and phase (cost/time/engine_costs.py); False: L * t_layer
 
 
 def _phase(setup: Setup, *, tokens: float, sequences: float, attn_flops: float, kv: float,
@@ -342,7 +342,7 @@ def _phase(setup: Setup, *, tokens: float, sequences: float, attn_flops: float, 
     attention = attn_flops / n
     compute = linear / linear_flops_per_s(setup) + attention / attention_flops_per_s(setup)
     weights, quantized = weights_read(setup, tokens)
-    if MOE_TERMS and s.moe is not None:     # expert-parallel imbalance; grouped-GEMM padding (cost/moe_time.py)
+    if MOE_TERMS and s.moe is not None:     # expert-parallel imbalance; grouped-GEMM padding (cost/time/moe_time.py)
         from multihead.cost.time import moe_time
         weights += moe_time.imbalance_extra_bytes(setup, tokens)
         if phase == "prefill":
