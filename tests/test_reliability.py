@@ -748,3 +748,51 @@ def test_r3_item18_huge_integer_names_file_and_field(tmp_path, capsys, cmd):
     path.write_text('{"model_type": "llama", "text_config": {"hidden_size": ' + "9" * 5001 + "}}")
     rc, _, err = _cli([cmd, str(path), *(PLAN if cmd == "plan" else SERVING)], capsys)
     _one_line_exit_2(rc, err, "big.json", "'text_config.hidden_size' is an integer of 5,001 digits")
+
+
+# 9. `multihead check --timeout T` took 36 s on a target holding the GIL (a 30 s grace on top), a
+# target that forked a helper and exited was reported as `timeout` after 36-43 s (the helper held
+# the event pipe open), and a target whose import hangs waited a fixed 120 s.
+def _check_cli(target: str, timeout: float) -> tuple[int, dict | str, float]:
+    """(exit code, the --json report or stderr, wall seconds) of `python -m multihead check`."""
+    import json
+    import time
+    t0 = time.monotonic()
+    r = subprocess.run([sys.executable, "-m", "multihead", "check", target, "--timeout", str(timeout), "--json"],
+                       cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                       timeout=200)
+    wall = time.monotonic() - t0
+    return r.returncode, json.loads(r.stdout) if r.returncode == 1 else r.stderr, wall
+
+
+def test_r3_item09_check_timeout_kills_a_target_holding_the_gil():
+    code, report, wall = _check_cli("tests/hostile_targets.py:holds_the_gil_on_long_keys", 3)
+    assert code == 1 and report["causes"] == ["timeout"], report
+    finding = next(f for f in report["findings"] if f["check"] == "timeout")
+    assert "probe long_keys did not finish within 3 s" in finding["evidence"]
+    # the parent killed it within GRACE_S (+ scheduling) of --timeout after the probe began
+    assert 3 <= finding["metrics"]["killed_after_s"] <= 5, finding
+    assert wall < 60, wall             # a bound on runaway waiting (36 s of grace before), not a timing claim
+
+
+def test_r3_item09_check_reports_the_exit_of_a_target_that_forks_a_helper():
+    code, report, wall = _check_cli("tests/hostile_targets.py:forks_a_helper_and_exits", 30)
+    assert code == 1 and report["causes"] == ["exit"], report
+    finding = next(f for f in report["findings"] if f["check"] == "exit")
+    assert "exit status 3" in finding["evidence"] and "left a process running (killed)" in finding["evidence"]
+    assert wall < 30, wall             # reported at the exit, not after the 30 s --timeout
+
+
+def test_r3_item09_check_bounds_a_hanging_import_by_timeout():
+    code, err, wall = _check_cli("tests/hostile_import_hangs.py:attention", 2)
+    assert code == 2 and "importing tests/hostile_import_hangs.py:attention did not finish within 2 s" in err, err
+    assert "Traceback" not in err and wall < 60, wall      # was a fixed 120 s
+
+
+# 18 (check part). A target returning [1, 2, 3] was said to have "returned int".
+def test_r3_item18_check_names_a_returned_list():
+    from multihead.checker.adapters import CheckError
+    from multihead.checker.check import check_attention
+    import hostile_targets
+    with pytest.raises((CheckError, ValueError), match=r"returned a list whose first item is int, expected a tensor"):
+        check_attention(hostile_targets.returns_a_list_of_ints)
