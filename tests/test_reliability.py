@@ -796,3 +796,33 @@ def test_r3_item18_check_names_a_returned_list():
     import hostile_targets
     with pytest.raises((CheckError, ValueError), match=r"returned a list whose first item is int, expected a tensor"):
         check_attention(hostile_targets.returns_a_list_of_ints)
+
+
+# 12. torch.compile(mh.attention, fullgraph=True) on a prefill shape raised `Unsupported:
+# ContextVar.get` (functional.max_score_bytes) for auto / reference / decode and window / softcap /
+# ALiBi calls. Small shapes: dynamo's tracing is what is tested (backend="eager", no codegen).
+@pytest.mark.slow
+def test_r3_item12_torch_compile_fullgraph_prefill():
+    from multihead.functional import score_limit
+    rng = torch.Generator().manual_seed(12)
+    q = torch.randn(1, 8, 300, 64, generator=rng)
+    k, v = torch.randn(2, 1, 2, 300, 64, generator=rng)
+    slopes = torch.rand(8, generator=rng)
+    cases = [dict(backend="auto"), dict(backend="reference"), dict(backend="decode"),
+             dict(window_size=(64, 0)), dict(softcap=30.0), dict(alibi_slopes=slopes)]
+    try:
+        with torch._dynamo.config.patch(cache_size_limit=16):
+            for kw in cases:
+                torch._dynamo.reset()
+                f = torch.compile(mh.attention, fullgraph=True, backend="eager")
+                out = f(q, k, v, is_causal=True, **kw)
+                ref = mh.attention(q, k, v, is_causal=True, **kw)
+                assert (out - ref).abs().max() < 1e-5, kw
+        # the limit still holds for a compiled call (read while tracing); without fullgraph the
+        # refusal is the ValueError of an eager call
+        torch._dynamo.reset()
+        f = torch.compile(mh.attention, backend="eager")
+        with score_limit(1000), pytest.raises(ValueError, match="over the limit of 1,000 bytes"):
+            f(q, k, v, is_causal=True, backend="reference")
+    finally:
+        torch._dynamo.reset()
