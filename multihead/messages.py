@@ -114,6 +114,19 @@ CATALOGUE: dict[str, dict[str, str]] = {
                      "zh": "参数 {flag}：无效的选项 {got}（可选：{choices}）（见 multihead plan --help）"},
     "error.tokens_missing": {"en": "tokens: expected --tokens T (or --max-model-len; a positive integer)",
                              "zh": "tokens：需要 --tokens T（或 --max-model-len；一个正整数）"},
+    # -- the planner's request (planner/request.py: the page's errors, one line naming the field) ---------
+    "error.field_int_range": {"en": "{field}: expected an integer in [{lo}, {hi}], got {got}",
+                              "zh": "{field}：需要 [{lo}, {hi}] 之间的整数，收到的是 {got}"},
+    "error.field_float_range": {"en": "{field}: expected a finite number in {span}, got {got}",
+                                "zh": "{field}：需要 {span} 范围内的有限数，收到的是 {got}"},
+    "error.field_choice": {"en": "{field}: expected one of {choices}, got {got}",
+                           "zh": "{field}：需要以下之一：{choices}，收到的是 {got}"},
+    "error.field_unknown": {"en": "{field}: unknown option (expected some of {known})",
+                            "zh": "{field}：未知的选项（可用：{known}）"},
+    "error.tokens_default": {"en": "tokens: give tokens (--tokens T) or max_model_len; the model states no training "
+                                   "length (max_position_embeddings) to default to",
+                             "zh": "tokens：请给出 tokens（--tokens T）或 max_model_len；该模型没有写明训练长度"
+                                   "（max_position_embeddings），无法取默认值"},
     "error.unknown_gpu": {"en": "gpu: unknown GPU {got} (known: {known})",
                           "zh": "gpu：未知的 GPU {got}（已知：{known}）"},
     "error.config_json": {"en": "model: {file} is not valid JSON ({detail})",
@@ -302,7 +315,10 @@ def plan_texts(plan: dict, lang: str) -> dict:
         if lang == "en":
             fallbacks.append({"name": f.get("name"), "action": f.get("action"), "text": f.get("text")})
             continue
-        text = _fallback_zh(f, plan)
+        try:
+            text = _fallback_zh(f, plan)
+        except (KeyError, TypeError, ValueError, AttributeError):   # a fallback shaped unlike the planner's
+            text = None
         if text is None:
             missing.append(str(f.get("text")))
         fallbacks.append({"name": f.get("name"), "action": FALLBACK_TITLES.get(f.get("name")), "text": text})

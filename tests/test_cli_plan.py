@@ -110,7 +110,7 @@ def test_catalog_gpu_and_list(capsys):
 @pytest.mark.parametrize("argv, needle", [
     (["--tokens", "-5"], "argument --tokens: expected an integer in [1, "),
     (["--kv-heads", "7"], "kv_heads: expected a divisor of heads=40"),
-    (["--gpus", "3"], "gpus: expected a divisor of heads=40"),
+    (["--gpus", "3"], "tensor_parallel_size: expected a divisor of heads=40"),
     (["--chunks", "0"], "chunks"),
 ])
 def test_bad_values_exit_2(argv, needle, capsys):
@@ -121,7 +121,7 @@ def test_bad_values_exit_2(argv, needle, capsys):
 def test_bad_names_suggest_close_matches(tmp_path, capsys):
     code, _, err = run(["plan", "Lama-2-7B", "--tokens", "100", *GPU], capsys)
     assert code == 2 and "did you mean" in err and "Llama-2-7B" in err
-    code, _, err = run(["plan", "Llama-2-7B", "--tokens", "100", "--gpu", "H100"], capsys)
+    code, _, err = run(["plan", "Llama-2-7B", "--tokens", "100", "--gpu", "H100-SMX"], capsys)
     assert code == 2 and "did you mean" in err and "H100-SXM" in err
     cfg = tmp_path / "config.json"
     cfg.write_text(json.dumps({"hidden_size": 4096, "num_hidden_layers": 32}))
@@ -129,8 +129,10 @@ def test_bad_names_suggest_close_matches(tmp_path, capsys):
     assert code == 2 and "num_attention_heads" in err
     code, _, err = run(["plan", "--layers", "40", "--heads", "40", "--tokens", "100", *GPU], capsys)
     assert code == 2 and "--head-dim" in err and "--params" in err
-    code, _, err = run(["plan", "Llama-2-7B"], capsys)
-    assert code == 2 and "tokens" in err
+    code, out, _ = run(["plan", "Llama-2-7B", "--json"], capsys)    # T defaults to the training length
+    assert code == 0 and json.loads(out)["tokens"] == 4096 and json.loads(out)["device"] == "H100-SXM"
+    code, _, err = run(["plan", "--layers", "4", "--heads", "4", "--head-dim", "64", "--params", "1e8"], capsys)
+    assert code == 2 and "tokens" in err                      # no training length to default to
     code, _, err = run(["plan", "Llama-2-7B", "--tokens", "100", "--gpu-memory-gb", "80"], capsys)
     assert code == 2 and "--effective-tflops" in err
 

@@ -244,8 +244,9 @@ def test_devices_catalog_explicit_and_profile(tmp_path):
     assert p.attention_prefill_seconds == pytest.approx(p.attention_flops / 1.4e11)
     with pytest.raises(ValueError, match="missing --effective-tflops"):
         resolve_device(None, gpu_memory_gb=80, bandwidth_tbps=2)
+    assert resolve_device("H100").name == resolve_device("h100-sxm").name == "H100-SXM"   # one alias rule
     with pytest.raises(ValueError, match="did you mean"):
-        resolve_device("H100")
+        resolve_device("H100-SMX")
 
 
 @pytest.mark.parametrize("bad, match", [

@@ -239,6 +239,17 @@ def test_the_users_question_in_one_call(cfg):
         assert x["at"]["tpot_s"] <= 0.050 and x["at"]["kv_pool_holds"] and x["at"]["queued"] == 0
     assert r["candidates"] > 100 and r["pareto"] and r["seconds"] > 0
     json.dumps({"search": r}, allow_nan=False)
+    # every time carries its 80% interval; "within the band" means the throughput intervals overlap
+    best = ok[0]["at"]
+    for x in ok:
+        a = x["at"]
+        for k in ("ttft_s", "tpot_s", "output_tokens_per_s"):
+            assert a[f"{k}_low"] <= a[k] <= a[f"{k}_high"], k
+        if x["within_band_of_best"]:
+            assert x["gpus"] == ok[0]["gpus"]
+            assert a["output_tokens_per_s_low"] / x["gpus"] <= best["output_tokens_per_s_high"] / ok[0]["gpus"]
+            assert best["output_tokens_per_s_low"] / ok[0]["gpus"] <= a["output_tokens_per_s_high"] / x["gpus"]
+    assert any(x["within_band_of_best"] is False for x in ok[1:]), "some result should be distinguishable"
 
 
 def test_nothing_meets_an_impossible_slo_and_the_closest_miss_is_named(cfg):

@@ -82,6 +82,16 @@ def test_default_fraction_by_gpu_memory_and_tp():
     assert [G.default_mem_fraction(81089, t, version="0.4") for t in (1, 2, 4, 8, 16)] == [0.88, 0.87, 0.85, 0.81, 0.79]
 
 
+def test_default_fraction_is_cut_for_a_vision_tower():
+    # a ViT-L/14 (24 x 1024^2) cuts the default by 0.95; a tower 3x its size by 0.95 x 0.8 (the clamp)
+    assert G.vlm_factor(24, 1024) == pytest.approx(0.95)
+    assert G.vlm_factor(72, 1024) == pytest.approx(0.95 * 0.8)
+    args = G.SGLangArgs(tp_size=1, context_length=1024, vision=(24, 1024))
+    assert G.mem_fraction(args, 81089) == pytest.approx(G.default_mem_fraction(81089, 1) * 0.95)
+    given = dataclasses.replace(args, mem_fraction_static=0.7)
+    assert G.mem_fraction(given, 81089) == 0.7                      # a given fraction is kept as is
+
+
 def test_not_enough_memory_is_worded_like_sglang():
     a = G.account(_shape(layer_bytes=9 * GIB), G.SGLangArgs(tp_size=1, mem_fraction_static=0.5,
                                                              context_length=1024), FIT, 10 * GIB)
@@ -123,6 +133,14 @@ def test_issue_cases_sglang_within_3_percent():
             assert s["tokens_mean_abs_pct"] <= ACCEPT_MEAN and s["tokens_max_abs_pct"] <= ACCEPT_MAX, s
         if s["split"] == "held_out":          # every held-out row stays within the max bound
             assert s["tokens_max_abs_pct"] <= ACCEPT_MAX, s
+
+
+def test_rtx_3090_v0_logs_answered_and_the_refusal_agrees():
+    rows = {r["id"]: r for r in validate_engines()["rows"]}
+    ok, refused = rows["vllm-v0-llama-3.1-8b-3090-20k"], rows["vllm-v0-llama-3.1-8b-3090-29k"]
+    assert ok["predicted_fits"] and abs(ok["tokens_error_pct"]) <= 3.0
+    assert not refused["predicted_fits"] and not refused["logged_fits"]    # 29k > the 23,648-token pool
+    assert abs(refused["tokens_error_pct"]) <= 3.0
 
 
 def test_qwq_on_l4_vllm_refuses_where_sglang_allocates():
@@ -184,12 +202,13 @@ def _serving(capsys, argv):
 
 @pytest.mark.parametrize("argv, flag", [(["--engine-version", "0.10"], "engine-version"),
                                         (["--engine-version", "0.8.5"], "engine-version"),
+                                        (["--engine-version", "x" * 500], "engine-version"),
                                         (["--engine", "sglang", "--engine-version", "0.2"], "engine-version"),
                                         (["--engine", "sglang", "-pp", "2"], "pipeline-parallel-size")])
 def test_bad_engine_input_exits_2_naming_the_flag(capsys, argv, flag):
     assert main(USER + argv) == 2
     err = capsys.readouterr().err
-    assert flag in err and "Traceback" not in err
+    assert (flag in err or flag.replace("-", "_") in err) and "Traceback" not in err
 
 
 def test_plan_and_page_take_the_engine(capsys):
@@ -202,3 +221,13 @@ def test_plan_and_page_take_the_engine(capsys):
     vllm = plan_json({"model": "Llama-3.1-8B", "gpu": "L40S", "tokens": 32768})["serving"]
     assert vllm["engine"] == "vllm" and vllm["engine_version"] == "0.19"
     assert vllm["kv_cache_tokens"] != page["kv_cache_tokens"]
+
+
+def test_sglang_fallbacks_use_sglang_flag_names(capsys):
+    # Llama-3.1-70B at 128k on one H100 does not fit; the levers are named as SGLang takes them
+    assert main(["serving", "meta-llama/Llama-3.1-70B-Instruct", "--gpu", "H100", "--max-model-len", "131072",
+                 "--engine", "sglang", "--json"]) == 2
+    out = json.loads(capsys.readouterr().out)["serving"]
+    flags = " ".join(" ".join(f["flags"]) for f in out["fallbacks"])
+    assert "--tp-size" in flags and "--tensor-parallel-size" not in flags
+    assert "--kv-cache-dtype fp8 " not in flags + " " and "--max-model-len" not in flags

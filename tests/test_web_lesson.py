@@ -13,12 +13,11 @@ from multihead import messages
 from multihead.softmax_ops import softmax, softmax_jacobian
 from multihead.web import quiz
 from multihead.web.app import create_app
-from multihead.web.plan_api import run_cli
 
 
 @pytest.fixture(scope="module")
 def client():
-    return TestClient(create_app(), raise_server_exceptions=False)
+    return TestClient(create_app(), base_url="http://127.0.0.1:8000", raise_server_exceptions=False)   # its own Host name
 
 
 def post(client, path, body=None):
@@ -128,6 +127,18 @@ CASES = [
 ]
 
 
+def run_cli(argv):
+    """`multihead <argv>` in this process: (exit code, stdout, stderr) (the page no longer runs the CLI)."""
+    import contextlib
+    import io
+
+    from multihead.cli import main
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(argv)
+    return rc, out.getvalue(), err.getvalue()
+
+
 @pytest.mark.parametrize("argv", CASES, ids=lambda a: " ".join(a[:3]))
 def test_every_decision_reason_has_chinese(argv):
     rc, out, err = run_cli(["plan", *argv, "--json"])
@@ -151,7 +162,46 @@ def test_the_texts_case_has_no_untranslated_string():
 
 def test_cli_errors_translate():
     for line in ["argument --tokens: expected an integer in [1, 1099511627776], got '0' (see multihead plan --help)",
-                 "tokens: expected --tokens T (or --max-model-len; a positive integer)"]:
+                 "tokens: expected --tokens T (or --max-model-len; a positive integer)",
+                 "tokens: expected an integer in [1, 1099511627776], got 'abc'",
+                 "gpu_memory_gb: expected a finite number in (0, 1e+06], got inf",
+                 "kv_cache_dtype: expected one of auto, fp8, fp8_e4m3, fp8_e5m2, got 'fp4'",
+                 "tokens: give tokens (--tokens T) or max_model_len; the model states no training length "
+                 "(max_position_embeddings) to default to"]:
         zh = messages.translate(line, "zh")
         assert zh and "expected" not in zh
     assert messages.translate("something no entry has", "zh") is None
+
+
+def test_no_formula_in_any_page_script():
+    """Every script under web/static draws; none computes (the lesson's new files included)."""
+    from pathlib import Path
+    static = Path(__file__).resolve().parents[1] / "multihead" / "web" / "static"
+    scripts = sorted(static.glob("*.js"))
+    assert {p.name for p in scripts} >= {"common.js", "plan_view.js", "planner.js", "lesson.js", "lesson_i18n.js"}
+    for js in scripts:
+        text = js.read_text()
+        for banned in ("Math.exp", "Math.log(", "Math.sqrt", "Math.pow", "**"):
+            assert banned not in text, f"{js.name} computes with {banned}"
+
+
+def test_messages_endpoint(client):
+    rc, out, _ = run_cli(["plan", *CASES[1], "--json"])
+    r = post(client, "/api/messages", {"lang": "zh", "plan": json.loads(out),
+                                       "error": "tokens: expected --tokens T (or --max-model-len; a positive integer)"})
+    assert "最少分段" in r["plan"]["reason"] and r["error"].startswith("tokens：")
+    assert r["plan"]["engine_message"]                         # vLLM's own words, quoted, not translated
+    odd = post(client, "/api/messages", {"lang": "zh", "plan": {"fallbacks": [{"name": "kv_quantization", "effect": {"options": [{}]}}]}})
+    assert odd["plan"]["fallbacks"][0]["text"] is None         # a shape it cannot read: untranslated, not a 500
+    for body, field in (({"lang": "fr"}, "lang"), ({"lang": "zh", "x": 1}, "x"), ({"lang": "zh", "plan": [1]}, "plan")):
+        bad = client.post("/api/messages", json=body)
+        assert bad.status_code == 400 and bad.json()["field"] == field
+
+
+def test_lesson_bodies_are_bounded_and_named(client):
+    for path, body, field in (("/api/lesson/variance", {"d_k": 4096}, "d_k"), ("/api/lesson/variance", {"samples": 10**6}, "samples"),
+                              ("/api/lesson/normalize", {"logits": 5}, "logits"), ("/api/lesson/normalize", {"logits": [1] * 9}, "logits"),
+                              ("/api/lesson/shapes", {"tokens": 65}, "tokens"), ("/api/lesson/accounts", {"d_model": 8, "heads": 3}, "heads")):
+        r = client.post(path, json=body)
+        assert r.status_code == 400 and r.json()["field"] == field, (path, body, r.text)
+    assert client.post("/api/lesson/gqa", content=b"[1]", headers={"content-type": "application/json"}).json()["field"] == "body"

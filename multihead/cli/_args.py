@@ -30,12 +30,12 @@ again there; these bounds only stop values no machine could run.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import stat
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Callable, Sequence
+
+from multihead import values
 
 __all__ = ["int_range", "float_range", "list_of", "output_file", "input_file", "SEED", "PROBABILITY",
            "POSITIVE_FLOAT", "POSITIVE_INT", "MAX_TOKENS", "MAX_THREADS", "check_output_file"]
@@ -58,53 +58,33 @@ def _named(fn: Callable, name: str) -> Callable:
 
 
 def _parse_int(text: str) -> int | None:
-    """int('12'), int('1_000') or an exactly integral '1e6' / '2.0'; None if not an integer."""
-    text = text.strip()
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        d = Decimal(text)
-    except InvalidOperation:
-        return None
-    if not d.is_finite() or d != d.to_integral_value():
-        return None
-    return int(d)
+    """int('12'), int('1_000') or an exactly integral '1e6' / '2.0'; None if not an integer
+    (multihead.values.parse_int: one rule for the CLI and the planner's request)."""
+    return values.parse_int(text)
 
 
 def int_range(lo: int | None = None, hi: int | None = None) -> Callable[[str], int]:
-    """An integer in [lo, hi] (either bound may be None)."""
-    span = f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]"
-    want = f"an integer >= {lo}" if hi is None and lo is not None else f"an integer in {span}"
+    """An integer in [lo, hi] (either bound may be None): multihead.values.IntRange."""
+    check = values.IntRange(lo, hi)
 
     def parse(text: str) -> int:
-        value = _parse_int(text)
-        if value is None or (lo is not None and value < lo) or (hi is not None and value > hi):
-            _fail(f"expected {want}, got {text!r}")
-        return value
+        try:
+            return check(text)
+        except ValueError as err:
+            _fail(str(err))
     return _named(parse, "integer")
 
 
 def float_range(lo: float | None = None, hi: float | None = None, *, lo_open: bool = False,
                 hi_open: bool = False) -> Callable[[str], float]:
-    """A finite number in [lo, hi] ((lo, ... with lo_open, ..., hi) with hi_open)."""
-    span = (("(" if lo_open else "[") + (f"{lo:g}" if lo is not None else "-inf") + ", "
-            + (f"{hi:g}" if hi is not None else "inf") + (")" if hi_open or hi is None else "]"))
+    """A finite number in [lo, hi] ((lo, ... with lo_open, ..., hi) with hi_open): multihead.values.FloatRange."""
+    check = values.FloatRange(lo, hi, lo_open, hi_open)
 
     def parse(text: str) -> float:
         try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        bad = not math.isfinite(value)
-        if not bad and lo is not None:
-            bad = value <= lo if lo_open else value < lo
-        if not bad and hi is not None:
-            bad = value >= hi if hi_open else value > hi
-        if bad:
-            _fail(f"expected a finite number in {span}, got {text!r}")
-        return value
+            return check(text)
+        except ValueError as err:
+            _fail(str(err))
     return _named(parse, "number")
 
 

@@ -5,9 +5,7 @@ import argparse
 
 from multihead.cli import _args as A
 
-DTYPES = ["fp32", "fp16", "bf16", "fp8", "int8", "int4"]
-QUANTIZATIONS = ["gptq", "awq", "fp8", "int8", "bitsandbytes", "mxfp4"]
-MAX_PLAN_TOKENS = 1 << 40       # every account is closed-form: a trillion tokens plans in milliseconds
+from multihead.planner.request import DTYPES, MAX_PLAN_TOKENS, QUANTIZATIONS
 _SIZE = A.int_range(1, 1 << 24)
 
 EXAMPLES = """examples:
@@ -62,7 +60,8 @@ def register(subparsers) -> None:
 
 
 def _workload_args(w) -> None:
-    w.add_argument("--tokens", type=A.int_range(1, MAX_PLAN_TOKENS), help="T, tokens of one input (required)")
+    w.add_argument("--tokens", type=A.int_range(1, MAX_PLAN_TOKENS),
+                   help="T, tokens of one input (default: --max-model-len, else the model's training length)")
     w.add_argument("--batch", type=A.int_range(1, A.MAX_COUNT), default=1, help="B, sequences at once (default 1)")
     w.add_argument("--passes", type=A.int_range(1, A.MAX_COUNT), default=1,
                    help="passes over the same input (the text makes 3; default 1)")
@@ -83,7 +82,9 @@ def _workload_args(w) -> None:
 
 def _device_args(d) -> None:
     d.add_argument("--gpu", "--device", dest="device", metavar="NAME_OR_PROFILE",
-                   help="catalog GPU (see --list) or a measured profile JSON from `multihead calibrate`")
+                   help="catalog GPU (see --list; 'H100' is H100-SXM) or a measured profile JSON from "
+                        "`multihead calibrate` (default H100-SXM, unless --gpu-memory-gb, --effective-tflops "
+                        "and --bandwidth-tbps describe the GPU)")
     d.add_argument("--gpu-memory-gb", type=A.POSITIVE_FLOAT, help="GPU memory in GB (1e9 B)")
     d.add_argument("--effective-tflops", type=A.POSITIVE_FLOAT, help="sustained matmul TFLOP/s (already effective)")
     d.add_argument("--bandwidth-tbps", type=A.POSITIVE_FLOAT,
@@ -100,32 +101,18 @@ def _device_args(d) -> None:
 
 
 def run(args) -> int:
+    """Parse -> PlanRequest -> planner.plan_request -> print (tables, JSON, plot, HTML)."""
     from multihead import planner
     from multihead.planner.rendering import to_json
+    from multihead.planner.request import PlanRequest
 
     if args.list:
         return _list()
-    if args.search:
-        from multihead.cli._search import run_search
-        return run_search(args)
-    from multihead.cli.serving import ENGINE_TO_PLAN_DTYPE, plan_options
-    if args.tokens is None:
-        args.tokens = args.max_model_len         # --tokens and --max-model-len default to each other
-    if args.tokens is None:
-        raise ValueError("tokens: expected --tokens T (or --max-model-len; a positive integer)")
-    if args.kv_dtype is None and (args.kv_cache_dtype or "").startswith("fp8"):
-        args.kv_dtype = "fp8"
-    if args.weights_dtype is None and args.quantization is None:
-        args.weights_dtype = ENGINE_TO_PLAN_DTYPE.get(args.dtype)
-    p = planner.plan(
-        args.model, tokens=args.tokens, batch=args.batch, passes=args.passes, chunks=args.chunks,
-        params=args.params, layers=args.layers, heads=args.heads, kv_heads=args.kv_heads, head_dim=args.head_dim,
-        hidden=args.hidden, intermediate=args.intermediate, vocab=args.vocab, max_position=args.max_position,
-        weights_dtype=args.weights_dtype, kv_dtype=args.kv_dtype, quantization=args.quantization,
-        device=args.device, gpu_memory_gb=args.gpu_memory_gb, effective_tflops=args.effective_tflops,
-        bandwidth_tbps=args.bandwidth_tbps, flops_efficiency=args.flops_efficiency,
-        bandwidth_efficiency=args.bandwidth_efficiency, gpus=args.gpus, memory_utilization=args.memory_utilization,
-        attention=args.attention, causal_skip=args.causal_skip, options={"serving": plan_options(args)})
+    req = PlanRequest.from_args(args)
+    if req.search:
+        from multihead.cli._search import print_search
+        return print_search(req, args)
+    p = planner.plan_request(req)
     time_plot = None
     if args.plot:
         planner.plot_memory(p, args.plot)
@@ -133,7 +120,7 @@ def run(args) -> int:
         time_plot = plot_plan_time(p.to_dict(), args.plot)      # throughput and TPOT vs concurrency
     if args.html:
         from multihead.web.report import write_report
-        write_report(args.html, args)
+        write_report(args.html, req, p)
     if args.json:
         print(to_json(p))
     else:

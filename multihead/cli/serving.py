@@ -32,6 +32,9 @@ def add_engine_flags(p: argparse.ArgumentParser, for_plan: bool = False) -> None
         g.add_argument("--quantization", "-q", help="runtime weight quantization, vLLM's name (e.g. fp8)")
     g.add_argument("--pipeline-parallel-size", "-pp", type=A.int_range(1, 1024), default=1,
                    help="pipeline stages, each holding whole layers (default 1)")
+    g.add_argument("--data-parallel-size", "-dp", type=A.int_range(1, 1024), default=1,
+                   help="replicas of the model behind a router, each TP x PP GPUs (default 1; the load of "
+                        "--concurrency / --request-rate is split between them)")
     g.add_argument("--max-model-len", type=A.int_range(1, A.MAX_TOKENS),
                    help="the longest request, tokens" + (" (default: --tokens; and --tokens defaults to it)"
                                                           if for_plan else ""))
@@ -55,24 +58,6 @@ def add_engine_flags(p: argparse.ArgumentParser, for_plan: bool = False) -> None
     if for_plan:
         g.add_argument("--emit", choices=["vllm", "sglang"], default=None,
                        help="launch command in the serving section (default: the --engine's)")
-
-
-ENGINE_TO_PLAN_DTYPE = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}   # --dtype -> --weights-dtype
-
-
-def plan_options(args) -> dict:
-    """The plan's ``serving`` section options from its parsed flags (engine names as keys)."""
-    keys = ("pipeline_parallel_size", "max_model_len", "max_num_batched_tokens", "max_num_seqs", "kv_cache_dtype",
-            "dtype", "block_size", "emit", "quantization", "input_len", "output_len", "engine", "engine_version",
-            "mem_fraction_static", "concurrency", "request_rate")
-    out = {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
-    if args.model:
-        from multihead.planner.serving import load_model
-        try:
-            out["config"], out["model_id"] = load_model(args.model)
-        except ValueError:
-            pass                      # a model from flags alone: the spec is all there is
-    return out
 
 
 def register(subparsers) -> None:
@@ -106,28 +91,21 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from multihead.planner.serving import load_model, render
+    """A view of the plan: the same PlanRequest as `multihead plan`, printed as its serving section.
+    --max-model-len defaults to the model's training length (and the plan's T to --max-model-len)."""
+    from multihead import planner
+    from multihead.planner.request import PlanRequest
+    from multihead.planner.serving import render
     if args.validate:
         return _validate(args.out)
     if args.list:
         return _list()
     if not args.model:
         raise ValueError("model: expected a catalog HF id or a config.json path (see --list)")
-    from multihead.cost import serving_answer as S
-    cfg, name = load_model(args.model)
-    req = request_from(args, name, cfg)
-    kw = {"gpu_bytes": args.gpu_memory_gb * 1e9} if args.gpu_memory_gb is not None else {}
-    device = None
-    if args.effective_tflops is not None or args.bandwidth_tbps is not None:
-        if args.gpu_memory_gb is None:
-            raise ValueError("effective-tflops: give it (with --bandwidth-tbps) for a --gpu-memory-gb GPU; "
-                             "a catalog --gpu has its own figures")
-        from multihead.planner.inputs import resolve_device
-        device = resolve_device(gpu_memory_gb=args.gpu_memory_gb, effective_tflops=args.effective_tflops,
-                                bandwidth_tbps=args.bandwidth_tbps)
-    out = S.answer(cfg, req, emit=args.emit or args.engine, heads=_heads(cfg), input_len=args.input_len,
-                   output_len=args.output_len, device=device, concurrency=args.concurrency,
-                   request_rate=args.request_rate, **kw)
+    if args.gpu_memory_gb is None:       # the plan's view: one request, one account (issue 27)
+        out = planner.report(PlanRequest.from_args(args))["serving"]
+    else:                                # a GPU outside the catalog by its memory alone: the account only
+        out = _memory_only(args)
     if args.json:
         print(json.dumps({"serving": out}, indent=1))
     else:
@@ -136,6 +114,23 @@ def run(args) -> int:
         # the engine would refuse to start: say why on one line, as vLLM does, and exit 2
         raise ValueError(f"gpu: one request does not fit. {out['reason']}")
     return 0
+
+
+def _memory_only(args) -> dict:
+    """The serving account of a GPU given by --gpu-memory-gb alone (no time figures: the plan needs them)."""
+    from multihead.cost import serving_answer as S
+    from multihead.planner.serving import load_model
+    cfg, name = load_model(args.model)
+    req = request_from(args, name, cfg)
+    kw = {"gpu_bytes": args.gpu_memory_gb * 1e9}
+    device = None
+    if args.effective_tflops is not None or args.bandwidth_tbps is not None:
+        from multihead.planner.inputs import resolve_device
+        device = resolve_device(gpu_memory_gb=args.gpu_memory_gb, effective_tflops=args.effective_tflops,
+                                bandwidth_tbps=args.bandwidth_tbps)
+    return S.answer(cfg, req, emit=args.emit or args.engine, heads=_heads(cfg), input_len=args.input_len,
+                    output_len=args.output_len, device=device, concurrency=args.concurrency,
+                    request_rate=args.request_rate, **kw)
 
 
 def request_from(args, name: str, cfg: dict):

@@ -20,6 +20,12 @@ def register(subparsers) -> None:
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=A.int_range(1, 65535), default=8000, help="port (default 8000)")
+    p.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                   help="a Host name the server answers besides 127.0.0.1, localhost, [::1] and --host "
+                        "(repeatable; any other Host header is refused: DNS rebinding)")
+    p.add_argument("--config-dir", metavar="DIR",
+                   help="a folder whose config.json files the page may name (default: none; the page takes "
+                        "catalog names and dropped files only, never a server path)")
     p.add_argument("--screenshot", metavar="DIR",
                    help="instead of serving: open both pages in headless Chromium, write planner.png and "
                         "lesson.png to DIR and print the page-load timings")
@@ -38,6 +44,8 @@ def run(args) -> int:
             print(line)
         return 0
     from multihead.web.serve import serve
+    if args.config_dir is not None and not Path(args.config_dir).is_dir():
+        raise ValueError(f"config-dir: {args.config_dir} is not an existing folder")
     print(f"multihead web: serving on http://{args.host}:{args.port} (Ctrl-C stops)")
-    serve(args.host, args.port)
+    serve(args.host, args.port, allowed_hosts=[args.host, *args.allowed_host], config_dir=args.config_dir)
     return 0

@@ -93,10 +93,18 @@ def gpu_catalog() -> dict[str, dict]:
     return entries(GPUS_JSON)
 
 
+def gpu_key(name: str, names) -> str | None:
+    """The catalog's spelling of a GPU name: case-insensitive, and the SXM part for a bare name
+    ('H100' and 'h100-sxm' are 'H100-SXM'); None if unknown. One rule for every catalog door."""
+    keys = {k.lower(): k for k in names if not k.startswith("_")}
+    low = str(name).lower()
+    return keys.get(low) or keys.get(f"{low}-sxm") or keys.get(low.removesuffix("-sxm"))
+
+
 def catalog_gpu(name: str) -> DeviceSpec:
-    """A catalog GPU by name (case-insensitive); an unknown name lists the closest."""
+    """A catalog GPU by name (case-insensitive; 'H100' is the SXM part: gpu_key); an unknown name lists the closest."""
     catalog = gpu_catalog()
-    key = {k.lower(): k for k in catalog}.get(str(name).lower())
+    key = gpu_key(name, catalog)
     if key is None:
         close = difflib.get_close_matches(name, list(catalog), n=3, cutoff=0.3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""

@@ -10,9 +10,10 @@ said as the exact rope_scaling snippet to put in config.json.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from multihead.cost.model import ModelSpec, Positions, RopeScaling
 
@@ -52,27 +53,101 @@ def coverage(s: ModelSpec) -> Coverage:
 
 @dataclass(frozen=True)
 class Extension:
-    """What T needs beyond the covered length: a factor over ``base`` and the config snippet."""
+    """What T needs beyond the covered length, built from the model's OWN rope_scaling: a factor
+    over ``base`` (the length the model was trained at before scaling), the config keys to set
+    (``overrides``: what vLLM's --hf-overrides and SGLang's --json-model-override-args carry; empty
+    when the type cannot be grown), ``snippet`` (their JSON) and a ``note`` on quality."""
     tokens: int
     covered: int
     base: int
     factor: float
     snippet: str
+    rope_type: str = "yarn"
+    overrides: dict = field(default_factory=dict, compare=False)
+    note: str = ""
+
+
+def _factor(tokens: int, base: int) -> float:
+    """The smallest factor, in steps of 0.01, with base * factor >= tokens."""
+    f = math.ceil(tokens / base * 100) / 100
+    while base * f < tokens:
+        f = round(f + 0.01, 2)
+    return f
 
 
 def extension_needed(s: ModelSpec, tokens: int) -> Extension | None:
     """None when T is covered (or coverage is unknown, or positions are learned and cannot scale);
-    else the smallest YaRN factor (rounded up to 0.01) that covers T, over the model's base length."""
+    else the change that makes the engines accept T (vLLM's derived max_model_len, the rule in
+    ``coverage``; SGLang's context length, which ignores the factor when original_max_position_embeddings
+    is stated, or for llama3), keeping the model's own scaling type and original length:
+
+    - no rope_scaling: YaRN over max_position_embeddings;
+    - yarn: the factor grows over its original_max_position_embeddings;
+    - linear / dynamic: the factor grows over max_position_embeddings (which they scale);
+    - llama3 (and Gemma-3's linear, which already states the scaled length): the factor grows over
+      the original length, and max_position_embeddings is set to the new length;
+    - longrope / su: per-dimension factors searched for one length cannot grow by one number: only
+      max_position_embeddings is raised, the factors are kept (positions past it are extrapolated);
+    - any other type: no override (``overrides`` empty): chunk, or serve a shorter length.
+    For yarn and llama3 max_position_embeddings is set to base * factor as well, so that every
+    reader (vLLM, SGLang, transformers) derives the same length."""
     c = coverage(s)
     if c.covered is None or tokens <= c.covered or c.learned:
         return None
     rs = s.rope_scaling
-    # a yarn config scales its original length again; anything else is extended from what it covers now
-    base = c.base if (rs is not None and rs.rope_type == "yarn") else c.covered
-    factor = math.ceil(tokens / base * 100) / 100
-    snippet = json.dumps({"rope_scaling": {"rope_type": "yarn", "factor": factor,
-                                           "original_max_position_embeddings": base}})
-    return Extension(tokens, c.covered, base, factor, snippet)
+    kind = rs.rope_type if rs is not None else "yarn"
+    raw = {k: v for k, v in (rs.raw if rs is not None else {}).items() if k != "type"}
+    max_pos = s.max_position_embeddings
+    already = kind in ("llama3",) or (s.model_type.startswith("gemma3") and rs is not None and rs.factor)
+    if rs is None or kind == "yarn":
+        base = (rs.original_max_position_embeddings if rs is not None else None) or max_pos
+        f = _factor(tokens, base)
+        over = {"max_position_embeddings": max(tokens, int(base * f)),
+                "rope_scaling": {**raw, "rope_type": "yarn", "factor": f, "original_max_position_embeddings": base}}
+    elif already:
+        base = rs.original_max_position_embeddings or round(max_pos / rs.factor)
+        f = _factor(tokens, base)
+        over = {"max_position_embeddings": max(tokens, int(base * f)), "rope_scaling": {**raw, "rope_type": kind,
+                                                                                          "factor": f}}
+    elif kind in ("linear", "dynamic") and rs.factor:
+        base = max_pos
+        f = _factor(tokens, base)
+        over = {"rope_scaling": {**raw, "rope_type": kind, "factor": f}}
+    elif kind in ("longrope", "su"):
+        base, f = c.base or max_pos, round(tokens / (c.base or max_pos), 2)
+        over = {"max_position_embeddings": tokens}
+    else:
+        return Extension(tokens, c.covered, c.base or max_pos, round(tokens / c.covered, 2), "", kind, {},
+                         f"rope_scaling {kind}: no known way to extend it; serve <= {c.covered:,} tokens or chunk")
+    trained = c.covered
+    note = (f"past the {trained:,} positions the model covers ({c.how}) the {kind} scaling is stretched to "
+            f"{tokens:,}: quality there is not guaranteed (a longer scaling usually wants a short fine-tune); "
+            f"measure it on your task")
+    if kind in ("longrope", "su"):
+        note = (f"longrope's per-dimension factors were searched for {max_pos:,} positions and are kept: "
+                f"positions {max_pos:,}..{tokens:,} are extrapolated, quality untested; measure it on your task")
+    return Extension(tokens, c.covered, base, f, json.dumps(over), kind, over, note)
+
+
+def engine_max_len(s: ModelSpec, engine: str = "vllm", overrides: dict | None = None) -> int | None:
+    """The longest --max-model-len (SGLang: --context-length) the engine accepts for this config with
+    ``overrides`` applied: vLLM's derived max_model_len (``coverage``'s rule) or SGLang's context
+    length (the factor counts unless the rope_scaling states original_max_position_embeddings or
+    is llama3). None: unknown (no max_position_embeddings)."""
+    raw = dict(s.rope_scaling.raw) if s.rope_scaling is not None else None
+    max_pos = s.max_position_embeddings
+    if overrides:
+        max_pos = overrides.get("max_position_embeddings", max_pos)
+        raw = overrides.get("rope_scaling", raw)
+    if max_pos is None:
+        return None
+    rs = rope_scaling_of(raw)
+    if engine == "sglang":
+        if rs is None or rs.factor is None or rs.rope_type == "llama3" or "original_max_position_embeddings" in raw:
+            return int(max_pos)
+        return int(max_pos * rs.factor)
+    spec = dataclasses.replace(s, max_position_embeddings=max_pos, rope_scaling=rs)
+    return coverage(spec).covered
 
 
 def rope_scaling_of(raw) -> RopeScaling | None:

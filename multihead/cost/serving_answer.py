@@ -34,10 +34,9 @@ def gpu_catalog() -> dict[str, dict]:
 def gpu_memory_bytes(name: str) -> tuple[str, int]:
     """(catalog name, physical bytes as the device reports them) for a GPU name, case-insensitive;
     'H100' means the SXM part."""
+    from multihead.cost.device import gpu_key
     cat = gpu_catalog()
-    keys = {k.lower(): k for k in cat}
-    low = name.lower()
-    key = keys.get(low) or keys.get(f"{low}-sxm") or keys.get(low.removesuffix("-sxm"))
+    key = gpu_key(name, cat)
     if key is None:
         raise ValueError(f"gpu: unknown GPU {name!r} (known: {', '.join(cat)})")
     return key, cat[key]["bytes"]
@@ -56,6 +55,7 @@ class Request(EngineArgs):
     engine: str = "vllm"                     # "vllm" | "sglang": whose account (PlanRequest.engine)
     engine_version: str | None = None        # None: the newest modelled of that engine
     mem_fraction_static: float | None = None  # SGLang's flag; None: SGLang's default for the GPU and TP
+    data_parallel_size: int = 1              # replicas behind a router (each its own account and KV pool)
 
 
 ENGINES = ("vllm", "sglang")
@@ -78,6 +78,9 @@ def engine_version(req: Request) -> str:
     """The version of ``req.engine`` the account models (a ValueError names a flag that is not modelled)."""
     if req.engine not in ENGINES:
         raise ValueError(f"engine: expected one of {', '.join(ENGINES)}, got {req.engine!r}")
+    v = req.engine_version
+    if v is not None and (not isinstance(v, str) or not 0 < len(v) <= 20 or not all(c.isalnum() or c in ".+-" for c in v)):
+        raise ValueError("engine-version: expected a version such as 0.19 or 0.5.2")
     if req.engine == "sglang":
         from multihead.cost.serving_sglang import resolve
         return resolve(req.engine_version)
@@ -133,7 +136,14 @@ def sglang_args(cfg: dict, req: Request, kv_bytes: float = 2.0):
                       max_running_requests=req.max_num_seqs if "max_num_seqs" in given else None,
                       page_size=req.block_size if "block_size" in given else 1, kv_cache_dtype_bytes=kv_bytes,
                       model_type=next((t for t in types if t in NO_HYBRID_SWA), types[0] if types else ""), pcie=gpu_is_pcie(req.gpu),
-                      version=resolve(req.engine_version))
+                      version=resolve(req.engine_version), vision=_vision(cfg))
+
+
+def _vision(cfg: dict) -> tuple[int, int] | None:
+    v = cfg.get("vision_config")
+    if not isinstance(v, dict):
+        return None
+    return int(v.get("num_hidden_layers", 24)), int(v.get("hidden_size", 1024))
 
 
 def _sglang_account(cfg: dict, shape, args: Request, total: float) -> ServingAccount:
@@ -141,19 +151,46 @@ def _sglang_account(cfg: dict, shape, args: Request, total: float) -> ServingAcc
     return G.account(shape, sglang_args(cfg, args, args.kv_cache_dtype_bytes), load_fit(), total)
 
 
-def launch_plan(req: Request, dtype: str, fraction: float | None = None) -> LaunchPlan:
+def launch_plan(req: Request, dtype: str, fraction: float | None = None,
+                hf_overrides: dict | None = None) -> LaunchPlan:
     """The launch choices; ``fraction``: the memory fraction to emit (SGLang's --mem-fraction-static
-    the account used), else --gpu-memory-utilization."""
+    the account used), else --gpu-memory-utilization; ``hf_overrides``: the config keys the engine
+    must override (length_override's rope_override)."""
     return LaunchPlan(req.model, req.tensor_parallel_size, req.pipeline_parallel_size, GPUS_PER_NODE,
                       req.gpu_memory_utilization if fraction is None else fraction, req.max_model_len,
                       req.max_num_batched_tokens, req.max_num_seqs if req.max_num_seqs != 1024 else None,
-                      req.kv_cache_dtype, dtype, req.quantization, req.block_size if req.block_size != 16 else None)
+                      req.kv_cache_dtype, dtype, req.quantization, req.block_size if req.block_size != 16 else None,
+                      req.data_parallel_size, hf_overrides)
+
+
+def length_override(spec, tokens: int) -> tuple[dict | None, str | None]:
+    """What a launch for ``tokens`` (--max-model-len) needs from the model's positions: (positions
+    JSON, refusal). An engine refuses a length past the config's derived maximum (vLLM's
+    max_model_len rule, cost.positions.coverage) unless the rope scaling that reaches it comes along:
+    the JSON then carries ``rope_override`` (the model's own scaling type grown, cost.positions.
+    extension_needed) and a quality note; a length no override can reach gives a refusal."""
+    from multihead.cost.positions import coverage, extension_needed
+    if spec is None:
+        return None, None
+    c = coverage(spec)
+    if c.covered is None or tokens <= c.covered:
+        return None, None
+    if c.learned:
+        return None, (f"max-model-len {tokens:,} is past the model's {c.covered:,} learned positions ({c.how}); "
+                      f"no engine can serve it: serve <= {c.covered:,} tokens")
+    ext = extension_needed(spec, tokens)
+    if not ext.overrides:
+        return None, f"max-model-len {tokens:,} is past the {c.covered:,} positions the config allows ({ext.note})"
+    return {"derived_max_model_len": c.covered, "how": c.how, "rope_override": ext.overrides,
+            "rope_type": ext.rope_type, "factor": ext.factor, "base_tokens": ext.base, "note": ext.note}, None
 
 
 def verdict(a: ServingAccount, req: Request, chunk: int | None = None) -> str:
     gpus = req.tensor_parallel_size * req.pipeline_parallel_size
     where = f"{gpus}x {req.gpu}" + (f" (TP {req.tensor_parallel_size} x PP {req.pipeline_parallel_size})"
                                     if req.pipeline_parallel_size > 1 else "")
+    if req.data_parallel_size > 1:
+        where += f" per replica, {req.data_parallel_size} replicas ({gpus * req.data_parallel_size} GPUs in all)"
     if not a.fits:
         return f"does not fit on {where}: {a.reason}"
     pool = "SGLang max_total_num_tokens" if req.engine == "sglang" else "KV-cache tokens"
@@ -190,6 +227,11 @@ def _cost(req: Request, base: Request) -> tuple:
 def _changes(req: Request, base: Request) -> list[str]:
     flags = {"tensor_parallel_size": "--tensor-parallel-size", "pipeline_parallel_size": "--pipeline-parallel-size",
              "kv_cache_dtype": "--kv-cache-dtype", "quantization": "--quantization"}
+    if base.engine == "sglang":      # SGLang's own names and values for the same levers
+        flags.update(tensor_parallel_size="--tp-size", pipeline_parallel_size="--pp-size")
+        kv = {"fp8": "fp8_e4m3"}
+        return [f"{flag} {kv.get(getattr(req, k), getattr(req, k)) if k == 'kv_cache_dtype' else getattr(req, k)}"
+                for k, flag in flags.items() if getattr(req, k) != getattr(base, k)]
     return [f"{flag} {getattr(req, k)}" for k, flag in flags.items() if getattr(req, k) != getattr(base, k)]
 
 
@@ -228,7 +270,7 @@ def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None
         sglang = details(sglang_args(cfg, req), a, account_kw.get("gpu_bytes") or gpu_memory_bytes(req.gpu)[1])
     out = {**a.to_json(), "gpu": req.gpu, "dtype": dtype, "kv_cache_dtype": req.kv_cache_dtype,
            "tensor_parallel_size": req.tensor_parallel_size,
-           "pipeline_parallel_size": req.pipeline_parallel_size,
+           "pipeline_parallel_size": req.pipeline_parallel_size, "data_parallel_size": req.data_parallel_size,
            "gpu_memory_utilization": req.gpu_memory_utilization,
            "max_num_batched_tokens": req.max_num_batched_tokens, "verdict": verdict(a, req, sglang and sglang["chunked_prefill_size"]),
            "prefill": "chunked prefill: full attention, max_num_batched_tokens tokens per step (no document cut)"}
@@ -242,6 +284,22 @@ def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None
     if out.get("engine") not in (None, req.engine):
         out["time_engine"] = out["engine"]       # the time model's fixed costs are another engine's
     out["engine"], out["engine_version"] = req.engine, version     # whose memory account this is
+    spec = account_kw.get("spec")
+    if spec is None and cfg:
+        from multihead.cost.serving_shape import read_spec
+        try:
+            spec = read_spec(cfg, req.model)
+        except ValueError:
+            spec = None
+    positions, refusal = length_override(spec, req.max_model_len)
+    if positions:
+        out["positions"] = positions
+        out["verdict"] += (f"; past the {positions['derived_max_model_len']:,} positions the config allows, so the "
+                           f"launch carries the model's {positions['rope_type']} rope scaling grown to x"
+                           f"{positions['factor']:g} over {positions['base_tokens']:,}")
+    if refusal:
+        out.update({"fits": False, "reason": refusal, "verdict": f"does not fit as asked: {refusal}"})
+        emit = None                      # no command the engine would refuse
     launch = req
     if heads and (not a.fits or a.max_concurrency < 1):
         found = fallbacks(cfg, req, heads, **account_kw)
@@ -250,7 +308,8 @@ def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None
                              "kv_cache_gib_per_gpu": f.kv_cache_gib} for c, f in found]
         launch = found[0][0] if found else req
         if a.max_model_len_fit > 0:      # last: it changes the request itself
-            out["fallbacks"].append({"flags": [f"--max-model-len {a.max_model_len_fit}"], "gpus":
+            cut = "--context-length" if req.engine == "sglang" else "--max-model-len"
+            out["fallbacks"].append({"flags": [f"{cut} {a.max_model_len_fit}"], "gpus":
                                      req.tensor_parallel_size * req.pipeline_parallel_size, "max_concurrency": 1.0,
                                      "kv_cache_tokens": None, "kv_cache_gib_per_gpu": a.kv_cache_gib,
                                      "note": "shorter requests: a longer document must be cut"})
@@ -262,11 +321,12 @@ def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None
         chosen = launch
         if req.engine == "sglang" and emit == "sglang":
             chosen = dataclasses.replace(launch, max_num_batched_tokens=out["sglang"]["chunked_prefill_size"])
-        cmd = command(emit, launch_plan(chosen, dtype, fraction))
+        cmd = command(emit, launch_plan(chosen, dtype, fraction, positions["rope_override"] if positions else None))
         note = cmd.note
         if req.engine == "sglang" and emit == "sglang":
             note = ("--mem-fraction-static covers weights + KV cache only, as a fraction of the memory free at "
                     "start-up; the capacity above is SGLang's own account of this command")
+        note = "; ".join(x for x in (note, positions["note"] if positions else "") if x)
         out["command"] = {"engine": emit, "text": cmd.render(), "argv": cmd.argv, "nodes": cmd.nodes,
                           "note": note, "for": "the request" if launch is req else "the first fallback"}
     return out

@@ -63,6 +63,8 @@ class SGLangArgs:
     model_type: str = ""
     pcie: bool = False                           # GPUs talk over PCIe (no NVLink switch)
     version: str = SGLANG_VERSIONS[-1]
+    vision: tuple[int, int] | None = None        # (layers, hidden) of a multimodal model's vision tower
+    vision: tuple[int, int] | None = None        # (layers, hidden) of a multimodal model's vision tower
 
 
 def resolve(version: str | None) -> str:
@@ -113,6 +115,22 @@ def default_mem_fraction(gpu_mib: float, tp: int, pp: int = 1, chunk: int | None
     return round((gpu_mib - reserved) / gpu_mib, 3)
 
 
+def vlm_factor(layers: int, hidden: int) -> float:
+    """SGLang's cut of its default fraction for a multimodal model (server_args.py
+    adjust_mem_fraction_for_vlm): 0.95 x clamp(1 - 0.1 x (L h^2 / (24 x 1024^2) - 1), 0.8, 1.05),
+    the tower's size against a ViT-L/14."""
+    ratio = layers * hidden ** 2 / (24 * 1024 ** 2)
+    return 0.95 * max(0.8, min(1.05, 1.0 - 0.1 * (ratio - 1.0)))
+
+
+def mem_fraction(args: SGLangArgs, gpu_mib: float) -> float:
+    """The fraction the account uses: the given one, else SGLang's default (cut for a vision tower)."""
+    if args.mem_fraction_static is not None:
+        return args.mem_fraction_static
+    frac = default_mem_fraction(gpu_mib, args.tp_size, 1, args.chunked_prefill_size, args.version)
+    return frac * vlm_factor(*args.vision) if args.vision else frac
+
+
 def cell_bytes(shape: ServingShape, tp: int, kv_bytes: float) -> float:
     """One token in one layer on one GPU (the vLLM account's per-layer figure: one formula)."""
     return kv_bytes_per_token_layer(shape, tp, kv_bytes)
@@ -149,8 +167,7 @@ def account(shape: ServingShape, args: SGLangArgs, fit: Fit, total_bytes: float,
     if args.page_size < 1:
         raise ValueError(f"page-size: expected a positive integer, got {args.page_size}")
     gpu_mib = total_bytes / MIB
-    frac = args.mem_fraction_static if args.mem_fraction_static is not None else default_mem_fraction(
-        gpu_mib, args.tp_size, 1, args.chunked_prefill_size, args.version)
+    frac = mem_fraction(args, gpu_mib)
     if not 0 < frac < 1:
         raise ValueError(f"mem-fraction-static: expected a fraction in (0, 1), got {frac:g}")
     tp = args.tp_size
@@ -184,8 +201,9 @@ def account(shape: ServingShape, args: SGLangArgs, fit: Fit, total_bytes: float,
         {"name": "free at start-up", "gib": g(free),
          "source": "physical - CUDA context - communicator buffers (fitted non-torch term)"},
         {"name": "static budget", "gib": g(free * frac),
-         "source": f"free at start-up x --mem-fraction-static {frac:g}"
-                   + ("" if args.mem_fraction_static is not None else " (SGLang's default for this GPU and TP)")},
+         "source": f"free at start-up x --mem-fraction-static {round(frac, 4):g}"
+                   + ("" if args.mem_fraction_static is not None else " (SGLang's default for this GPU and TP"
+                      + (", cut for the vision tower)" if args.vision else ")"))},
         {"name": "weights", "gib": -g(weights),
          "source": f"split over TP={tp}, + {LOAD_OVERHEAD_GIB:g} GiB the load itself takes (fitted)"},
         {"name": "KV cache", "gib": round(kv_gib, 4),
@@ -207,8 +225,7 @@ def account(shape: ServingShape, args: SGLangArgs, fit: Fit, total_bytes: float,
 
 def details(args: SGLangArgs, a: ServingAccount, total_bytes: float) -> dict:
     """The SGLang-only keys of the serving object: the fraction used and the request slots."""
-    frac = args.mem_fraction_static if args.mem_fraction_static is not None else default_mem_fraction(
-        total_bytes / MIB, args.tp_size, 1, args.chunked_prefill_size, args.version)
+    frac = round(mem_fraction(args, total_bytes / MIB), 4)
     chunk = args.chunked_prefill_size or default_chunk_and_graph_bs(total_bytes / MIB, args.tp_size)[0]
     tokens = a.kv_cache_tokens
     slots = args.max_running_requests or min(max(int(tokens / args.context_length * 512), 2048), 4096)

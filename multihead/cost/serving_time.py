@@ -90,7 +90,19 @@ def setup_for(cfg: dict, req, dtype: str, constants: timing.Constants | None = N
     else:
         gpu, constants = _gpu(req.gpu), constants or timing.load_constants()
     return timing.Setup(spec, gpu, constants, tp=req.tensor_parallel_size, pp=req.pipeline_parallel_size,
-                        weights=weights, quantization=quantization, kv=kv, engine="vllm")
+                        weights=weights, quantization=quantization, kv=kv, **time_engine_fields(req))
+
+
+def time_engine_fields(req) -> dict:
+    """The time model's engine inputs a request states (engine, engine_version, and, where the request
+    type carries them, expert_parallel_size, data_parallel_size, enable_dp_attention), under the
+    engines' flag names; the engine's fixed costs by version family are cost/engine_costs.py's."""
+    out = {"engine": getattr(req, "engine", None) or "vllm", "engine_version": getattr(req, "engine_version", None)}
+    for name in ("expert_parallel_size", "data_parallel_size", "enable_dp_attention"):
+        value = getattr(req, name, None)
+        if value is not None:
+            out[name] = value
+    return out
 
 
 def time_keys(cfg: dict, req, serving: dict, input_len: int | None = None, output_len: int | None = None,
@@ -108,7 +120,8 @@ def time_keys(cfg: dict, req, serving: dict, input_len: int | None = None, outpu
         return {"input_len": inp, "output_len": out, "time": None, "time_note": f"no time: {err}"}
     keys = timing.serving_time_keys(setup, inp, out, serving["max_concurrency"])
     if concurrency is not None or request_rate is not None:
-        keys["at"] = at_load(setup, req, serving["kv_cache_tokens"], inp, out, concurrency, request_rate)
+        keys["at"] = at_load(setup, req, serving["kv_cache_tokens"], inp, out, concurrency, request_rate,
+                             getattr(req, "data_parallel_size", 1))
         if concurrency is not None and all(p["concurrency"] != concurrency for p in keys["curve"]):
             a = keys["at"]
             keys["curve"] = sorted(keys["curve"] + [{"concurrency": concurrency, "ttft_s": a["ttft_s"],
@@ -123,14 +136,24 @@ def at_load(setup: timing.Setup, req, kv_cache_tokens: int, input_len: int, outp
     """``serving.at``: the metrics at one load, the KV pool holding kv_cache_tokens // (block-rounded
     input_len + output_len) requests of this length per replica."""
     from multihead.cost.operating_point import evaluate
+    from multihead.cost.timing_intervals import add_intervals
     per_request = -(-(input_len + output_len) // req.block_size) * req.block_size
-    return evaluate(setup, input_len, output_len, concurrency=concurrency, request_rate=request_rate,
-                    data_parallel_size=data_parallel_size, max_num_seqs=req.max_num_seqs,
-                    kv_capacity_requests=kv_cache_tokens / per_request, cache=cache)
+    at = evaluate(setup, input_len, output_len, concurrency=concurrency, request_rate=request_rate,
+                  data_parallel_size=data_parallel_size, max_num_seqs=req.max_num_seqs,
+                  kv_capacity_requests=kv_cache_tokens / per_request, cache=cache)
+    return at if at["overloaded"] else add_intervals(at, setup)
 
 
 def _ms(s: float) -> str:
     return f"{s * 1e3:,.1f} ms" if s < 10 else f"{s:,.1f} s"
+
+
+def _iv(d: dict, key: str, time: bool = True) -> str:
+    """" (80%: low-high)" when the keys carry the interval of ``key``."""
+    if f"{key}_low" not in d:
+        return ""
+    lo, hi = d[f"{key}_low"], d[f"{key}_high"]
+    return f" (80%: {_ms(lo)}-{_ms(hi)})" if time else f" (80%: {lo:,.0f}-{hi:,.0f})"
 
 
 def at_lines(a: dict) -> list[str]:
@@ -139,8 +162,9 @@ def at_lines(a: dict) -> list[str]:
             else f"{a['request_rate']:g} requests/s ({a['arrival']})")
     if a["overloaded"]:
         return [f"  at {load}: overloaded: {a['note']}"]
-    lines = [f"  at {load}: TTFT {_ms(a['ttft_s'])}, TPOT {_ms(a['tpot_s'])}, request {_ms(a['request_latency_s'])}, "
-             f"{a['output_tokens_per_s']:,.1f} output tokens/s ({a['output_tokens_per_s_per_gpu']:,.1f} per GPU), "
+    lines = [f"  at {load}: TTFT {_ms(a['ttft_s'])}{_iv(a, 'ttft_s')}, TPOT {_ms(a['tpot_s'])}{_iv(a, 'tpot_s')}, "
+             f"request {_ms(a['request_latency_s'])}, {a['output_tokens_per_s']:,.1f} output tokens/s"
+             f"{_iv(a, 'output_tokens_per_s', time=False)} ({a['output_tokens_per_s_per_gpu']:,.1f} per GPU), "
              f"{a['requests_per_s']:,.3g} requests/s"]
     if a["note"]:
         lines.append(f"    {a['note']}")
@@ -155,8 +179,9 @@ def render_lines(d: dict) -> list[str]:
     at = at_lines(d["at"]) if d.get("at") else []
     return [f"time, requests of {d['input_len']:,} prompt + {d['output_len']:,} output tokens "
             f"({d.get('time_engine', d['engine'])} fixed costs; {d['attention_kernel']}):", *at,
-            f"  at max concurrency {c}: TTFT {_ms(d['ttft_s'])}, TPOT {_ms(d['tpot_s'])}, "
-            f"{d['output_tokens_per_s']:,.1f} output tokens/s in all (decode {d['decode_bound']}-bound)",
+            f"  at max concurrency {c}: TTFT {_ms(d['ttft_s'])}{_iv(d, 'ttft_s')}, TPOT {_ms(d['tpot_s'])}"
+            f"{_iv(d, 'tpot_s')}, {d['output_tokens_per_s']:,.1f} output tokens/s in all{_iv(d, 'output_tokens_per_s', False)} "
+            f"(decode {d['decode_bound']}-bound)",
             f"  one request: TTFT {_ms(d['ttft_s_one_request'])}, TPOT {_ms(d['tpot_s_one_request'])}, "
             f"decode {d['decode_tokens_per_s']:,.1f} tokens/s",
             f"  constants: {d['time_constants']}; error on published measurements: docs/gpu-time.md"]

@@ -117,10 +117,14 @@ def engine_log_row(log: dict) -> dict:
                     mem_fraction_static=f.get("mem_fraction_static"))
     a, _ = S.serving_account(cfg, req, gpu_bytes=gpu_bytes)
     logged = log["observed"]["kv_cache_tokens"]
+    # the pool the engine logs, also when it then refuses the request (kv_cache_tokens is 0 then)
+    page = 1 if engine == "sglang" else req.block_size
+    pool = a.kv_cache_tokens if a.fits else a.num_gpu_blocks // max(1, a.kv_cache_groups) * page
     return {"id": log["id"], "url": log.get("url"), "source": log.get("source", ""), "engine": engine, "version": log["version"], "modelled_as": modelled,
             "model": log["model"], "gpu": log["gpu"], "flags": f, "split": log["split"], "logged_kv_cache_tokens": logged,
-            "predicted_kv_cache_tokens": a.kv_cache_tokens, "predicted_kv_cache_gib": a.kv_cache_gib,
-            "tokens_error_pct": round(_err(a.kv_cache_tokens, logged), 3), "note": note}
+            "predicted_kv_cache_tokens": pool, "predicted_kv_cache_gib": a.kv_cache_gib,
+            "tokens_error_pct": round(_err(pool, logged), 3), "predicted_fits": a.fits,
+            "logged_fits": log["observed"].get("fits", True), "note": note}
 
 
 def engine_summary(rows: list[dict]) -> list[dict]:

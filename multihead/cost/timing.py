@@ -66,7 +66,7 @@ class Gpu:
         return self.matmul_flops.get(dtype) or self.matmul_flops.get("fp16") or self.matmul_flops["bf16"]
 
 
-ENGINES = ("vllm", "tensorrt-llm", "gpt-fast")
+ENGINES = ("vllm", "sglang", "tensorrt-llm", "gpt-fast")
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,8 @@ class Constants:
     flops_efficiency_fp8: float = 0.0   # of fp8 matmuls' (2x) peak; 0: the same as flops_efficiency
     bandwidth_efficiency: float = 0.8
     layer_overhead_s: dict = field(default_factory=lambda: {e: 10e-6 for e in ENGINES})
+    prefill_layer_overhead_s: dict = field(default_factory=dict)   # eager prefill per engine family; {}: as decode
+    sequence_overhead_s: dict = field(default_factory=dict)        # host work per sequence and step; {}: none
     request_overhead_s: float = 1e-3    # once per request, before its first token (admission, setup)
     allreduce_latency_s: dict = field(default_factory=lambda: {"default": 10e-6})
     allreduce_step_s: float = 5e-6      # per log2(n) step of the all-reduce
@@ -90,9 +92,11 @@ class Constants:
     source: str = "defaults (no fit file)"
 
     def layer_overhead(self, engine: str) -> float:
-        if engine not in self.layer_overhead_s:
-            raise ValueError(f"engine: expected one of {sorted(self.layer_overhead_s)}, got {engine!r}")
-        return self.layer_overhead_s[engine]
+        """Per dense layer of ``engine`` ("vllm", or a version family's key "vllm@v1": else its engine's)."""
+        for key in (engine, engine.split("@")[0]):
+            if key in self.layer_overhead_s:
+                return self.layer_overhead_s[key]
+        raise ValueError(f"engine: expected one of {sorted(self.layer_overhead_s)}, got {engine!r}")
 
     def allreduce_latency(self, link: str, engine: str = "") -> float:
         """The fitted latency of this engine's all-reduce over this link ("engine/link"), else of the
@@ -118,6 +122,21 @@ class Setup:
     kv: str = "bf16"
     act_bytes: int = 2                      # activations travel in bf16/fp16
     engine: str = "vllm"                    # engine family of the fixed costs (ENGINES)
+    engine_version: str | None = None       # its version (None: the newest family; engine_costs.version_family)
+    engine_date: str | None = None          # 'YYYY-MM' of a measurement without a version
+    expert_parallel_size: int = 1           # MoE experts split over this many GPUs (vLLM/SGLang flag names)
+    data_parallel_size: int = 1
+    enable_dp_attention: bool = False
+    enforce_eager: bool = False             # no CUDA graphs: decode pays the eager launch cost too
+
+    @property
+    def cost_key(self) -> str:
+        """The key of this engine family's fixed costs in Constants ("vllm@v1", "sglang", ...)."""
+        from multihead.cost import engine_costs
+        if self.engine not in engine_costs.ENGINE_NAMES:
+            return self.engine
+        return engine_costs.cost_key(self.engine, engine_costs.version_family(self.engine, self.engine_version,
+                                                                              self.engine_date))
 
 
 @dataclass
@@ -216,7 +235,8 @@ def link_bandwidth(setup: Setup) -> float:
 # 512 KiB at <= 4 GPUs and 256 KiB at 8; two stages, reduce-scatter + all-gather, up to 8 MiB),
 # TensorRT-LLM's custom all-reduce plugin, and PyTorch's intra-node comm that gpt-fast's TP command
 # enables (ENABLE_INTRA_NODE_COMM=1). Larger messages, and any across nodes, go through NCCL's ring.
-ALLREDUCE_ALGORITHM = "custom"          # "custom": the engines' small-message kernels; "ring": NCCL only
+ALLREDUCE_ALGORITHM = "smooth"          # "smooth": the cheapest algorithm at each size (cost/comm_time.py);
+                                        # "custom": session 4's size thresholds; "ring": NCCL only
 ONE_STAGE_MAX_BYTES = {4: 512 * 1024, 8: 256 * 1024}
 CUSTOM_MAX_BYTES = 8 * 1024 * 1024
 
@@ -232,6 +252,9 @@ def allreduce_seconds(nbytes: float, n: int, bandwidth: float, c: Constants, lin
     """
     if n <= 1:
         return 0.0
+    if ALLREDUCE_ALGORITHM == "smooth":
+        from multihead.cost import comm_time
+        return comm_time.allreduce_seconds(nbytes, n, bandwidth, c, link, engine, inter_node)
     wire = bandwidth * c.link_efficiency
     latency = c.allreduce_latency(link, engine)
     if ALLREDUCE_ALGORITHM == "custom" and not inter_node and nbytes <= CUSTOM_MAX_BYTES:
@@ -252,9 +275,13 @@ def pipeline_bubble_fraction(stages: int, microbatches: int) -> float:
 
 
 def tp_comm_seconds(setup: Setup, tokens: float) -> float:
-    """2 all-reduces per layer of ``tokens`` activation rows of D, over the tensor-parallel group."""
+    """2 all-reduces per layer of ``tokens`` activation rows of D, over the tensor-parallel group
+    (with DP attention: cost/moe_time.dp_attention_comm_seconds)."""
     nbytes = tokens * setup.spec.hidden_size * setup.act_bytes
     bandwidth = link_bandwidth(setup)
+    if MOE_TERMS and setup.enable_dp_attention and setup.data_parallel_size > 1:
+        from multihead.cost import moe_time
+        return moe_time.dp_attention_comm_seconds(setup, tokens, bandwidth)
     return 2 * setup.spec.num_layers * allreduce_seconds(nbytes, setup.tp, bandwidth, setup.constants, setup.gpu.link,
                                                       setup.engine, inter_node=bandwidth != setup.gpu.link_bandwidth)
 
@@ -272,7 +299,12 @@ def text_attention_flops(spec: ModelSpec, tokens: int) -> float:
 
 
 # -- phases ------------------------------------------------------------------------------------------
-def _phase(setup: Setup, *, tokens: float, sequences: float, attn_flops: float, kv: float) -> Phase:
+MOE_TERMS = True        # expert-parallel imbalance, grouped-GEMM padding, DP-attention all-to-all (cost/moe_time.py)
+ENGINE_COSTS = True     # fixed costs by kernels per layer, engine family and phase (cost/engine_costs.py); False: L * t_layer
+
+
+def _phase(setup: Setup, *, tokens: float, sequences: float, attn_flops: float, kv: float,
+           phase: str = "decode") -> Phase:
     """One forward of ``tokens`` tokens of ``sequences`` sequences through the whole model on one TP
     group (all pipeline stages in turn): the terms of the module docstring, per GPU."""
     s, g, c, n = setup.spec, setup.gpu, setup.constants, setup.tp
@@ -286,14 +318,23 @@ def _phase(setup: Setup, *, tokens: float, sequences: float, attn_flops: float, 
     compute = linear / (g.flops(mm) * share * eta) \
         + attention / (g.flops("fp16") * share * c.flops_efficiency)
     weights, quantized = weights_read(setup, tokens)
+    if MOE_TERMS and s.moe is not None:     # expert-parallel imbalance; grouped-GEMM padding (cost/moe_time.py)
+        from multihead.cost import moe_time
+        weights += moe_time.imbalance_extra_bytes(setup, tokens)
+        if phase == "prefill":
+            compute += moe_time.padding_extra_flops(setup, tokens) / (g.flops(mm) * share * eta)
     memory = (weights + kv) / (g.bandwidth * c.bandwidth_efficiency)
     kind = dequant_kind(setup)
     dequant = quantized / (c.dequant[kind] * g.alu_flops) + s.num_layers * c.dequant_layer_s if kind else 0.0
     comm = tp_comm_seconds(setup, tokens)
     if setup.pp > 1:
         comm += (setup.pp - 1) * handoff_seconds(tokens * s.hidden_size * setup.act_bytes, g.link_bandwidth, c, g.link)
-    return Phase(compute_s=compute, memory_s=memory, dequant_s=dequant,
-                 overhead_s=s.num_layers * c.layer_overhead(setup.engine), comm_s=comm,
+    if ENGINE_COSTS:
+        from multihead.cost.engine_costs import fixed_overhead_s
+        overhead = fixed_overhead_s(setup, phase, sequences)
+    else:
+        overhead = s.num_layers * c.layer_overhead(setup.engine)
+    return Phase(compute_s=compute, memory_s=memory, dequant_s=dequant, overhead_s=overhead, comm_s=comm,
                  flops=linear + attention, bytes=weights + kv)
 
 
@@ -303,7 +344,7 @@ def prefill(setup: Setup, tokens: int, *, batch: int = 1) -> Phase:
     position only. With pipeline stages: one prompt through all of them (see pipelined_prefill_seconds)."""
     kv = kv_bytes(setup.spec, tokens, setup.kv, batch=batch, gpus=setup.tp)
     return _phase(setup, tokens=batch * tokens, sequences=batch,
-                  attn_flops=prefill_attention_flops(setup.spec, tokens, batch), kv=kv)
+                  attn_flops=prefill_attention_flops(setup.spec, tokens, batch), kv=kv, phase="prefill")
 
 
 def pipelined_prefill_seconds(setup: Setup, tokens: int, batch: int) -> float:
@@ -500,7 +541,8 @@ def serving_time_keys(setup: Setup, input_len: int, output_len: int, max_concurr
     top = max(1, int(max_concurrency))
     curve = serving_curve(setup, input_len, output_len, top)
     at, one = curve[-1], curve[0]
-    return {"input_len": input_len, "output_len": output_len, "concurrency": top,
+    from multihead.cost.timing_intervals import add_intervals    # *_low / *_high: 80% intervals by family
+    return add_intervals({"input_len": input_len, "output_len": output_len, "concurrency": top,
             "ttft_s": at.ttft_s, "tpot_s": at.tpot_s, "itl_s": at.tpot_s,
             "output_tokens_per_s": at.output_tokens_per_s, "request_latency_s": at.request_latency_s,
             "ttft_s_one_request": one.ttft_s, "tpot_s_one_request": one.tpot_s,
@@ -508,4 +550,4 @@ def serving_time_keys(setup: Setup, input_len: int, output_len: int, max_concurr
             "prefill_s": one.prefill_s, "attention_kernel": KERNEL_CLASS, "engine": setup.engine,
             "time_constants": setup.constants.source,
             "curve": [{"concurrency": p.concurrency, "ttft_s": p.ttft_s, "tpot_s": p.tpot_s,
-                       "output_tokens_per_s": p.output_tokens_per_s} for p in curve]}
+                       "output_tokens_per_s": p.output_tokens_per_s} for p in curve]}, setup)

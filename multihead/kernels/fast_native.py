@@ -182,6 +182,7 @@ def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
     h.argtypes = [ctypes.c_int]
     h.restype = ctypes.c_int
     lib.mh_get_isa.argtypes, lib.mh_get_isa.restype = [], ctypes.c_int
+    lib.mh_set_bf16_pairs.argtypes, lib.mh_set_bf16_pairs.restype = [ctypes.c_int], ctypes.c_int
     return lib
 
 

@@ -98,11 +98,13 @@ def measure_limits(cfg: BenchConfig, dtypes: set[str], clock: str = "wall") -> d
     return out
 
 
-def _call(impl: str, shape: AttnShape, q, k, v):
+def _call(impl: str, shape: AttnShape, q, k, v, short: bool | None = None):
     """The function to time for implementation ``impl`` on these inputs (for a short decode,
-    CALLS_PER_SAMPLE calls of it)."""
+    CALLS_PER_SAMPLE calls of it). ``short``: whether the CASE is a short decode (default: this
+    shape is); a long decode measured on a reduced shape stays a long-decode row (its SDPA
+    backends named), however short the reduced cache is."""
     gqa = shape.heads != shape.kv_heads
-    if short_decode(shape):
+    if short_decode(shape) if short is None else short:
         from torch.nn.functional import scaled_dot_product_attention
         from multihead.functional import attention
         calls = range(CALLS_PER_SAMPLE)
@@ -184,7 +186,8 @@ def measure_case(shape: AttnShape, impls: tuple[str, ...], limits: dict, cfg: Be
             repeats = max(repeats, 20)
         elif guess < 0.5:                        # cheap calls: more samples, so one slow one (a
             repeats = max(repeats, 7)            # page-reclaim pause, say) cannot set the best
-        plans.append((row, measured, _call(impl, measured, *inputs[measured]), repeats, warmup))
+        plans.append((row, measured, _call(impl, measured, *inputs[measured], short=short_decode(shape)),
+                      repeats, warmup))
     timings = time_calls([p[2] for p in plans], repeats=[p[3] for p in plans], warmup=[p[4] for p in plans],
                          clock=clock)
     per_sample = CALLS_PER_SAMPLE if short_decode(shape) else 1
@@ -275,13 +278,16 @@ def add_ratios(rows: list[dict], limits: dict) -> None:
             r["vs_sdpa"] = r["rate"] / best_sdpa[key(r)][0]
 
 
-# The targets of docs/performance.md (issue 18): (shape, implementation, minimum ratios).
+# The targets of docs/performance.md: (shape, implementation, minimum ratios). Issue 32's (set for
+# an AVX2-only AMD EPYC) where it has one: SmolLM2's call >= 1.0x SDPA, fp32 decode 128k >= 85% and
+# bf16 256k >= 75% of the read rate, fp32 prefill 4k >= 85% of the GEMM rate and >= 1.1x SDPA;
+# issues 5 and 18's elsewhere.
 TARGETS = [
-    (AttnShape.decode(9, 3, 64, 128, "fp32"), "auto", {"vs_sdpa": 0.8}),
-    (AttnShape.decode(32, 8, 128, 131072, "fp32"), "fast_decode", {"of_limit": 0.70, "vs_sdpa": 3.0}),
+    (AttnShape.decode(9, 3, 64, 128, "fp32"), "auto", {"vs_sdpa": 1.0}),
+    (AttnShape.decode(32, 8, 128, 131072, "fp32"), "fast_decode", {"of_limit": 0.85, "vs_sdpa": 3.0}),
     (AttnShape.decode(32, 8, 128, 100000, "fp32"), "fast_decode", {"of_limit": 0.70, "vs_sdpa": 3.0}),
-    (AttnShape.decode(32, 8, 128, 262144, "bf16"), "fast_decode", {"of_limit": 0.50, "vs_sdpa": 10.0}),
-    (AttnShape.prefill(32, 8, 128, 4096, "fp32"), "fast_prefill", {"vs_sdpa": 0.9}),
+    (AttnShape.decode(32, 8, 128, 262144, "bf16"), "fast_decode", {"of_limit": 0.75, "vs_sdpa": 10.0}),
+    (AttnShape.prefill(32, 8, 128, 4096, "fp32"), "fast_prefill", {"vs_sdpa": 1.1, "of_limit": 0.85}),
     (AttnShape.prefill(32, 8, 128, 16384, "fp32"), "fast_prefill", {"vs_sdpa": 0.9}),
     (AttnShape.prefill(32, 32, 128, 4096, "fp32"), "fast_prefill", {"vs_sdpa": 0.95}),
     (AttnShape.prefill(32, 32, 128, 16384, "fp32"), "fast_prefill", {"vs_sdpa": 0.95}),

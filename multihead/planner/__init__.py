@@ -6,7 +6,13 @@
     p.to_dict()            # the JSON of `multihead plan --json` (flat keys + one object per section)
     planner.render(p)      # the tables; planner.render_explain(p); planner.plot_memory(p, "m.png")
 
-Layout: inputs.py (model, device, workload resolved and checked), accounts.py (Setup: bytes,
+    from multihead.planner.request import PlanRequest     # the one request type (CLI, page, library)
+    req = PlanRequest(model="Qwen/Qwen2.5-7B-Instruct", gpu="H100", max_model_len=32768)
+    planner.report(req)    # the JSON object of `multihead plan --json`; planner.plan_request(req) -> Plan
+    planner.curve(req)     # memory per GPU vs context length (one plan; the page's chart)
+
+Layout: request.py (PlanRequest: the validated request, the engines' flag names), front.py (request
+-> plan, report, curve: what the CLI, the page and `plan --html` call), inputs.py (model, device, workload resolved and checked), accounts.py (Setup: bytes,
 FLOPs, seconds per GPU; chunk splitting, bisections), plan.py (the Plan tree and its parts),
 decision.py (one pass / chunks / nothing fits; positions; the chunked alternative), fallbacks.py,
 notes.py (warnings), explain.py (--explain lines), sections.py (optional sections such as
@@ -90,6 +96,24 @@ def longest_fitting_context(p: Plan, kv_heads: int | None = None) -> int:
     return max_tokens_that_fit(p.setup, kv_heads)
 
 
+def plan_request(req) -> Plan:
+    """The Plan of a PlanRequest (planner/front.py)."""
+    from multihead.planner.front import plan_request as _plan_request
+    return _plan_request(req)
+
+
+def report(req) -> dict:
+    """The object `multihead plan --json` prints for a PlanRequest."""
+    from multihead.planner.front import report as _report
+    return _report(req)
+
+
+def curve(req, plan: Plan | None = None) -> dict:
+    """Memory per GPU vs context length for a PlanRequest (the page's chart, `plan --html`)."""
+    from multihead.planner.front import curve as _curve
+    return _curve(req, plan)
+
+
 def render(p: Plan, console=None, explain: bool = False) -> None:
     from multihead.planner.rendering import render as _render
     _render(p, console, explain)
@@ -105,6 +129,6 @@ def plot_memory(p: Plan, path) -> Path:
     return _plot(p, path)
 
 
-__all__ = ["plan", "build", "Plan", "Fallback", "Setup", "MemoryAccount", "Workload", "sections", "memory_curve",
+__all__ = ["plan", "plan_request", "report", "curve", "build", "Plan", "Fallback", "Setup", "MemoryAccount", "Workload", "sections", "memory_curve",
            "longest_fitting_context", "fewest_chunks", "chunk_tokens", "render", "render_explain", "plot_memory",
            "resolve_device", "resolve_spec", "gqa_quality_lines"]

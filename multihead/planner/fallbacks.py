@@ -24,10 +24,13 @@ def fewer_kv_heads(st: Setup, T: int, quality_report) -> Fallback | None:
         return None
     fitting = next((d for d in options if st.memory(T, kv_heads=d).fits), None)
     rows = []
+    now = st.memory(T).kv_cache_bytes
     for d in sorted({options[0], 1, *([fitting] if fitting else [])}, reverse=True):
         m = st.memory(T, kv_heads=d)
+        # the ratio of the same per-GPU figures: under TP a KV head count below the GPU count is
+        # replicated on each GPU, so MQA on 4 GPUs keeps as much per GPU as H_kv = 4 (not d / H_kv)
         rows.append({"kv_heads": d, "kind": "MQA" if d == 1 else f"GQA-{d}", "kv_cache_bytes": m.kv_cache_bytes,
-                     "kv_fraction_of_now": d / Hkv, "total_memory_bytes": m.total_bytes, "fits": m.fits,
+                     "kv_fraction_of_now": m.kv_cache_bytes / now if now else d / Hkv, "total_memory_bytes": m.total_bytes, "fits": m.fits,
                      "decode_kv_read_seconds": st.decode_seconds(T, m.kv_cache_bytes, 0.0)})
     best = next((r for r in rows if r["fits"]), rows[-1])
     notes = ["Converting MHA/GQA checkpoints: mean-pool each group's K and V projections, then uptrain ~5% of the "
@@ -83,15 +86,20 @@ def position_interpolation(st: Setup, T: int) -> Fallback | None:
     ext = extension_needed(st.spec, T)
     rs = st.spec.rope_scaling
     now = f" (the config already has rope_scaling {rs.rope_type} x{rs.factor:g})" if rs and rs.factor else ""
+    data = {"factor_needed": T / ext.base, "factor": ext.factor, "base_tokens": ext.base, "covered_tokens": c.covered,
+            "max_position_embeddings": st.spec.max_position_embeddings, "rope_scaling": rs.raw if rs else None,
+            "rope_type": ext.rope_type, "config_snippet": ext.snippet or None}
+    if not ext.overrides:
+        return Fallback("position_interpolation", f"not available: {ext.note}", data, False,
+                        f"T = {fmt_int(T)} is past the {fmt_int(c.covered)} positions covered ({c.how}): {ext.note}")
+    # the model's own scaling type, grown (cost.positions.extension_needed): the launch commands carry it too
     return Fallback(
-        "position_interpolation", f"scale RoPE positions by {ext.factor:g} over {fmt_int(ext.base)}",
-        {"factor_needed": T / ext.base, "factor": ext.factor, "base_tokens": ext.base, "covered_tokens": c.covered,
-         "max_position_embeddings": st.spec.max_position_embeddings, "rope_scaling": rs.raw if rs else None,
-         "config_snippet": ext.snippet}, None,
+        "position_interpolation", f"scale RoPE positions by {ext.factor:g} over {fmt_int(ext.base)} ({ext.rope_type})",
+        data, None,
         f"T = {fmt_int(T)} is past the {fmt_int(c.covered)} positions covered ({c.how}): set {ext.snippet} in "
-        f"config.json (YaRN x{ext.factor:g} over {fmt_int(ext.base)}; vLLM: --hf-overrides with the same object and "
-        f"--max-model-len {T}), ideally with a short fine-tune{now}; or chunk to <= {fmt_int(c.covered)} tokens "
-        f"({-(-T // c.covered)} chunks)")
+        f"config.json ({ext.rope_type} x{ext.factor:g} over {fmt_int(ext.base)}; vLLM: --hf-overrides, SGLang: "
+        f"--json-model-override-args, with the same object and --max-model-len {T}), ideally with a short "
+        f"fine-tune{now}; or chunk to <= {fmt_int(c.covered)} tokens ({-(-T // c.covered)} chunks)")
 
 
 def more_gpus(st: Setup, T: int, causal_skip: bool) -> Fallback:

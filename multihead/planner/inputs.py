@@ -114,7 +114,8 @@ def check_tensor_parallel(spec: ModelSpec, gpus: int) -> None:
     """Tensor parallelism splits query heads evenly and KV heads evenly (or replicates each KV head
     over N / H_kv GPUs); anything else leaves some GPU with a fraction of a head."""
     if spec.num_heads % gpus:
-        raise ValueError(f"gpus: expected a divisor of heads={spec.num_heads} for tensor parallelism, got {gpus}")
+        raise ValueError(f"tensor_parallel_size: expected a divisor of heads={spec.num_heads} for tensor parallelism "
+                         f"(--gpus / --tensor-parallel-size), got {gpus}")
     if spec.mla is None and spec.num_kv_heads % gpus and gpus % spec.num_kv_heads:
-        raise ValueError(f"gpus: kv_heads={spec.num_kv_heads} neither divides by {gpus} nor divides it; "
-                         f"tensor parallelism cannot place the KV heads")
+        raise ValueError(f"tensor_parallel_size: kv_heads={spec.num_kv_heads} neither divides by {gpus} nor divides "
+                         f"it; tensor parallelism (--gpus / --tensor-parallel-size) cannot place the KV heads")

@@ -92,12 +92,6 @@ def parse_prices(items: list[str] | None) -> dict[str, float]:
     return out
 
 
-def trust_band() -> float | None:
-    """Relative error band of predicted times when configurations are compared (catalog/time_trust.json)."""
-    from importlib import resources
-    return read_json(resources.files("multihead.catalog") / "time_trust.json").get("relative_band")
-
-
 def gpu_prices() -> dict[str, dict]:
     """Catalog prices: GPU name -> {"usd_per_hour", "source", "date"} (catalog/gpu_prices.json)."""
     from importlib import resources
@@ -287,12 +281,14 @@ def rank_key(row: dict, objective: str):
 
 
 def search(cfg: dict, model: str, work: Workload, space: Space | None = None, *, emit: str | None = "auto",
-           top: int = 10, base_request=None, band: float | None = None) -> dict:
+           top: int = 10, base_request=None) -> dict:
     """The ``search`` object: candidates evaluated, the ranked results (best first), the Pareto front
     of output tokens/s per GPU vs TPOT among the configurations that run, and the seconds it took.
 
-    ``band``: relative error of the predicted times on held-out measurements; results within it of
-    the best on the objective are marked ``within_band_of_best``. ``emit``: the engine whose launch
+    Each result's ``at`` carries the 80% interval of every time (``*_low`` / ``*_high``: the GPU time
+    model's out-of-document errors for the model's family, cost/timing_intervals.py); a result whose
+    throughput interval overlaps the best one's is marked ``within_band_of_best``: the prediction
+    cannot tell the two apart. ``emit``: the engine whose launch
     command each result carries ("auto": the candidate's own engine; None: no command).
     """
     t0 = time.perf_counter()
@@ -319,12 +315,13 @@ def search(cfg: dict, model: str, work: Workload, space: Space | None = None, *,
     rows.sort(key=lambda r: rank_key(r, work.objective))
     running = [r for r in rows if r["fits"] and r["binding"] not in ("throughput", "kv_pool", "max_num_seqs")]
     results = [_result(r, ev, emit, prices, work) for r in distinct(rows, top)]
-    _mark_band(results, work.objective, band)
+    _mark_band(results, work.objective)
     out = {"candidates": len(cands), "feasible": len(running),      # fit and carry the load without queueing
            "meeting_slo": sum(r["meets_slo"] for r in rows), "objective": work.objective,
            "slo": work.slo.targets(), "slo_text": work.slo.describe(), "load": _load(work),
            "input_len": work.input_len, "output_len": work.output_len, "max_model_len": ev.max_model_len,
-           "results": results, "pareto": pareto(running), "band": band,
+           "results": results, "pareto": pareto(running),
+           "interval": next((r["at"].get("interval") for r in results if r["at"].get("interval")), None),
            "prices": {g: {"usd_per_hour": _price(g, work, prices),
                           "source": "--price" if g in work.prices else (prices.get(g) or {}).get("source")}
                       for g in space.gpus}}
@@ -362,8 +359,12 @@ def _load(work: Workload) -> str:
 
 
 def _result(row: dict, ev: _Evaluator, emit: str | None, prices: dict, work: Workload) -> dict:
+    from multihead.cost.timing_intervals import add_intervals
     c = row["candidate"]
     a = row["account"]
+    if not row["at"]["overloaded"]:
+        setup, _ = ev.setup(c, row["dtype"])
+        row["at"] = add_intervals(dict(row["at"]), setup)
     out = {"engine": c.engine, "gpu": c.gpu, "gpus": c.gpus, "tensor_parallel_size": c.tensor_parallel_size,
            "pipeline_parallel_size": c.pipeline_parallel_size, "data_parallel_size": c.data_parallel_size,
            "quantization": c.quantization, "kv_cache_dtype": c.kv_cache_dtype, "max_num_seqs": c.max_num_seqs,
@@ -385,21 +386,23 @@ def launch_command(ev: _Evaluator, c: Candidate, dtype: str, emit: str) -> dict:
     return {"engine": emit, "text": cmd.render(), "argv": cmd.argv, "nodes": cmd.nodes, "note": cmd.note}
 
 
-def _mark_band(results: list[dict], objective: str, band: float | None) -> None:
-    """Mark the results whose objective figure lies within ``band`` (relative) of the best one's."""
-    key = {"gpus": "output_tokens_per_s_per_gpu", "throughput": "output_tokens_per_s_per_gpu",
-           "cost": "usd_per_million_output_tokens"}[objective]
+def _mark_band(results: list[dict], objective: str) -> None:
+    """Mark the SLO-meeting results the prediction cannot tell from the best: the 80% intervals of
+    their output tokens/s per GPU overlap the best one's (every objective ranks on that rate: cost
+    is price / rate; for "gpus" only results with as many GPUs as the best compete)."""
     ok = [r for r in results if r["meets_slo"]]
     for r in results:
         r["within_band_of_best"] = None
-    if not ok or band is None:
+    if not ok or "output_tokens_per_s_low" not in ok[0]["at"]:
         return
     best = ok[0]
-    b = best[key] if key == "usd_per_million_output_tokens" else best["at"][key]
+    key = "output_tokens_per_s"
     for r in ok:
-        v = r[key] if key == "usd_per_million_output_tokens" else r["at"][key]
         same_gpus = objective != "gpus" or r["gpus"] == best["gpus"]
-        r["within_band_of_best"] = bool(same_gpus and v is not None and b and abs(v - b) <= band * abs(b))
+        per_gpu = (lambda x, g: x / g)
+        lo_r, hi_r = per_gpu(r["at"][key + "_low"], r["gpus"]), per_gpu(r["at"][key + "_high"], r["gpus"])
+        lo_b, hi_b = per_gpu(best["at"][key + "_low"], best["gpus"]), per_gpu(best["at"][key + "_high"], best["gpus"])
+        r["within_band_of_best"] = bool(same_gpus and lo_r <= hi_b and lo_b <= hi_r)
 
 
 def pareto(rows: list[dict]) -> list[dict]:
@@ -441,3 +444,58 @@ def _closest_miss(rows: list[dict], slo: SLO) -> dict | None:
             "quantization": c.quantization, "kv_cache_dtype": c.kv_cache_dtype, "max_num_seqs": c.max_num_seqs,
             "binding": name[max(ratios, key=ratios.get)] if ratios else r["binding"],
             "over_target": {name[k]: v for k, v in ratios.items()}, "at": r["at"]}
+
+
+# -- the front door: a PlanRequest with search=True ------------------------------------------------------
+def search_report(req) -> dict:
+    """``{"search": ...}`` for a PlanRequest whose ``search`` is set (``multihead plan --search`` and
+    the page's /api/search): the model as the planner resolves it, the GPUs named in ``gpu`` (a
+    comma list; the figures gpu_memory_gb / effective_tflops / bandwidth_tbps give one GPU called
+    'custom'; neither: DEFAULT_GPUS), the request's lengths and load, its engine flags."""
+    from multihead.cost import serving_answer as S
+    from multihead.cost.serving_time import request_lengths
+    from multihead.planner.front import resolve_model
+    if req.concurrency is None and req.request_rate is None:
+        raise ValueError("concurrency: a search needs the load: concurrency N (closed loop) or request_rate R")
+    m = resolve_model(req)
+    if m.config is None:
+        raise ValueError("model: a search needs a model with a config.json (catalog name, HF id or path)")
+    gpus, devices = _search_gpus(req)
+    longest = req.max_model_len or req.tokens
+    if longest is None:
+        if req.input_len is None:
+            raise ValueError("input_len: a search needs the prompt length (--input-len)")
+        longest = req.input_len + (req.output_len or 1024)
+    inp, out = request_lengths(longest, req.input_len, req.output_len)
+    space = Space(gpus=gpus, devices=devices, gpus_max=req.gpus_max, engines=(req.engine,),
+                  quantizations=(req.quantization,) if req.quantization else QUANTIZATIONS,
+                  kv_cache_dtypes=(req.kv_cache_dtype,) if req.kv_cache_dtype else KV_CACHE_DTYPES)
+    work = Workload(input_len=inp, output_len=out, concurrency=req.concurrency, request_rate=req.request_rate,
+                    slo=parse_slo(req.slo), objective=req.objective, max_model_len=req.max_model_len,
+                    prices=parse_prices(req.price.split(",") if req.price else None))
+    name = m.model_id or str(req.model)
+    base = S.Request(model=name, gpu_memory_utilization=req.gpu_memory_utilization,
+                     max_num_batched_tokens=req.max_num_batched_tokens, block_size=req.block_size, dtype=req.dtype,
+                     engine=req.engine, engine_version=req.engine_version,
+                     mem_fraction_static=req.mem_fraction_static)
+    return {"search": search(m.config, name, work, space, emit=req.emit or "auto", top=req.top, base_request=base)}
+
+
+def _search_gpus(req) -> tuple[tuple[str, ...], dict]:
+    """(GPU names, {name: DeviceSpec} for a GPU given by its figures)."""
+    figures = (req.gpu_memory_gb, req.effective_tflops, req.bandwidth_tbps)
+    if any(f is not None for f in figures):
+        if req.gpu:
+            raise ValueError("gpu: for a search give GPU names or the figures (gpu_memory_gb, effective_tflops, "
+                             "bandwidth_tbps), not both")
+        from multihead.planner.inputs import resolve_device
+        dev = resolve_device(None, gpu_memory_gb=req.gpu_memory_gb, effective_tflops=req.effective_tflops,
+                             bandwidth_tbps=req.bandwidth_tbps)
+        return ("custom",), {"custom": dataclasses.replace(dev, name="custom")}
+    if not req.gpu:
+        return DEFAULT_GPUS, {}
+    from multihead.cost.serving_answer import gpu_memory_bytes
+    names = [n.strip() for n in req.gpu.split(",") if n.strip()]
+    if not names:
+        raise ValueError("gpu: expected GPU names separated by commas")
+    return tuple(dict.fromkeys(gpu_memory_bytes(n)[0] for n in names)), {}

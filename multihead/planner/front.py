@@ -1,0 +1,142 @@
+"""The planner's front door: a PlanRequest -> the Plan, its JSON, its memory curve.
+
+``multihead plan``, ``multihead serving``, ``plan --html`` and the web page all call these; none of
+them computes anything itself (they parse into a PlanRequest and print)::
+
+    from multihead import planner
+    from multihead.planner.request import PlanRequest
+    req = PlanRequest(model="Qwen/Qwen2.5-7B-Instruct", gpu="H100", max_model_len=32768)
+    p = planner.plan_request(req)          # the Plan (tables, --explain, --plot read it)
+    planner.report(req)                    # the exact object `multihead plan --json` prints
+    planner.curve(req)                     # memory per GPU vs context length: one plan, one call
+
+Model names resolve in one place (``resolve_model``) for every door: a config.json path or model
+folder (where the request may name paths), a catalog HF id (catalog/configs, e.g.
+``meta-llama/Llama-3.1-70B-Instruct``), a planner catalog name (catalog/models.json), or an
+uploaded config's content. GPU names resolve through cost.device.gpu_key ('H100' is H100-SXM).
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+
+from multihead.planner.request import DEFAULT_GPU, ENGINE_TO_PLAN_DTYPE, UPLOAD_LABEL, PlanRequest
+
+_SERVING_KEYS = ("pipeline_parallel_size", "max_model_len", "max_num_batched_tokens", "max_num_seqs",
+                 "kv_cache_dtype", "dtype", "block_size", "emit", "quantization", "input_len", "output_len", "engine",
+                 "engine_version", "mem_fraction_static", "concurrency", "request_rate", "data_parallel_size")
+
+
+@dataclass
+class ResolvedModel:
+    """What a model name stands for: the ModelSpec (or a path/None for the planner's own reader),
+    the raw config.json the serving account reads, and the id `vllm serve` takes."""
+    model: object                   # ModelSpec, a path string (read by cost.lookup) or None (flags only)
+    config: dict | None
+    model_id: str | None
+
+
+def resolve_model(req: PlanRequest) -> ResolvedModel:
+    """The request's model, by the one rule of the module doc."""
+    from multihead.cost.hf_config import read_config
+    if req.config is not None:
+        label = req.model or UPLOAD_LABEL
+        cfg = copy.deepcopy(req.config)
+        spec = read_config(req.config, name=label, source=label)
+        return ResolvedModel(spec, cfg, str(Path(label).parent) if "/" in label else label)
+    if req.model is None:
+        return ResolvedModel(None, None, None)
+    from multihead.planner.serving import load_model
+    name = req.model
+    if not Path(name).exists():
+        from multihead.catalog import read_json
+        from multihead.cost.serving_fit import CATALOG, catalog_config
+        index = read_json(CATALOG / "configs" / "index.json")
+        key = {k.lower(): k for k in index}.get(name.lower())
+        if key is not None:                     # a catalog HF id: its published config
+            from multihead.cost.serving_shape import read_spec
+            cfg = catalog_config(key)
+            return ResolvedModel(read_spec(copy.deepcopy(cfg), key), cfg, key)
+        if "/" in name and not name.endswith(".json"):      # an HF id we do not hold
+            from multihead.cost.lookup import model_names
+            raise ValueError(f"model: {name!r} is neither a config.json path nor a catalog model or HF id "
+                             f"(known: {', '.join(list(index) + model_names())})")
+    try:
+        cfg, model_id = load_model(name)        # the serving side's view: raw config and HF id
+    except ValueError:
+        cfg, model_id = None, None
+    return ResolvedModel(name, cfg, model_id)   # the planner's reader: catalog name or path
+
+
+def _device(req: PlanRequest):
+    """The request's GPU under the one default policy (module doc of planner/request.py)."""
+    explicit = (req.gpu_memory_gb, req.effective_tflops, req.bandwidth_tbps)
+    if req.gpu is None and all(v is None for v in explicit):
+        return DEFAULT_GPU
+    return req.gpu
+
+
+def plan_request(req: PlanRequest):
+    """The Plan of a request (raises ValueError naming the field on bad input)."""
+    from multihead import planner
+    from multihead.planner.inputs import resolve_spec
+    m = resolve_model(req)
+    spec = resolve_spec(m.model, params=req.params, layers=req.layers, heads=req.heads, kv_heads=req.kv_heads,
+                        head_dim=req.head_dim, hidden=req.hidden, intermediate=req.intermediate, vocab=req.vocab,
+                        max_position=req.max_position)
+    tokens = req.tokens or req.max_model_len or spec.max_position_embeddings
+    if tokens is None:
+        raise ValueError("tokens: give tokens (--tokens T) or max_model_len; the model states no training "
+                         "length (max_position_embeddings) to default to")
+    if req.chunks is not None and req.chunks > tokens:
+        raise ValueError(f"chunks: expected an integer from 1 to tokens={tokens}, got {req.chunks}")
+    kv_dtype = req.kv_dtype
+    if kv_dtype is None and (req.kv_cache_dtype or "").startswith("fp8"):
+        kv_dtype = "fp8"
+    weights_dtype = req.weights_dtype
+    if weights_dtype is None and req.quantization is None:
+        weights_dtype = ENGINE_TO_PLAN_DTYPE.get(req.dtype)
+    serving = {k: getattr(req, k) for k in _SERVING_KEYS if getattr(req, k) is not None}
+    if m.config is not None:
+        serving["config"], serving["model_id"] = m.config, m.model_id
+    return planner.plan(
+        spec, tokens=tokens, batch=req.batch, passes=req.passes, chunks=req.chunks, weights_dtype=weights_dtype,
+        kv_dtype=kv_dtype, quantization=req.quantization, device=_device(req), gpu_memory_gb=req.gpu_memory_gb,
+        effective_tflops=req.effective_tflops, bandwidth_tbps=req.bandwidth_tbps,
+        flops_efficiency=req.flops_efficiency, bandwidth_efficiency=req.bandwidth_efficiency,
+        gpus=req.tensor_parallel_size, memory_utilization=req.gpu_memory_utilization, attention=req.attention,
+        causal_skip=req.causal_skip, options={"serving": serving})
+
+
+def report(req: PlanRequest) -> dict:
+    """The object `multihead plan --json` prints for this request."""
+    return plan_request(req).to_dict()
+
+
+def context_grid(tokens: int, trained: int | None, points: int = 24) -> list[int]:
+    """Context lengths for the memory curve: log-spaced from 1,024 to past T and the training length."""
+    top = max(4 * tokens, 2 * (trained or 0), 8192)
+    grid = {int(round(1024 * (top / 1024) ** (i / (points - 1)))) for i in range(points)}
+    return sorted(grid | {tokens} | ({trained} if trained else set()))
+
+
+def curve(req: PlanRequest, plan=None) -> dict:
+    """Memory per GPU of one pass vs context length for the request's model and settings: one plan,
+    then planner.memory_curve at each length, for this model's H_kv and for MHA (H_kv = H) and MQA
+    (H_kv = 1) with the same weights (what `plan --plot` draws). Returns {"tokens", "curves": [{"label",
+    "kv_heads", "this_model", "total_memory_bytes"}], "T", "trained_length", "usable_memory_bytes",
+    "gpu_memory_bytes"}."""
+    from multihead import planner
+    p = plan or plan_request(req)
+    spec = p.setup.spec
+    trained = spec.max_position_embeddings or None
+    grid = context_grid(p.inputs.tokens, trained)
+    curves = []
+    for kv in sorted({spec.num_kv_heads, spec.num_heads, 1}, reverse=True):
+        label = "MHA" if kv == spec.num_heads else ("MQA" if kv == 1 else f"GQA-{kv}")
+        this = kv == spec.num_kv_heads
+        curves.append({"label": label, "kv_heads": kv, "this_model": this,
+                       "total_memory_bytes": planner.memory_curve(p, grid, None if this else kv)})
+    return {"tokens": grid, "curves": curves, "T": p.inputs.tokens, "trained_length": trained,
+            "usable_memory_bytes": p.inputs.usable_memory_bytes, "gpu_memory_bytes": p.inputs.gpu_memory_bytes}

@@ -1,0 +1,97 @@
+"""PlanRequest (planner/request.py): one validated request for the CLI, the page and the library."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from multihead import planner
+from multihead.cli import main
+from multihead.planner.request import FIELDS, PlanRequest
+
+
+@pytest.mark.parametrize("options,field", [
+    ({"tokens": True}, "tokens"), ({"tokens": 1.5}, "tokens"), ({"tokens": [1]}, "tokens"), ({"tokens": "abc"}, "tokens"),
+    ({"tokens": 10**400}, "tokens"), ({"tokens": "9" * 5001}, "tokens"), ({"tokens": 0}, "tokens"),
+    ({"gpu_memory_gb": float("inf")}, "gpu_memory_gb"), ({"gpu_memory_gb": float("nan")}, "gpu_memory_gb"),
+    ({"effective_tflops": 1e300}, "effective_tflops"), ({"bandwidth_tbps": "1e5000"}, "bandwidth_tbps"),
+    ({"causal_skip": "no"}, "causal_skip"), ({"causal_skip": 1}, "causal_skip"),
+    ({"kv_cache_dtype": "fp4"}, "kv_cache_dtype"), ({"block_size": 7}, "block_size"),
+    ({"gpu_memory_utilization": 0}, "gpu_memory_utilization"), ({"htm": "x.html"}, "htm"),
+    ({"gpus": 2, "tensor_parallel_size": 2}, "tensor_parallel_size"),
+    ({"data_parallel_size": 0}, "data_parallel_size"), ({"engine": "trt"}, "engine"),
+    ({"mem_fraction_static": 2}, "mem_fraction_static"), ({"batching": "static"}, "batching"),
+    ({"concurrency": 0}, "concurrency"), ({"request_rate": -2.0}, "request_rate"),
+        ({"concurrency": 8, "request_rate": 2.0}, "concurrency"), ({"gpu": "H100,MI300X"}, "gpu"),
+        ({"search": True, "slo": "x" * 201}, "slo"), ({"search": True, "objective": "speed"}, "objective"),
+    ({"enable_dp_attention": True}, "enable_dp_attention"),
+])
+def test_bad_values_are_one_line_naming_the_field(options, field):
+    with pytest.raises(ValueError) as err:
+        PlanRequest.from_json({"model": "GPT-2", **options})
+    message = str(err.value)
+    assert "\n" not in message and message.split(":", 1)[0] == field, message
+
+
+def test_text_numbers_read_the_same_everywhere():
+    a = PlanRequest.from_json({"model": "GPT-2", "tokens": "1e3", "max_position": "1_000", "block_size": "16"})
+    b = PlanRequest(model="GPT-2", tokens=1000.0, max_position=1000, block_size=16)
+    assert a == b and a.tokens == 1000 and isinstance(a.tokens, int)
+
+
+def test_aliases_name_one_field():
+    r = PlanRequest.from_json({"model": "GPT-2", "gpus": 4, "memory_utilization": 0.8, "device": "H100"})
+    assert (r.tensor_parallel_size, r.gpu_memory_utilization, r.gpu) == (4, 0.8, "H100-SXM")
+    assert set(FIELDS) >= {"model", "tokens", "max_model_len", "input_len", "output_len", "gpu", "gpu_memory_gb",
+                           "effective_tflops", "bandwidth_tbps", "tensor_parallel_size", "pipeline_parallel_size",
+                           "data_parallel_size", "expert_parallel_size", "enable_dp_attention", "kv_cache_dtype",
+                           "quantization", "dtype", "gpu_memory_utilization", "max_num_seqs", "engine",
+                           "engine_version", "batching", "concurrency", "request_rate"}
+    assert PlanRequest().engine == "vllm" and PlanRequest().engine_version is None
+    assert PlanRequest().batching == "continuous"
+
+
+def test_from_json_never_names_a_server_path(tmp_path):
+    (tmp_path / "config.json").write_text('{"model_type": "llama"}')
+    for model in (str(tmp_path / "config.json"), str(tmp_path), "../x", "/dev/zero"):
+        with pytest.raises(ValueError, match="^model: unknown model"):
+            PlanRequest.from_json({"model": model})
+    with pytest.raises(ValueError, match="^gpu: .*never a file"):
+        PlanRequest.from_json({"model": "GPT-2", "gpu": str(tmp_path / "profile.json")})
+
+
+def _cli_json(capsys, argv) -> dict:
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("model,gpu,length", [
+    ("Llama-3.1-8B", "H100", 32768), ("Qwen/Qwen2.5-7B-Instruct", "A100-80GB", 16384),
+    ("Mixtral-8x7B", "H200-SXM", 8192), ("meta-llama/Llama-3.1-70B-Instruct", "H100-SXM", 131072),
+])
+def test_plan_serving_page_and_library_give_one_answer(capsys, model, gpu, length):
+    """Issue 27: the same request through `plan`, `serving`, the page and the library."""
+    from fastapi.testclient import TestClient
+
+    from multihead.web.app import create_app
+    tp = ["-tp", "4"] if "70B" in model else []
+    library = planner.report(PlanRequest(model=model, gpu=gpu, max_model_len=length,
+                                         tensor_parallel_size=4 if tp else 1))
+    cli_plan = _cli_json(capsys, ["plan", model, "--gpu", gpu, "--max-model-len", str(length), *tp, "--json"])
+    assert cli_plan == library and library["tokens"] == length and library["device"] == gpu_name(gpu)
+    main(["serving", model, "--gpu", gpu, "--max-model-len", str(length), *tp, "--json"])
+    assert json.loads(capsys.readouterr().out)["serving"] == library["serving"]
+    page = TestClient(create_app(), base_url="http://127.0.0.1").post(
+        "/api/plan", json={"options": {"model": model, "gpu": gpu, "max_model_len": length, "gpus": 4 if tp else 1}})
+    assert page.status_code == 200 and page.json() == library
+
+
+def gpu_name(gpu: str) -> str:
+    return "H100-SXM" if gpu == "H100" else gpu
+
+
+def test_one_default_gpu_policy(capsys):
+    assert _cli_json(capsys, ["plan", "GPT-2", "--json"])["device"] == "H100-SXM"
+    assert planner.report(PlanRequest(model="GPT-2"))["tokens"] == 1024          # the training length
+    with pytest.raises(ValueError, match="missing --bandwidth-tbps"):
+        planner.report(PlanRequest(model="GPT-2", gpu_memory_gb=80, effective_tflops=100))
