@@ -9,6 +9,7 @@ tests/test_cli_table.py holds every command x bad value.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -826,3 +827,44 @@ def test_r3_item12_torch_compile_fullgraph_prefill():
             f(q, k, v, is_causal=True, backend="reference")
     finally:
         torch._dynamo.reset()
+
+
+# 13. GPU figures of 1e300 (ZeroDivisionError, `Infinity` in --json, "cannot convert float NaN");
+# efficiencies of 5e-324 printed `Infinity` seconds. Every GPU figure flag is bounded to a physical
+# range (multihead.values, the same for the request), and the JSON writer never writes non-finite.
+GPU_FIGURES = ["--gpu-memory-gb", "80", "--effective-tflops", "100", "--bandwidth-tbps", "2"]
+
+
+@pytest.mark.parametrize("cmd, flag", [(c, f) for c in ("plan", "serving") for f in (
+    "--gpu-memory-gb", "--effective-tflops", "--bandwidth-tbps", "--flops-efficiency", "--bandwidth-efficiency")
+    if c == "plan" or "efficiency" not in f])        # serving takes no efficiency flags
+@pytest.mark.parametrize("value", ["1e300", "5e-324", "1e-300", "0"])
+def test_r3_item13_gpu_figures_bounded(capsys, flag, value, cmd):
+    base = ["plan", "Llama-3.1-8B", "--tokens", "8192"] if cmd == "plan" else ["serving", "Qwen/Qwen3-8B"]
+    figures = [] if "efficiency" in flag else [a for i, a in enumerate(GPU_FIGURES) if GPU_FIGURES[i - (i % 2)] != flag]
+    rc, out, err = _cli(base + figures + [flag, value, "--json"], capsys)
+    _one_line_exit_2(rc, err, f"argument {flag}: expected a finite number in [")
+
+
+@pytest.mark.parametrize("cmd", ["plan", "serving"])
+@pytest.mark.parametrize("edge", ["lo", "hi"])
+def test_r3_item13_json_at_the_bounds_is_finite(capsys, cmd, edge):
+    import json
+    from multihead import values
+    figs = {"--gpu-memory-gb": values.GPU_MEMORY_GB, "--effective-tflops": values.EFFECTIVE_TFLOPS,
+            "--bandwidth-tbps": values.BANDWIDTH_TBPS}
+    argv = [a for flag, r in figs.items() for a in (flag, repr(getattr(r, edge)))]
+    base = ["plan", "Llama-3.1-8B", "--tokens", "8192"] if cmd == "plan" else ["serving", "Qwen/Qwen3-8B"]
+    rc, out, err = _cli(base + argv + ["--json"], capsys)
+    assert "Traceback" not in err and rc in (0, 2), (rc, err)
+    if rc == 0:
+        json.loads(out, parse_constant=lambda c: pytest.fail(f"{c} in the --json output"))
+
+
+def test_r3_item13_the_json_writer_refuses_non_finite():
+    from multihead import jsonout
+    assert jsonout.dumps({"a": [1.0, 2]}) == '{"a": [1.0, 2]}'
+    for bad, where in (({"plan": {"time": [1.0, float("inf")]}}, "plan.time[1]"), ([float("nan")], "[0]"),
+                       (float("-inf"), "(top level)")):
+        with pytest.raises(ValueError, match=rf"^{re.escape(where)}: .* is not a finite number"):
+            jsonout.dumps(bad)

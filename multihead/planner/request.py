@@ -63,9 +63,7 @@ MAX_CONFIG_BYTES = 1_000_000   # an uploaded config.json; the largest published 
 UPLOAD_LABEL = "uploaded/config.json"
 
 _SIZE = V.IntRange(1, 1 << 24)
-_GB = V.FloatRange(0, 1e6, lo_open=True)          # up to a petabyte of memory per GPU
-_TFLOPS = V.FloatRange(0, 1e7, lo_open=True)       # up to 10 EFLOP/s per GPU
-_TBPS = V.FloatRange(0, 1e6, lo_open=True)         # up to 1 PB/s per GPU
+_GB, _TFLOPS, _TBPS = V.GPU_MEMORY_GB, V.EFFECTIVE_TFLOPS, V.BANDWIDTH_TBPS    # physical ranges (values.py)
 _FRACTION = V.FloatRange(0, 1, lo_open=True)
 _PARALLEL = V.IntRange(1, 4096)
 
@@ -101,7 +99,7 @@ FIELDS: dict[str, _Field] = {
     # the GPU
     "gpu": _Field(V.Text(1000), aliases=("device",)),
     "gpu_memory_gb": _Field(_GB), "effective_tflops": _Field(_TFLOPS), "bandwidth_tbps": _Field(_TBPS),
-    "flops_efficiency": _Field(_FRACTION), "bandwidth_efficiency": _Field(_FRACTION),
+    "flops_efficiency": _Field(V.EFFICIENCY), "bandwidth_efficiency": _Field(V.EFFICIENCY),
     # the engine (vLLM's flag names)
     "tensor_parallel_size": _Field(_PARALLEL, 1, aliases=("gpus", "tp")),
     "pipeline_parallel_size": _Field(V.IntRange(1, 1024), 1, aliases=("pp",)),
