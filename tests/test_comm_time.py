@@ -95,3 +95,13 @@ def test_dp_attention_uses_all_to_all():
                                       c.allreduce_latency(gpu.link), c.link_efficiency)
     assert comm == pytest.approx(spec.moe.moe_layers * a2a)       # groups of one GPU: no all-reduce
     assert math.isfinite(t.decode_step(dp, 64, 1024).total_s)
+
+
+@settings(max_examples=60, deadline=None)
+@given(e=st.sampled_from([8, 64, 128, 256]), k=st.integers(1, 8), t=st.integers(1, 4096),
+       ep=st.sampled_from([1, 2, 4, 8]))
+def test_moe_factors_are_at_least_one_and_fall_with_tokens(e, k, t, ep):
+    k = min(k, e)
+    f, g = moe_time.ep_imbalance(e, k, t, ep), moe_time.ep_imbalance(e, k, 4 * t, ep)
+    assert f >= 1.0 and g >= 1.0 and g <= f + 1e-9           # more tokens: every GPU nearer all its experts
+    assert moe_time.padding_factor(t, k, e) >= 1.0

@@ -56,3 +56,22 @@ def test_refusals_are_one_line_naming_the_flag(capsys, argv, flag):
     assert main(["gpu-time", *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert flag in err and "\n" not in err and "Traceback" not in err
+
+
+def test_plan_takes_batching_and_expert_parallel_size(capsys):
+    base = ["plan", "Qwen/Qwen3-30B-A3B", "--gpu", "H100-SXM", "--gpus", "2", "--max-model-len", "4096",
+            "--input-len", "1024", "--output-len", "1024", "--concurrency", "32", "--json"]
+    runs = {}
+    for extra in ([], ["--batching", "static"], ["--expert-parallel-size", "2"]):
+        assert main([*base, *extra]) == 0
+        runs[tuple(extra)] = json.loads(capsys.readouterr().out)["serving"]["at"]
+    assert runs[("--batching", "static")]["ttft_s"] > runs[()]["ttft_s"]       # the batch's prompts together
+    assert runs[("--expert-parallel-size", "2")]["tpot_s"] >= runs[()]["tpot_s"]  # the slowest GPU's experts
+    assert runs[()]["ttft_s_low"] < runs[()]["ttft_s"] < runs[()]["ttft_s_high"]
+
+
+def test_plan_refuses_expert_parallel_for_a_dense_model_by_name(capsys):
+    assert main(["plan", "Llama-3.1-8B", "--gpu", "H100-SXM", "--gpus", "2", "--max-model-len", "4096",
+                 "--expert-parallel-size", "2", "--json"]) == 0
+    serving = json.loads(capsys.readouterr().out)["serving"]
+    assert "expert-parallel-size" in serving["time_note"] and serving["time"] is None

@@ -52,7 +52,8 @@ def test_example_compute_and_time_match_the_text(example):
     # plus the GPU-time model's fixed cost per layer (vLLM's, fitted; docs/gpu-time.md). One GPU: no
     # all-reduce; batch 1: the 26 GFLOPs at 100 TFLOP/s stay under the memory time.
     from multihead.cost.timing import load_constants
-    fixed = 40 * load_constants().layer_overhead("vllm")
+    c = load_constants()        # vLLM's newest family, and its host cost of the step's one sequence
+    fixed = 40 * c.layer_overhead("vllm") + c.sequence_overhead_s.get("vllm@v1", 0.0)
     assert p.decode_terms["memory_s"] == pytest.approx((p.kv_cache_bytes + 26e9) / 2e12, rel=1e-3)
     assert p.decode_terms["comm_s"] == 0 and p.decode_terms["bound"] == "memory"
     assert p.decode_seconds_per_token == pytest.approx((p.kv_cache_bytes + 26e9) / 2e12 + fixed, rel=1e-3)

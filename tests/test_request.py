@@ -20,7 +20,8 @@ from multihead.planner.request import FIELDS, PlanRequest
     ({"gpu_memory_utilization": 0}, "gpu_memory_utilization"), ({"htm": "x.html"}, "htm"),
     ({"gpus": 2, "tensor_parallel_size": 2}, "tensor_parallel_size"),
     ({"data_parallel_size": 0}, "data_parallel_size"), ({"engine": "trt"}, "engine"),
-    ({"mem_fraction_static": 2}, "mem_fraction_static"), ({"batching": "static"}, "batching"),
+    ({"mem_fraction_static": 2}, "mem_fraction_static"), ({"batching": "dynamic"}, "batching"),
+    ({"expert_parallel_size": 3}, "expert_parallel_size"),
     ({"concurrency": 0}, "concurrency"), ({"request_rate": -2.0}, "request_rate"),
         ({"concurrency": 8, "request_rate": 2.0}, "concurrency"), ({"gpu": "H100,MI300X"}, "gpu"),
         ({"search": True, "slo": "x" * 201}, "slo"), ({"search": True, "objective": "speed"}, "objective"),
@@ -95,3 +96,35 @@ def test_one_default_gpu_policy(capsys):
     assert planner.report(PlanRequest(model="GPT-2"))["tokens"] == 1024          # the training length
     with pytest.raises(ValueError, match="missing --bandwidth-tbps"):
         planner.report(PlanRequest(model="GPT-2", gpu_memory_gb=80, effective_tflops=100))
+
+
+def _catalog_cases():
+    from multihead.cost import model_names
+    return [(m, g, n) for m in model_names() for g, n in (("H100", 4096), ("L40S", 32768))]
+
+
+@pytest.mark.parametrize("model,gpu,length", _catalog_cases())
+def test_every_catalog_model_one_answer_from_all_four_doors(capsys, model, gpu, length):
+    """plan --json, serving --json, /api/plan and planner.report for the same request (issue 27)."""
+    library = planner.report(PlanRequest(model=model, gpu=gpu, max_model_len=length))
+    assert _cli_json(capsys, ["plan", model, "--gpu", gpu, "--max-model-len", str(length), "--json"]) == library
+    rc = main(["serving", model, "--gpu", gpu, "--max-model-len", str(length), "--json"])
+    out = capsys.readouterr()
+    if rc == 0:
+        assert json.loads(out.out)["serving"] == library["serving"]
+    else:                      # the engine would not start: serving says so (exit 2), the plan's section agrees
+        assert rc == 2 and library["serving"]["fits"] is False and "does not fit" in out.err
+    page = _page().post("/api/plan", json={"options": {"model": model, "gpu": gpu, "max_model_len": length}})
+    assert page.status_code == 200 and page.json() == library
+
+
+_CLIENT = []
+
+
+def _page():
+    from fastapi.testclient import TestClient
+
+    from multihead.web.app import create_app
+    if not _CLIENT:
+        _CLIENT.append(TestClient(create_app(), base_url="http://127.0.0.1"))
+    return _CLIENT[0]

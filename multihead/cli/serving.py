@@ -36,6 +36,11 @@ def add_engine_flags(p: argparse.ArgumentParser, for_plan: bool = False) -> None
     g.add_argument("--data-parallel-size", "-dp", type=A.int_range(1, 1024), default=1,
                    help="replicas of the model behind a router, each TP x PP GPUs (default 1; the load of "
                         "--concurrency / --request-rate is split between them)")
+    g.add_argument("--expert-parallel-size", type=A.int_range(1, 1024), default=None,
+                   help="GPUs the routed experts are spread over (vLLM's --enable-expert-parallel over the TP "
+                        "group; the time model's load imbalance; default 1)")
+    g.add_argument("--batching", choices=["continuous", "static"], default=None,
+                   help="the times' batching: continuous (in-flight, default) or static (a batch started together)")
     g.add_argument("--max-model-len", type=A.int_range(1, A.MAX_TOKENS),
                    help="the longest request, tokens" + (" (default: --tokens; and --tokens defaults to it)"
                                                           if for_plan else ""))

@@ -31,6 +31,23 @@ FAMILIES: dict[str, dict] = {
     "deepseek_v2": dict(moe="deepseek", mla=True), "deepseek_v3": dict(moe="deepseek", mla=True),
     "gpt_oss": dict(attention_bias=Bias.ALL, sinks=True, moe="gpt_oss"),
     "llama4_text": dict(moe="llama4"),
+    # session 5 (issue 28): families that are one of the above under another name
+    "kimi_k2": dict(moe="deepseek", mla=True),                    # Kimi-K2: the DeepSeek-V3 architecture
+    "glm4_moe": dict(attention_bias=Bias.QKV, moe="deepseek"),    # GLM-4.5/4.6: GQA + DeepSeek-style MoE
+    "minimax_m2": dict(qk_norm=True, moe="mixtral"),              # MiniMax-M2: GQA, 256 routed experts, no shared
+    "qwen3_vl_text": dict(qk_norm=True),                          # Qwen3-VL's language model (dense)
+    "qwen3_vl_moe_text": dict(qk_norm=True, moe="qwen"),          # Qwen3-VL-MoE's language model
+}
+# families refused by name, with what the cost model lacks for them (issue 28)
+_SPARSE = ("DeepSeek Sparse Attention: a lightning indexer picks 2,048 keys per query and keeps its own key "
+           "cache, so the planner's attention count and KV bytes would both be wrong")
+_STATE = ("layers keep a fixed-size recurrent state instead of a KV cache, which the memory account and the "
+          "time model do not represent")
+REFUSED: dict[str, str] = {
+    "deepseek_v32": _SPARSE, "glm_moe_dsa": _SPARSE,
+    "qwen3_5": "hybrid of Gated DeltaNet linear-attention and gated full-attention layers: the linear " + _STATE,
+    "qwen3_next": "hybrid of Gated DeltaNet linear-attention and gated full-attention layers: the linear " + _STATE,
+    "nemotron_h": "hybrid of Mamba-2 and attention layers (Nemotron-H): the Mamba-2 " + _STATE,
 }
 # transformers' own defaults for shape fields published configs leave out (its config classes'
 # signatures): a nested Gemma-3 text_config often states only hidden_size, layers and widths
@@ -197,6 +214,8 @@ def _family(cfg: dict, name: str, notes: list[str]) -> tuple[str, dict]:
                              f"give model_type (known: {', '.join(FAMILIES)})")
         notes.append("model_type: absent, so a dense Llama-style decoder is assumed (gated MLP, RMSNorm)")
         return "", {}
+    if model_type in REFUSED:
+        raise ValueError(f"{name}: model_type {model_type!r} is refused: {REFUSED[model_type]}")
     if model_type not in FAMILIES:
         arch = cfg.get("architectures")
         raise ValueError(f"{name}: model_type {model_type!r}{f' ({arch[0]})' if isinstance(arch, list) and arch else ''}"
@@ -252,7 +271,7 @@ def _layers(cfg: dict, model_type: str) -> dict:
     L, window = cfg["num_hidden_layers"], cfg.get("sliding_window")
     types = cfg.get("layer_types")
     chunk = cfg.get("attention_chunk_size") if model_type == "llama4_text" else None
-    if model_type in ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe"):
+    if model_type in ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "qwen3_vl_text", "qwen3_vl_moe_text"):
         if not cfg.get("use_sliding_window", False):
             window, types = None, None                   # Qwen states a window it does not use
         elif types is None:                              # layers from max_window_layers on slide

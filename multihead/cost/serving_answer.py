@@ -56,6 +56,8 @@ class Request(EngineArgs):
     engine_version: str | None = None        # None: the newest modelled of that engine
     mem_fraction_static: float | None = None  # SGLang's flag; None: SGLang's default for the GPU and TP
     data_parallel_size: int = 1              # replicas behind a router (each its own account and KV pool)
+    expert_parallel_size: int = 1            # the time model's (routed experts over the TP group; memory as TP)
+    batching: str = "continuous"             # the time model's: "static" prefills a batch together
 
 
 ENGINES = ("vllm", "sglang")

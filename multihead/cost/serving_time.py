@@ -89,8 +89,11 @@ def setup_for(cfg: dict, req, dtype: str, constants: timing.Constants | None = N
         gpu, constants = device_gpu(device, constants)
     else:
         gpu, constants = _gpu(req.gpu), constants or timing.load_constants()
+    fields = time_engine_fields(req)
+    if fields.get("expert_parallel_size", 1) > 1 and spec.moe is None:
+        raise ValueError(f"expert-parallel-size: {spec.name} has no routed experts to spread")
     return timing.Setup(spec, gpu, constants, tp=req.tensor_parallel_size, pp=req.pipeline_parallel_size,
-                        weights=weights, quantization=quantization, kv=kv, **time_engine_fields(req))
+                        weights=weights, quantization=quantization, kv=kv, **fields)
 
 
 def time_engine_fields(req) -> dict:
@@ -98,10 +101,12 @@ def time_engine_fields(req) -> dict:
     type carries them, expert_parallel_size, data_parallel_size, enable_dp_attention), under the
     engines' flag names; the engine's fixed costs by version family are cost/engine_costs.py's."""
     out = {"engine": getattr(req, "engine", None) or "vllm", "engine_version": getattr(req, "engine_version", None)}
-    for name in ("expert_parallel_size", "data_parallel_size", "enable_dp_attention"):
+    for name in ("expert_parallel_size", "batching", "enable_dp_attention"):
         value = getattr(req, name, None)
         if value is not None:
             out[name] = value
+    if out.get("enable_dp_attention"):      # otherwise data_parallel_size counts replicas (operating_point)
+        out["data_parallel_size"] = getattr(req, "data_parallel_size", 1)
     return out
 
 
@@ -120,8 +125,9 @@ def time_keys(cfg: dict, req, serving: dict, input_len: int | None = None, outpu
         return {"input_len": inp, "output_len": out, "time": None, "time_note": f"no time: {err}"}
     keys = timing.serving_time_keys(setup, inp, out, serving["max_concurrency"])
     if concurrency is not None or request_rate is not None:
-        keys["at"] = at_load(setup, req, serving["kv_cache_tokens"], inp, out, concurrency, request_rate,
-                             getattr(req, "data_parallel_size", 1))
+        from multihead.cost.timing_intervals import add_intervals
+        keys["at"] = add_intervals(at_load(setup, req, serving["kv_cache_tokens"], inp, out, concurrency, request_rate,
+                                           getattr(req, "data_parallel_size", 1)), setup)
         if concurrency is not None and all(p["concurrency"] != concurrency for p in keys["curve"]):
             a = keys["at"]
             keys["curve"] = sorted(keys["curve"] + [{"concurrency": concurrency, "ttft_s": a["ttft_s"],

@@ -92,8 +92,14 @@ class Constants:
     source: str = "defaults (no fit file)"
 
     def layer_overhead(self, engine: str) -> float:
-        """Per dense layer of ``engine`` ("vllm", or a version family's key "vllm@v1": else its engine's)."""
-        for key in (engine, engine.split("@")[0]):
+        """Per dense layer of ``engine``: a version family's key ("vllm@v1"), else the engine's newest family
+        for a bare engine name ("vllm" -> "vllm@v1"), else the engine's own entry (an older fit file)."""
+        keys = [engine]
+        if "@" not in engine:
+            from multihead.cost import engine_costs
+            if engine in engine_costs.ENGINE_NAMES:
+                keys.insert(0, engine_costs.cost_key(engine, engine_costs.version_family(engine)))
+        for key in (*keys, engine.split("@")[0]):
             if key in self.layer_overhead_s:
                 return self.layer_overhead_s[key]
         raise ValueError(f"engine: expected one of {sorted(self.layer_overhead_s)}, got {engine!r}")
@@ -128,6 +134,7 @@ class Setup:
     data_parallel_size: int = 1
     enable_dp_attention: bool = False
     enforce_eager: bool = False             # no CUDA graphs: decode pays the eager launch cost too
+    batching: str = "continuous"            # "continuous" (in-flight) or "static": serving_point's default mode
 
     @property
     def cost_key(self) -> str:
@@ -392,7 +399,7 @@ class ServingPoint:
 
 
 def serving_point(setup: Setup, concurrency: int, input_len: int, output_len: int,
-                  mode: str = "serving") -> ServingPoint:
+                  mode: str | None = None) -> ServingPoint:
     """Steady state of ``concurrency`` requests.
 
     "serving" (continuous batching, vLLM/SGLang/TensorRT-LLM in-flight): each request's prompt is
@@ -403,6 +410,8 @@ def serving_point(setup: Setup, concurrency: int, input_len: int, output_len: in
     "static" (one batch started together, offline benchmarks): one batched prefill, then decode.
     Decode steps are timed at the mean context input_len + output_len / 2.
     """
+    if mode is None:        # the setup's batching (a user's --batching)
+        mode = "static" if setup.batching == "static" else "serving"
     if mode not in ("serving", "static"):
         raise ValueError(f"mode: expected 'serving' or 'static', got {mode!r}")
     c, steps = concurrency, max(output_len - 1, 0)

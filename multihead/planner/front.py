@@ -25,7 +25,8 @@ from multihead.planner.request import DEFAULT_GPU, ENGINE_TO_PLAN_DTYPE, UPLOAD_
 
 _SERVING_KEYS = ("pipeline_parallel_size", "max_model_len", "max_num_batched_tokens", "max_num_seqs",
                  "kv_cache_dtype", "dtype", "block_size", "emit", "quantization", "input_len", "output_len", "engine",
-                 "engine_version", "mem_fraction_static", "concurrency", "request_rate", "data_parallel_size")
+                 "engine_version", "mem_fraction_static", "concurrency", "request_rate", "data_parallel_size",
+                 "expert_parallel_size", "batching")
 
 
 @dataclass
@@ -57,7 +58,11 @@ def resolve_model(req: PlanRequest) -> ResolvedModel:
         if key is not None:                     # a catalog HF id: its published config
             from multihead.cost.serving_shape import read_spec
             cfg = catalog_config(key)
-            return ResolvedModel(read_spec(copy.deepcopy(cfg), key), cfg, key)
+            spec = read_spec(copy.deepcopy(cfg), key)
+            source = index[key].get("source")
+            if source:
+                spec = spec.with_overrides(source=f"{key} config.json ({source})")
+            return ResolvedModel(spec, cfg, key)
         if "/" in name and not name.endswith(".json"):      # an HF id we do not hold
             from multihead.cost.lookup import model_names
             raise ValueError(f"model: {name!r} is neither a config.json path nor a catalog model or HF id "

@@ -104,7 +104,7 @@ FIELDS: dict[str, _Field] = {
     "tensor_parallel_size": _Field(_PARALLEL, 1, aliases=("gpus", "tp")),
     "pipeline_parallel_size": _Field(V.IntRange(1, 1024), 1, aliases=("pp",)),
     "data_parallel_size": _Field(V.IntRange(1, 1024), 1, aliases=("dp",)),   # replicas behind a router
-    "expert_parallel_size": _Field(V.IntRange(1, 1024), 1, modelled=1),
+    "expert_parallel_size": _Field(V.IntRange(1, 1024), 1),     # the time model's (cost/moe_time.py)
     "enable_dp_attention": _Field(V.flag, False, modelled=False),
     "gpu_memory_utilization": _Field(_FRACTION, 0.9, aliases=("memory_utilization",)),
     "max_model_len": _Field(V.IntRange(1, MAX_TOKENS)),
@@ -114,7 +114,7 @@ FIELDS: dict[str, _Field] = {
     "engine": _Field(V.choices(ENGINES), "vllm"),
     "engine_version": _Field(V.Text(40), None),       # None: the newest modelled (the engine account checks it)
     "mem_fraction_static": _Field(_FRACTION, None),    # SGLang's --mem-fraction-static
-    "batching": _Field(V.choices(BATCHING), "continuous", modelled="continuous"),
+    "batching": _Field(V.choices(BATCHING), "continuous"),           # the time model's serving_point mode
     "concurrency": _Field(V.IntRange(1, MAX_COUNT), None),          # serving.at: N requests in flight
     "request_rate": _Field(V.FloatRange(0, 1e6, lo_open=True), None),   # serving.at: Poisson arrivals per second
     "emit": _Field(V.choices(("vllm", "sglang")), None),     # None: the engine's own launch command
@@ -132,7 +132,8 @@ FIELDS: dict[str, _Field] = {
 ALIASES = {a: name for name, f in FIELDS.items() for a in f.aliases}
 _NOT_MODELLED = {
     "expert_parallel_size": "expert parallelism is not modelled yet: expected 1",
-    "enable_dp_attention": "DP attention is not modelled yet: expected false",
+    "enable_dp_attention": ("DP attention is not in the memory account yet (its time is: multihead gpu-time "
+                            "--enable-dp-attention): expected false"),
     "batching": "only continuous batching is modelled yet: expected 'continuous'",
 }
 
@@ -206,6 +207,10 @@ class PlanRequest:
             object.__setattr__(self, name, value)
             if f.modelled != "<any>" and value != f.modelled:
                 raise ValueError(f"{name}: {_NOT_MODELLED[name]}, got {value!r}")
+        if self.expert_parallel_size not in (1, self.tensor_parallel_size):
+            raise ValueError(f"expert_parallel_size: the engines spread the experts over the tensor-parallel group "
+                             f"(vLLM's --enable-expert-parallel): expected 1 or {self.tensor_parallel_size}, "
+                             f"got {self.expert_parallel_size}")
         if self.chunks is not None and self.tokens is not None and self.chunks > self.tokens:
             raise ValueError(f"chunks: expected an integer from 1 to tokens={self.tokens}, got {self.chunks}")
         if self.gpu is not None and "," in self.gpu and not self.search:

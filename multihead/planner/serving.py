@@ -87,7 +87,8 @@ def build(ctx: sections.Context):
                   model=model_id or setup.spec.name, gpu=gpu, kv_cache_dtype=_kv_flag(o, setup.precision),
                   dtype=o.get("dtype") or "auto", quantization=o.get("quantization"),
                   engine=o.get("engine") or "vllm", engine_version=o.get("engine_version"),
-                  mem_fraction_static=o.get("mem_fraction_static"), data_parallel_size=o.get("data_parallel_size") or 1)
+                  mem_fraction_static=o.get("mem_fraction_static"), data_parallel_size=o.get("data_parallel_size") or 1,
+                  expert_parallel_size=o.get("expert_parallel_size") or 1, batching=o.get("batching") or "continuous")
     data = answer(cfg, req, emit=o.get("emit") or o.get("engine") or "vllm", heads=setup.spec.num_heads,
                   input_len=o.get("input_len"), output_len=o.get("output_len"), spec=setup.spec, gpu_bytes=total,
                   device=setup.device, concurrency=o.get("concurrency"), request_rate=o.get("request_rate"))
