@@ -868,3 +868,53 @@ def test_r3_item13_the_json_writer_refuses_non_finite():
                        (float("-inf"), "(top level)")):
         with pytest.raises(ValueError, match=rf"^{re.escape(where)}: .* is not a finite number"):
             jsonout.dumps(bad)
+
+
+# 17. gpu-time --measurements with a hostile table: {} KeyError 'rows'; an unknown gpu or source
+# KeyError; a list or string value TypeError; tp 0 / value 0 ZeroDivisionError; NaN in -> NaN out.
+_ROW = {"id": "r1", "source": "s", "gpu": "H100-SXM", "tp": 1, "model": "Llama-3.1-8B", "weights": "bf16",
+        "kv": "bf16", "batch": 1, "mode": "static", "input_len": 128, "output_len": 128,
+        "metric": "decode_tokens_per_s", "value": 100.0}
+_TABLE = {"sources": {"s": {"engine_family": "vllm"}}, "rows": [_ROW]}
+
+
+@pytest.mark.parametrize("table, needle", [
+    ({}, "missing 'sources'"), ({"sources": {}}, "missing 'rows'"), ([1], "expected a JSON object"),
+    ({**_TABLE, "rows": []}, "rows: expected a non-empty list"),
+    ({**_TABLE, "rows": [5]}, "rows[0]: expected an object"),
+    ({**_TABLE, "rows": [{**_ROW, "gpu": "TPU-v9"}]}, "rows[0] (r1).gpu: 'TPU-v9' is neither a catalog GPU"),
+    ({**_TABLE, "rows": [{**_ROW, "source": "nope"}]}, "rows[0] (r1).source: 'nope' is not a key of sources"),
+    ({**_TABLE, "rows": [{**_ROW, "model": "GPT-9"}]}, "rows[0] (r1).model: 'GPT-9' is neither"),
+    ({**_TABLE, "rows": [{**_ROW, "value": [1, 2]}]}, "rows[0] (r1).value: expected a finite number > 0"),
+    ({**_TABLE, "rows": [{**_ROW, "value": "fast"}]}, "rows[0] (r1).value: expected a finite number > 0"),
+    ({**_TABLE, "rows": [{**_ROW, "value": 0}]}, "rows[0] (r1).value: expected a finite number > 0 (a measurement), got 0"),
+    ({**_TABLE, "rows": [{**_ROW, "tp": 0}]}, "rows[0] (r1).tp: expected an integer in 1..4,096, got 0"),
+    ({**_TABLE, "rows": [{**_ROW, "batch": "8"}]}, "rows[0] (r1).batch: expected an integer"),
+    ({**_TABLE, "rows": [{**_ROW, "metric": "vibes"}]}, "rows[0] (r1).metric: expected one of"),
+    ({**_TABLE, "rows": [{**_ROW, "weights": "int3"}]}, "rows[0] (r1).weights: expected one of"),
+    ({**_TABLE, "rows": [{**_ROW, "kv": "fp7"}]}, "rows[0] (r1).kv: expected one of"),
+    ({**_TABLE, "rows": [{k: v for k, v in _ROW.items() if k != "input_len"}]}, "rows[0] (r1): missing 'input_len'"),
+    ({**_TABLE, "rows": [_ROW, _ROW]}, "rows[1] (r1).id: given twice"),
+    ({**_TABLE, "sources": {"s": {}}}, "sources.s.engine_family: expected a string"),
+    ({**_TABLE, "devices": {"X": {"base": "H100-SXM", "bandwidth_tbps": 0}}}, "devices.X.bandwidth_tbps"),
+    ({**_TABLE, "devices": {"X": {"base": "nope"}}}, "devices.X.base: expected a catalog GPU"),
+    ({**_TABLE, "models": {"M": {"config": {"hidden_size": "x"}, "source": "x"}}},
+     "models.M.config: hidden_size: expected an integer"),
+])
+def test_r3_item17_hostile_measurement_tables_are_named(tmp_path, capsys, table, needle):
+    import json
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(table))
+    rc, out, err = _cli(["gpu-time", "--measurements", str(path), "--json"], capsys)
+    _one_line_exit_2(rc, err, "measurements: ", needle)
+
+
+def test_r3_item17_nan_in_a_table_is_refused(tmp_path, capsys):
+    path = tmp_path / "m.json"
+    path.write_text(__import__("json").dumps(_TABLE).replace("100.0", "NaN"))
+    rc, out, err = _cli(["gpu-time", "--measurements", str(path), "--json"], capsys)
+    _one_line_exit_2(rc, err, "m.json holds NaN, which is not JSON")
+    path.write_text(__import__("json").dumps(_TABLE))
+    rc, out, err = _cli(["gpu-time", "--measurements", str(path), "--json"], capsys)   # the valid one runs
+    assert rc == 0, err
+    __import__("json").loads(out, parse_constant=lambda c: pytest.fail(f"{c} in the output"))
