@@ -918,3 +918,14 @@ def test_r3_item17_nan_in_a_table_is_refused(tmp_path, capsys):
     rc, out, err = _cli(["gpu-time", "--measurements", str(path), "--json"], capsys)   # the valid one runs
     assert rc == 0, err
     __import__("json").loads(out, parse_constant=lambda c: pytest.fail(f"{c} in the output"))
+
+
+# 18 (serving part). `serving --output-len 5000 --max-model-len 4096` named input-len.
+@pytest.mark.parametrize("lengths, name", [(["--output-len", "5000"], "output-len"),
+                                           (["--input-len", "5000"], "input-len"),
+                                           (["--input-len", "3000", "--output-len", "3000"], "input-len + output-len")])
+@pytest.mark.parametrize("cmd", ["plan", "serving"])
+def test_r3_item18_request_lengths_name_the_argument_given(capsys, lengths, name, cmd):
+    base = ["plan", "Qwen3-8B"] if cmd == "plan" else ["serving", "Qwen/Qwen3-8B"]
+    rc, _, err = _cli(base + ["--max-model-len", "4096", *lengths], capsys)
+    _one_line_exit_2(rc, err, f"error: {name}: ", "exceed max-model-len 4,096")
