@@ -929,3 +929,52 @@ def test_r3_item18_request_lengths_name_the_argument_given(capsys, lengths, name
     base = ["plan", "Qwen3-8B"] if cmd == "plan" else ["serving", "Qwen/Qwen3-8B"]
     rc, _, err = _cli(base + ["--max-model-len", "4096", *lengths], capsys)
     _one_line_exit_2(rc, err, f"error: {name}: ", "exceed max-model-len 4,096")
+
+
+# Found by this round's config fuzz (tests/test_fuzz.py::test_fuzz_hostile_configs_*): the vision
+# tower's fields reached int()/float() unchecked in serving (TypeError tracebacks, a ZeroDivisionError
+# for pixel_shuffle_ratio 0), an explicit null in them crashed, and a rope factor of 1e-300 gave a
+# ZeroDivisionError in the position-interpolation fallback.
+_LLAMA4_MM = {"model_type": "llama4", "text_config": {**LLAMA, "model_type": "llama4_text", "num_local_experts": 16,
+                                                      "num_experts_per_tok": 1, "attention_chunk_size": 8192},
+              "vision_config": {"model_type": "llama4_vision_model", "hidden_size": 1408, "intermediate_size": 5632,
+                                "num_hidden_layers": 34, "patch_size": 14, "image_size": 336,
+                                "pixel_shuffle_ratio": 0.5}}
+
+
+@pytest.mark.parametrize("vision, needle", [
+    ({"hidden_size": [1]}, "vision_config.hidden_size: expected an integer"),
+    ({"num_hidden_layers": {"a": 1}}, "vision_config.num_hidden_layers: expected an integer"),
+    ({"pixel_shuffle_ratio": 0}, "vision_config.pixel_shuffle_ratio: expected a number in (0, 1]"),
+    ({"patch_size": 0}, "vision_config.patch_size: expected an integer"),
+    ({"image_size": 2**70}, "vision_config.image_size: expected an integer"),
+    ({"model_type": 5}, "vision_config.model_type: expected a string"),
+])
+def test_r3_fuzz_vision_fields_named(tmp_path, capsys, vision, needle):
+    import json
+    path = tmp_path / "mm.json"
+    cfg = {**_LLAMA4_MM, "vision_config": {**_LLAMA4_MM["vision_config"], **vision}}
+    path.write_text(json.dumps(cfg))
+    rc, _, err = _cli(["serving", str(path), *SERVING], capsys)
+    _one_line_exit_2(rc, err, "mm.json: ", needle)
+
+
+def test_r3_fuzz_null_vision_fields_take_defaults(tmp_path, capsys):
+    import json
+    path = tmp_path / "mm.json"
+    cfg = {**_LLAMA4_MM, "vision_config": {**_LLAMA4_MM["vision_config"], "pixel_shuffle_ratio": None,
+                                           "intermediate_size": None}}
+    path.write_text(json.dumps(cfg))
+    rc, out, err = _cli(["serving", str(path), *SERVING, "--json"], capsys)
+    assert rc in (0, 2) and "Traceback" not in err, err
+    if rc == 0:
+        json.loads(out)
+
+
+@pytest.mark.parametrize("factor", [1e-300, 0.5, 1e9, "2"])
+def test_r3_fuzz_rope_factor_bounded(tmp_path, capsys, factor):
+    import json
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({**LLAMA, "rope_scaling": {"rope_type": "linear", "factor": factor}}))
+    rc, _, err = _cli(["plan", str(path), "--tokens", "500000", "--gpu", "H100-SXM"], capsys)
+    _one_line_exit_2(rc, err, "r.json: rope_scaling.factor: expected a number in 1..1e6")
