@@ -12,7 +12,7 @@ def answer(model="meta-llama/Llama-3.1-70B-Instruct", **kw):
     cfg, name = load_model(model)
     req = S.Request(**{"tensor_parallel_size": 4, "max_model_len": 131072, "model": name, "gpu": "H100-SXM",
                        "kv_cache_dtype": "fp8", **kw})
-    return S.answer(cfg, req, emit=None)
+    return S.answer(cfg, req)
 
 
 def test_request_lengths():

@@ -367,10 +367,13 @@ def test_screenshots_every_section_both_languages(tpage, tmp_path):
                 if name == "planner":
                     page.wait_for_selector("#card40-nums")
                 page.screenshot(path=str(out / f"{name}-{lang}-{width}.png"), full_page=True)
-                if name == "lesson":
-                    ids = page.evaluate("[...document.querySelectorAll('main.lesson > section')].map(s => s.id)")
-                    assert len(ids) >= 20 and all(page.is_visible(f"#{i}") for i in ids)
-    assert len(list(out.glob("*.png"))) >= 8
+                cards = "main.lesson > section" if name == "lesson" else "#plan-form, #results > .card:not([hidden])"
+                sections = page.locator(cards)
+                n = sections.count()
+                assert n >= (20 if name == "lesson" else 9), (name, n)
+                for k in range(n):                                 # and each section on its own
+                    sections.nth(k).screenshot(path=str(out / f"{name}-{lang}-{width}-{k:02d}.png"))
+    assert len(list(out.glob("*.png"))) >= 8 + 4 * (20 + 9)
 
 
 def test_keyboard_reaches_and_uses_every_control(tpage):

@@ -205,3 +205,33 @@ def test_lesson_bodies_are_bounded_and_named(client):
         r = client.post(path, json=body)
         assert r.status_code == 400 and r.json()["field"] == field, (path, body, r.text)
     assert client.post("/api/lesson/gqa", content=b"[1]", headers={"content-type": "application/json"}).json()["field"] == "body"
+
+
+@pytest.mark.parametrize("verdict", [
+    "fits on 2x H100-SXM (TP 2 x PP 2) per replica, 2 replicas (8 GPUs in all): 3.00 requests of 8,192 tokens at once "
+    "(100 SGLang max_total_num_tokens, 2.00 GiB KV per GPU); prefill runs as chunked prefill of 8,192 tokens per step, "
+    "full attention over the whole request (nothing is cut)",
+    "fits on 1x H100-SXM: 2.17 requests of 128,000 tokens at once (277,456 KV-cache tokens, 42.34 GiB KV per GPU); "
+    "prefill runs as chunked prefill of 8,192 tokens per step, full attention over the whole request (nothing is cut)",
+])
+def test_serving_verdicts_translate(verdict):
+    zh = messages.translate(verdict, "zh")
+    assert zh and "fits" not in zh and "replica" not in zh and "per step" not in zh
+
+
+def test_message_catalogue_is_torch_free():
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-c", "import sys, multihead.messages; print('torch' in sys.modules)"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.stdout.strip() == "False", r.stderr
+
+
+def test_every_catalogue_entry_has_both_languages_and_the_same_parameters():
+    import string
+    for msg_id, entry in messages.CATALOGUE.items():
+        assert set(entry) == {"en", "zh"}, msg_id
+        en = {f for _, f, _, _ in string.Formatter().parse(entry["en"]) if f}
+        zh = {f for _, f, _, _ in string.Formatter().parse(entry["zh"]) if f}
+        assert zh <= en, (msg_id, zh - en)            # Chinese may leave out a quoted engine message
+        assert all(n in messages.NESTED for n in en if n.startswith("_")), msg_id

@@ -124,7 +124,7 @@ def run(args) -> int:
 
 def _memory_only(args) -> dict:
     """The serving account of a GPU given by --gpu-memory-gb alone (no time figures: the plan needs them)."""
-    from multihead.cost import serving_answer as S
+    from multihead.planner.search import answer      # the planner's one fallback search (issue 27)
     from multihead.planner.serving import load_model
     cfg, name = load_model(args.model)
     req = request_from(args, name, cfg)
@@ -134,9 +134,9 @@ def _memory_only(args) -> dict:
         from multihead.planner.inputs import resolve_device
         device = resolve_device(gpu_memory_gb=args.gpu_memory_gb, effective_tflops=args.effective_tflops,
                                 bandwidth_tbps=args.bandwidth_tbps)
-    return S.answer(cfg, req, emit=args.emit or args.engine, heads=_heads(cfg), input_len=args.input_len,
-                    output_len=args.output_len, device=device, concurrency=args.concurrency,
-                    request_rate=args.request_rate, **kw)
+    return answer(cfg, req, emit=args.emit or args.engine, heads=_heads(cfg), input_len=args.input_len,
+                  output_len=args.output_len, device=device, concurrency=args.concurrency,
+                  request_rate=args.request_rate, **kw)
 
 
 def request_from(args, name: str, cfg: dict):
@@ -171,13 +171,13 @@ def _heads(cfg: dict) -> int | None:
 
 
 def _list() -> int:
-    from multihead.cost.serving_answer import gpu_catalog
-    from multihead.cost.serving_fit import CATALOG
+    from multihead.cost.serving_answer import gpu_memory_catalog
+    from multihead.cost.fitted import CATALOG
     print("Catalog configs (HF id -> source):")
     for k, v in json.loads((CATALOG / "configs" / "index.json").read_text()).items():
         print(f"  {k:<62} {v['source']}")
     print("GPUs (physical memory as the device reports it):")
-    for k, v in gpu_catalog().items():
+    for k, v in gpu_memory_catalog().items():
         print(f"  {k:<10} {v['bytes'] / 2**30:8.2f} GiB  {'reported' if v['reported'] else 'estimated'}")
     return 0
 

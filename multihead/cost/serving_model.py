@@ -23,9 +23,8 @@ def gemma3_text_defaults(mt: str, t: dict) -> dict:
     """Gemma-3 text configs omit fields whose transformers defaults apply (Gemma3TextConfig)."""
     if mt != "gemma3_text":
         return t
-    defaults = {"vocab_size": 262208, "num_attention_heads": 8, "num_key_value_heads": 4,
-                "head_dim": 256, "sliding_window": 4096, "sliding_window_pattern": 6, "rope_local_base_freq": 10000.0,
-                "max_position_embeddings": 131072}
+    from multihead.cost.hf_config import FAMILY_DEFAULTS     # the shape defaults: one table
+    defaults = {**FAMILY_DEFAULTS["gemma3_text"], "sliding_window_pattern": 6, "rope_local_base_freq": 10000.0}
     return {**defaults, **{k: v for k, v in t.items() if v is not None}}
 
 

@@ -64,7 +64,7 @@ def engines_markdown(result: dict) -> str:
         link = f"[{r['id']}]({r['url']})" if r["url"] else f"{r['id']} ({r['source']})"
         lines.append(f"| {link} | {r['engine']} {r['version']} (as {r['modelled_as']}) | {r['model']} | "
                      f"{r['gpu']} | {flags} | {r['split']} | {r['logged_kv_cache_tokens']:,} | "
-                     f"{r['predicted_kv_cache_tokens']:,} | {r['tokens_error_pct']:+.2f} | {r['note']} |")
+                     f"{r['predicted_kv_cache_tokens']:,} | {r['tokens_error_pct']:+.2f} | {'; '.join(x for x in (r['note'], r.get('informed') and 'seen before a change it informed (training evidence)') if x)} |")
     return "\n".join(lines) + "\n"
 
 

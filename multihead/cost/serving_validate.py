@@ -124,7 +124,8 @@ def engine_log_row(log: dict) -> dict:
             "model": log["model"], "gpu": log["gpu"], "flags": f, "split": log["split"], "logged_kv_cache_tokens": logged,
             "predicted_kv_cache_tokens": pool, "predicted_kv_cache_gib": a.kv_cache_gib,
             "tokens_error_pct": round(_err(pool, logged), 3), "predicted_fits": a.fits,
-            "logged_fits": log["observed"].get("fits", True), "note": note}
+            "logged_fits": log["observed"].get("fits", True), "note": note,
+            "informed": log.get("informed", "")}
 
 
 def engine_summary(rows: list[dict]) -> list[dict]:

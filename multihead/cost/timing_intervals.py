@@ -14,7 +14,8 @@ out-of-document errors of its family, falling back to (class, phase), (class), a
 has fewer than MIN_ROWS errors (or fewer than MIN_DOCUMENTS documents). Calibration is then checked on
 documents never fitted (held-out-4): the share of their measurements inside their intervals.
 
-No torch; reading the interval table (catalog/gpu_time_intervals.json) needs no scipy.
+No torch; reading the interval table (catalog/gpu_time_intervals.json) needs no scipy. The out-of-document
+errors themselves are computed offline (timing_validation.out_of_document), never imported from here.
 """
 from __future__ import annotations
 
@@ -49,25 +50,6 @@ def family(row: dict, setup) -> tuple[str, str, str]:
 
 def document_fold(source: str, folds: int) -> int:
     return int(hashlib.sha256(source.encode()).hexdigest()[:8], 16) % folds
-
-
-def out_of_document(table: dict, constants, folds: int = 5) -> list[dict]:
-    """Every fitted row predicted by constants fitted without its document's fold: the rows with
-    ``error`` (predicted / measured - 1), ``family`` and ``fold``."""
-    from multihead.cost import timing_validation as tv
-    fitted = [r for r in table["rows"] if tv.split_of(r) in tv.FIT_SPLITS]
-    out = []
-    for k in range(folds):
-        inside = [r for r in fitted if document_fold(r["source"], folds) != k]
-        held = [r for r in fitted if document_fold(r["source"], folds) == k]
-        if not held:
-            continue
-        c = tv.fit({**table, "rows": inside}, start=constants, starts=1, warm=True)
-        for row, setup in tv.setups({**table, "rows": held}, c):
-            pred = tv.predict(row, setup)
-            out.append({"id": row["id"], "source": row["source"], "metric": row["metric"], "fold": k,
-                        "error": pred / row["value"] - 1.0, "family": list(family(row, setup))})
-    return out
 
 
 def _quantile(xs: list[float], q: float) -> float:

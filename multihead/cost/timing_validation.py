@@ -387,3 +387,23 @@ def cross_validate(table: dict, folds: int = 4, starts: int = 2) -> dict:
     summ = summarize(out, speed)["train"]
     summ["log_rms"] = math.sqrt(statistics.fmean(math.log1p(r["error"]) ** 2 for r in out))
     return summ
+
+
+# -- out-of-document errors (the 80% intervals' input: cost/timing_intervals.interval_table) ------------
+def out_of_document(table: dict, constants, folds: int = 5) -> list[dict]:
+    """Every fitted row predicted by constants fitted without its document's fold: the rows with
+    ``error`` (predicted / measured - 1), ``family`` and ``fold``."""
+    from multihead.cost.timing_intervals import document_fold, family
+    fitted = [r for r in table["rows"] if split_of(r) in FIT_SPLITS]
+    out = []
+    for k in range(folds):
+        inside = [r for r in fitted if document_fold(r["source"], folds) != k]
+        held = [r for r in fitted if document_fold(r["source"], folds) == k]
+        if not held:
+            continue
+        c = fit({**table, "rows": inside}, start=constants, starts=1, warm=True)
+        for row, setup in setups({**table, "rows": held}, c):
+            pred = predict(row, setup)
+            out.append({"id": row["id"], "source": row["source"], "metric": row["metric"], "fold": k,
+                        "error": pred / row["value"] - 1.0, "family": list(family(row, setup))})
+    return out

@@ -293,11 +293,11 @@ def parse_config_text(text, label: str = UPLOAD_LABEL) -> dict:
 
 def _catalog_key(name: str) -> str | None:
     """The catalog's own spelling of a model name or HF id (case-insensitive), or None."""
-    from multihead.catalog import entries, read_json
+    from multihead.catalog import entries
+    from multihead.cost.fitted import config_index
     from multihead.cost.lookup import MODELS_JSON
-    from multihead.cost.serving_fit import CATALOG
     low = name.lower()
-    for keys in (entries(MODELS_JSON), read_json(CATALOG / "configs" / "index.json")):
+    for keys in (entries(MODELS_JSON), config_index()):
         key = {k.lower(): k for k in keys if not k.startswith("_")}.get(low)
         if key is not None:
             return key
