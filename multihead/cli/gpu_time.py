@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 
+from multihead import jsonout
 from multihead.cli import _args as A
 
 
@@ -85,7 +85,7 @@ def _predict(args) -> int:
                                kv="fp8" if args.kv_cache_dtype == "fp8" else weights)
     out = {"model": name, "gpu": gpu_name, **out}
     if args.json:
-        print(json.dumps(out, indent=1))
+        print(jsonout.dumps(out, indent=1))
         return 0
 
     def iv(k, fmt):
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     if args.cv:
         summ = tv.cross_validate(tv.load_table(args.measurements))
         if args.json:
-            print(json.dumps(summ, indent=1))
+            print(jsonout.dumps(summ, indent=1))
             return 0
         print("out-of-fold error of the fitted rows (4 folds):")
         for fam, s in summ.items():
@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     result = tv.run(refit=args.fit, measurements=args.measurements, out_dir=args.out)
     if args.json:
-        print(json.dumps(result, indent=1))
+        print(jsonout.dumps(result, indent=1))
         return 0
     print(f"constants: {result['source'] if not args.fit else 'refitted on the fitted rows (training, sets 1 and 2)'}")
     print(f"split: {tv.SPLIT_RULE}")

@@ -78,10 +78,9 @@ def split_of(row: dict) -> str:
 
 
 def load_table(path: Path | None = None) -> dict:
-    path = Path(path) if path else MEASUREMENTS
-    if not path.is_file():
-        raise ValueError(f"measurements: {path} does not exist")
-    return usable(json.loads(path.read_text()))
+    """The table (default the shipped one), schema-checked by cost.measurement_table, less reserved rows."""
+    from multihead.cost.measurement_table import read_table
+    return usable(read_table(Path(path) if path else MEASUREMENTS))
 
 
 def _spec(name: str, table: dict) -> cost.ModelSpec:
