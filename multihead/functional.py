@@ -49,9 +49,12 @@ MODS_KERNELS = {"reference", "tiled", "decode"}
 MODS_FALLBACK = {"fast_prefill": "tiled", "fast_decode": "decode"}
 
 
+@torch.compiler.assume_constant_result
 def max_score_bytes() -> int:
     """The reference backend's current limit: the innermost score_limit(), else the default
-    (MAX_SCORE_BYTES as read at import)."""
+    (MAX_SCORE_BYTES as read at import). Under torch.compile it is read once, while tracing, as a
+    constant of the graph (dynamo cannot trace ContextVar.get: a graph break, an error with
+    fullgraph=True): a compiled call keeps the limit that held when it was compiled."""
     value = _score_limit.get()
     return _DEFAULT_SCORE_LIMIT if value is None else value
 

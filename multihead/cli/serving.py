@@ -9,6 +9,7 @@ import argparse
 import json
 from pathlib import Path
 
+from multihead import jsonout
 from multihead.cli import _args as A
 
 EXAMPLES = """examples:
@@ -75,12 +76,12 @@ def register(subparsers) -> None:
                     "command.", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", nargs="?", help="HF id of a catalog config (see --list), or a config.json path / folder")
     p.add_argument("--gpu", default=None, help="GPU from the catalog (see --list; default H100-SXM)")
-    p.add_argument("--gpu-memory-gb", type=A.float_range(1.0, 4096.0), default=None,
+    p.add_argument("--gpu-memory-gb", type=A.GPU_MEMORY_GB, default=None,
                    help="a GPU outside the catalog: its memory in GB (1e9 B, as in `plan`), the figure the device "
                         "reports (torch's total_memory: an H100 80GB reports 85.03 GB = 79.19 GiB)")
-    p.add_argument("--effective-tflops", type=A.POSITIVE_FLOAT, default=None,
+    p.add_argument("--effective-tflops", type=A.EFFECTIVE_TFLOPS, default=None,
                    help="with --gpu-memory-gb: its achievable 16-bit matmul TFLOP/s, for the serving times")
-    p.add_argument("--bandwidth-tbps", type=A.POSITIVE_FLOAT, default=None,
+    p.add_argument("--bandwidth-tbps", type=A.BANDWIDTH_TBPS, default=None,
                    help="with --gpu-memory-gb: its achievable memory bandwidth, TB/s, for the serving times")
     add_engine_flags(p)
     from multihead.cli.gpu_time import add_request_flags
@@ -112,7 +113,7 @@ def run(args) -> int:
     else:                                # a GPU outside the catalog by its memory alone: the account only
         out = _memory_only(args)
     if args.json:
-        print(json.dumps({"serving": out}, indent=1))
+        print(jsonout.dumps({"serving": out}, indent=1))
     else:
         print(render(out))
     if not out["fits"]:
@@ -186,6 +187,6 @@ def _validate(out_dir: Path) -> int:
     if out_dir.exists() and not out_dir.is_dir():
         raise ValueError(f"out: {out_dir} exists and is not a folder")
     summary = write_report(out_dir)
-    print(json.dumps(summary, indent=1))
+    print(jsonout.dumps(summary, indent=1))
     print(f"written: {out_dir / 'table.md'}, {out_dir / 'table.json'}")
     return 0
