@@ -78,6 +78,15 @@ class BenchConfig:
         return BenchConfig(cases, memory_heads=(8, 2))
 
     @staticmethod
+    def targets(max_prefill_t: int = 4096) -> "BenchConfig":
+        """Only the cases of TARGETS (each once) with prefill up to ``max_prefill_t`` (a 16k
+        prefill takes minutes per call on a busy machine), full size, no memory check: the
+        acceptance rows of docs/performance.md in a fraction of the full grid's time."""
+        cases = list(dict.fromkeys(shape for shape, _, _ in TARGETS
+                                   if shape.kind == "decode" or shape.tq <= max_prefill_t))
+        return BenchConfig(cases, memory_T=None)
+
+    @staticmethod
     def quick() -> "BenchConfig":
         cases = [AttnShape.decode(9, 3, 64, 128, "fp32"),
                  AttnShape.decode(32, 8, 128, 8192, "fp32"), AttnShape.decode(32, 8, 128, 8192, "bf16"),
