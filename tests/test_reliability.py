@@ -748,3 +748,45 @@ def test_r3_item18_huge_integer_names_file_and_field(tmp_path, capsys, cmd):
     path.write_text('{"model_type": "llama", "text_config": {"hidden_size": ' + "9" * 5001 + "}}")
     rc, _, err = _cli([cmd, str(path), *(PLAN if cmd == "plan" else SERVING)], capsys)
     _one_line_exit_2(rc, err, "big.json", "'text_config.hidden_size' is an integer of 5,001 digits")
+
+
+# -- round 4 of hostile input (helper "hunt"): what round 3's fixes missed ----------------------------
+# Round 3 bounded the GPU figures from above (1e300); a subnormal one (5e-324, 1e-310) passed the
+# "> 0" check and made every time Infinity (invalid JSON: the page's JSON.parse breaks), and a
+# subnormal --request-rate split over replicas was 0 (ZeroDivisionError traceback in --search).
+@pytest.mark.parametrize("flags, needle", [
+    (["--gpu", "H100-SXM", "--flops-efficiency", "5e-324"], "flops_efficiency"),
+    (["--gpu", "H100-SXM", "--bandwidth-efficiency", "1e-320"], "bandwidth_efficiency"),
+    (["--gpu-memory-gb", "80", "--effective-tflops", "5e-324", "--bandwidth-tbps", "2"], "effective_tflops"),
+    (["--gpu-memory-gb", "80", "--effective-tflops", "100", "--bandwidth-tbps", "1e-310"], "bandwidth_tbps"),
+    (["--search", "--gpu", "H100-SXM,A100-80GB", "--request-rate", "5e-324"], "--request-rate"),
+])
+def test_r4_subnormal_rates_are_refused_by_name(capsys, flags, needle):
+    rc, out, err = _cli(["plan", "Llama-3.1-8B", "--tokens", "8192", *flags, "--json"], capsys)
+    _one_line_exit_2(rc, err, needle, "1e-06")
+
+
+def test_r4_smallest_rates_give_finite_json(capsys):
+    """At the new lower ends (1e-6) and the largest workload every number is finite JSON."""
+    import json
+    for flags in (["--effective-tflops", "1e-6", "--gpu-memory-gb", "1e6", "--bandwidth-tbps", "1e-6",
+                   "--passes", "1000000", "--batch", "1000000"],
+                  ["--gpu", "H100-SXM", "--flops-efficiency", "1e-6", "--bandwidth-efficiency", "1e-6"]):
+        rc, out, err = _cli(["plan", "Llama-3.1-405B", "--tokens", str(1 << 40), *flags, "--json"], capsys)
+        assert rc == 0, err
+        json.loads(out, parse_constant=lambda c: pytest.fail(f"{c} in the plan JSON"))
+    rc, out, err = _cli(["plan", "Llama-3.1-8B", "--tokens", "8192", "--search", "--gpu", "H100-SXM,A100-80GB",
+                         "--request-rate", "1e-6", "--json"], capsys)
+    assert rc == 0, err
+
+
+def test_r4_library_refuses_subnormal_device_figures():
+    from multihead.cost.operating_point import _check_load
+    from multihead.planner.inputs import resolve_device
+    for kw in ({"effective_tflops": 5e-324}, {"bandwidth_tbps": 1e-310}):
+        with pytest.raises(ValueError, match=next(iter(kw)).replace("_", "-")):
+            resolve_device(None, gpu_memory_gb=80, **{"effective_tflops": 100, "bandwidth_tbps": 2, **kw})
+    with pytest.raises(ValueError, match="flops-efficiency"):
+        resolve_device("H100-SXM", flops_efficiency=5e-324)
+    with pytest.raises(ValueError, match="request-rate"):
+        _check_load(None, 5e-324)

@@ -39,9 +39,9 @@ class Workload:
             raise ValueError(f"memory-utilization: expected a fraction in (0, 1], got {self.memory_utilization}")
 
 
-def _positive(name: str, v) -> None:
-    if v is not None and not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-        raise ValueError(f"{name}: expected a finite positive number, got {v}")
+def _positive(name: str, v, least: float = 0.0) -> None:
+    if v is not None and not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0 and v >= least):
+        raise ValueError(f"{name}: expected a finite positive number{f' (at least {least:g})' if least else ''}, got {v}")
 
 
 def resolve_device(device: str | DeviceSpec | None = None, *, gpu_memory_gb: float | None = None,
@@ -49,12 +49,13 @@ def resolve_device(device: str | DeviceSpec | None = None, *, gpu_memory_gb: flo
                    flops_efficiency: float | None = None, bandwidth_efficiency: float | None = None) -> DeviceSpec:
     """A DeviceSpec from a catalog name / profile path / DeviceSpec, with explicit figures on top.
     Explicit figures are already effective: they replace the peak and set its efficiency to 1.0."""
-    for name, v in (("gpu-memory-gb", gpu_memory_gb), ("effective-tflops", effective_tflops),
-                    ("bandwidth-tbps", bandwidth_tbps)):
-        _positive(name, v)
+    # a subnormal rate (5e-324) would make every time Infinity: rates and efficiencies start at 1e-6
+    for name, v, least in (("gpu-memory-gb", gpu_memory_gb, 0.0), ("effective-tflops", effective_tflops, 1e-6),
+                           ("bandwidth-tbps", bandwidth_tbps, 1e-6)):
+        _positive(name, v, least)
     for name, v in (("flops-efficiency", flops_efficiency), ("bandwidth-efficiency", bandwidth_efficiency)):
-        if v is not None and not 0 < v <= 1:
-            raise ValueError(f"{name}: expected a fraction in (0, 1], got {v}")
+        if v is not None and not 1e-6 <= v <= 1:
+            raise ValueError(f"{name}: expected a fraction in [1e-06, 1], got {v}")
     if device is None:
         missing = [n for n, v in (("--gpu-memory-gb", gpu_memory_gb), ("--effective-tflops", effective_tflops),
                                   ("--bandwidth-tbps", bandwidth_tbps)) if v is None]

@@ -66,9 +66,11 @@ UPLOAD_LABEL = "uploaded/config.json"
 
 _SIZE = V.IntRange(1, 1 << 24)
 _GB = V.FloatRange(0, 1e6, lo_open=True)          # up to a petabyte of memory per GPU
-_TFLOPS = V.FloatRange(0, 1e7, lo_open=True)       # up to 10 EFLOP/s per GPU
-_TBPS = V.FloatRange(0, 1e6, lo_open=True)         # up to 1 PB/s per GPU
+# the lower ends: a subnormal rate (5e-324) made every time Infinity (invalid JSON); 1e-6 is 1 MFLOP/s, 1 MB/s
+_TFLOPS = V.FloatRange(1e-6, 1e7)                  # up to 10 EFLOP/s per GPU
+_TBPS = V.FloatRange(1e-6, 1e6)                    # up to 1 PB/s per GPU
 _FRACTION = V.FloatRange(0, 1, lo_open=True)
+_EFFICIENCY = V.FloatRange(1e-6, 1)
 _PARALLEL = V.IntRange(1, 4096)
 
 
@@ -103,7 +105,7 @@ FIELDS: dict[str, _Field] = {
     # the GPU
     "gpu": _Field(V.Text(1000), aliases=("device",)),
     "gpu_memory_gb": _Field(_GB), "effective_tflops": _Field(_TFLOPS), "bandwidth_tbps": _Field(_TBPS),
-    "flops_efficiency": _Field(_FRACTION), "bandwidth_efficiency": _Field(_FRACTION),
+    "flops_efficiency": _Field(_EFFICIENCY), "bandwidth_efficiency": _Field(_EFFICIENCY),
     # the engine (vLLM's flag names)
     "tensor_parallel_size": _Field(_PARALLEL, 1, aliases=("gpus", "tp")),
     "pipeline_parallel_size": _Field(V.IntRange(1, 1024), 1, aliases=("pp",)),
@@ -120,7 +122,7 @@ FIELDS: dict[str, _Field] = {
     "mem_fraction_static": _Field(_FRACTION, None),    # SGLang's --mem-fraction-static
     "batching": _Field(V.choices(BATCHING), "continuous"),           # the time model's serving_point mode
     "concurrency": _Field(V.IntRange(1, MAX_COUNT), None),          # serving.at: N requests in flight
-    "request_rate": _Field(V.FloatRange(0, 1e6, lo_open=True), None),   # serving.at: Poisson arrivals per second
+    "request_rate": _Field(V.FloatRange(1e-6, 1e6), None),   # serving.at: Poisson arrivals per second (cost/operating_point.py's range)
     "emit": _Field(V.choices(("vllm", "sglang")), None),     # None: the engine's own launch command
     # the request the serving times are for
     "input_len": _Field(V.IntRange(1, MAX_TOKENS)),
