@@ -790,3 +790,24 @@ def test_r4_library_refuses_subnormal_device_figures():
         resolve_device("H100-SXM", flops_efficiency=5e-324)
     with pytest.raises(ValueError, match="request-rate"):
         _check_load(None, 5e-324)
+
+
+def test_r4_head_dim_zero_and_0d_query_are_named_value_errors():
+    """The decode fast path ran before the checks: d = 0 divided by sqrt(0) (ZeroDivisionError), a
+    0-d q read q.shape[-1] (IndexError)."""
+    z = torch.randn(1, 2, 4, 0)
+    with pytest.raises(ValueError, match="q: expected B, H and d >= 1"):
+        mh.attention(torch.randn(1, 2, 3, 0), z, z)
+    with pytest.raises(ValueError, match="q: expected 4 dims"):
+        mh.attention(torch.tensor(1.0), torch.randn(1, 2, 4, 8), torch.randn(1, 2, 4, 8))
+
+
+@pytest.mark.parametrize("shape, dim", [((0,), -1), ((2, 0), -1), ((0, 3), 0), ((3, 0, 2), 1)])
+def test_r4_softmax_of_an_empty_row_is_like_torch(shape, dim):
+    """mh.softmax / log_softmax / logsumexp over an empty dim raised amax's IndexError; torch gives an
+    empty tensor (softmax, log_softmax) and -inf (logsumexp)."""
+    x = torch.randn(*shape, dtype=torch.float64)
+    for ours, theirs in ((mh.softmax, torch.softmax), (mh.log_softmax, torch.log_softmax)):
+        out = ours(x, dim)
+        assert out.shape == theirs(x, dim).shape and out.dtype == x.dtype
+    assert torch.equal(mh.logsumexp(x, dim), torch.logsumexp(x, dim))
