@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from multihead.cost.cpu_profile import load_device
 from multihead.cost.device import DeviceSpec
 from multihead.cost.lookup import resolve_model
+from multihead.cost.memory import check_tensor_parallel as check_tensor_parallel_rule
 from multihead.cost.model import ModelSpec
 from multihead.cost.units import SIXTEEN_BIT
 
@@ -39,9 +40,9 @@ class Workload:
             raise ValueError(f"memory-utilization: expected a fraction in (0, 1], got {self.memory_utilization}")
 
 
-def _positive(name: str, v, least: float = 0.0) -> None:
-    if v is not None and not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0 and v >= least):
-        raise ValueError(f"{name}: expected a finite positive number{f' (at least {least:g})' if least else ''}, got {v}")
+def _positive(name: str, v) -> None:
+    if v is not None and not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+        raise ValueError(f"{name}: expected a finite positive number, got {v}")
 
 
 def resolve_device(device: str | DeviceSpec | None = None, *, gpu_memory_gb: float | None = None,
@@ -49,13 +50,16 @@ def resolve_device(device: str | DeviceSpec | None = None, *, gpu_memory_gb: flo
                    flops_efficiency: float | None = None, bandwidth_efficiency: float | None = None) -> DeviceSpec:
     """A DeviceSpec from a catalog name / profile path / DeviceSpec, with explicit figures on top.
     Explicit figures are already effective: they replace the peak and set its efficiency to 1.0."""
-    # a subnormal rate (5e-324) would make every time Infinity: rates and efficiencies start at 1e-6
-    for name, v, least in (("gpu-memory-gb", gpu_memory_gb, 0.0), ("effective-tflops", effective_tflops, 1e-6),
-                           ("bandwidth-tbps", bandwidth_tbps, 1e-6)):
-        _positive(name, v, least)
-    for name, v in (("flops-efficiency", flops_efficiency), ("bandwidth-efficiency", bandwidth_efficiency)):
-        if v is not None and not 1e-6 <= v <= 1:
-            raise ValueError(f"{name}: expected a fraction in [1e-06, 1], got {v}")
+    from multihead import values as V
+    _positive("gpu-memory-gb", gpu_memory_gb)
+    # the CLI's and the page's physical ranges (values.py) for library callers too: a subnormal
+    # rate or efficiency (5e-324) made every time Infinity
+    for name, check, v in (("effective-tflops", V.EFFECTIVE_TFLOPS, effective_tflops),
+                           ("bandwidth-tbps", V.BANDWIDTH_TBPS, bandwidth_tbps),
+                           ("flops-efficiency", V.EFFICIENCY, flops_efficiency),
+                           ("bandwidth-efficiency", V.EFFICIENCY, bandwidth_efficiency)):
+        if v is not None:
+            V.checked(check, name, v)
     if device is None:
         missing = [n for n, v in (("--gpu-memory-gb", gpu_memory_gb), ("--effective-tflops", effective_tflops),
                                   ("--bandwidth-tbps", bandwidth_tbps)) if v is None]
@@ -112,11 +116,7 @@ def resolve_spec(model=None, *, params=None, layers=None, heads=None, kv_heads=N
 
 
 def check_tensor_parallel(spec: ModelSpec, gpus: int) -> None:
-    """Tensor parallelism splits query heads evenly and KV heads evenly (or replicates each KV head
-    over N / H_kv GPUs); anything else leaves some GPU with a fraction of a head."""
-    if spec.num_heads % gpus:
-        raise ValueError(f"tensor_parallel_size: expected a divisor of heads={spec.num_heads} for tensor parallelism "
-                         f"(--gpus / --tensor-parallel-size), got {gpus}")
-    if spec.mla is None and spec.num_kv_heads % gpus and gpus % spec.num_kv_heads:
-        raise ValueError(f"tensor_parallel_size: kv_heads={spec.num_kv_heads} neither divides by {gpus} nor divides "
-                         f"it; tensor parallelism (--gpus / --tensor-parallel-size) cannot place the KV heads")
+    """Tensor parallelism's placement rule (cost.memory.check_tensor_parallel, the one the serving
+    account checks too) for the plan's --tensor-parallel-size / --gpus."""
+    check_tensor_parallel_rule(spec.num_heads, spec.num_kv_heads, gpus, spec.mla is not None, "tensor_parallel_size",
+                               "--gpus / --tensor-parallel-size")
