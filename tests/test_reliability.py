@@ -978,3 +978,48 @@ def test_r3_fuzz_rope_factor_bounded(tmp_path, capsys, factor):
     path.write_text(json.dumps({**LLAMA, "rope_scaling": {"rope_type": "linear", "factor": factor}}))
     rc, _, err = _cli(["plan", str(path), "--tokens", "500000", "--gpu", "H100-SXM"], capsys)
     _one_line_exit_2(rc, err, "r.json: rope_scaling.factor: expected a number in 1..1e6")
+
+
+# -- round 4 of hostile input (helper "hunt"): what round 3's fixes missed ----------------------------
+# A subnormal --request-rate split over replicas was 0 (ZeroDivisionError traceback in --search);
+# the GPU figures' subnormal values are round 3's item 13 (test_r3_item13_*).
+def test_r4_subnormal_request_rate_is_refused_by_name(capsys):
+    rc, out, err = _cli(["plan", "Llama-3.1-8B", "--tokens", "8192", "--search", "--gpu", "H100-SXM,A100-80GB",
+                         "--request-rate", "5e-324", "--json"], capsys)
+    _one_line_exit_2(rc, err, "--request-rate", "1e-06")
+    rc, out, err = _cli(["plan", "Llama-3.1-8B", "--tokens", "8192", "--search", "--gpu", "H100-SXM,A100-80GB",
+                         "--request-rate", "1e-6", "--json"], capsys)
+    assert rc == 0, err
+
+
+def test_r4_library_refuses_subnormal_device_figures():
+    from multihead.cost.operating_point import _check_load
+    from multihead.planner.inputs import resolve_device
+    for kw in ({"effective_tflops": 5e-324}, {"bandwidth_tbps": 1e-310}):
+        with pytest.raises(ValueError, match=next(iter(kw)).replace("_", "-")):
+            resolve_device(None, gpu_memory_gb=80, **{"effective_tflops": 100, "bandwidth_tbps": 2, **kw})
+    with pytest.raises(ValueError, match="flops-efficiency"):
+        resolve_device("H100-SXM", flops_efficiency=5e-324)
+    with pytest.raises(ValueError, match="request-rate"):
+        _check_load(None, 5e-324)
+
+
+def test_r4_head_dim_zero_and_0d_query_are_named_value_errors():
+    """The decode fast path ran before the checks: d = 0 divided by sqrt(0) (ZeroDivisionError), a
+    0-d q read q.shape[-1] (IndexError)."""
+    z = torch.randn(1, 2, 4, 0)
+    with pytest.raises(ValueError, match="q: expected B, H and d >= 1"):
+        mh.attention(torch.randn(1, 2, 3, 0), z, z)
+    with pytest.raises(ValueError, match="q: expected 4 dims"):
+        mh.attention(torch.tensor(1.0), torch.randn(1, 2, 4, 8), torch.randn(1, 2, 4, 8))
+
+
+@pytest.mark.parametrize("shape, dim", [((0,), -1), ((2, 0), -1), ((0, 3), 0), ((3, 0, 2), 1)])
+def test_r4_softmax_of_an_empty_row_is_like_torch(shape, dim):
+    """mh.softmax / log_softmax / logsumexp over an empty dim raised amax's IndexError; torch gives an
+    empty tensor (softmax, log_softmax) and -inf (logsumexp)."""
+    x = torch.randn(*shape, dtype=torch.float64)
+    for ours, theirs in ((mh.softmax, torch.softmax), (mh.log_softmax, torch.log_softmax)):
+        out = ours(x, dim)
+        assert out.shape == theirs(x, dim).shape and out.dtype == x.dtype
+    assert torch.equal(mh.logsumexp(x, dim), torch.logsumexp(x, dim))

@@ -17,7 +17,7 @@ def add_request_flags(p: argparse.ArgumentParser) -> None:
     load = g.add_mutually_exclusive_group()
     load.add_argument("--concurrency", type=A.int_range(1, 1 << 20),
                       help="evaluate at N requests in flight (closed loop): serving.at")
-    load.add_argument("--request-rate", type=A.float_range(0, 1e6, lo_open=True),
+    load.add_argument("--request-rate", type=A.float_range(1e-6, 1e6),
                       help="evaluate at R requests/s arriving as a Poisson process (open loop): serving.at")
 
 

@@ -50,12 +50,16 @@ def resolve_device(device: str | DeviceSpec | None = None, *, gpu_memory_gb: flo
                    flops_efficiency: float | None = None, bandwidth_efficiency: float | None = None) -> DeviceSpec:
     """A DeviceSpec from a catalog name / profile path / DeviceSpec, with explicit figures on top.
     Explicit figures are already effective: they replace the peak and set its efficiency to 1.0."""
-    for name, v in (("gpu-memory-gb", gpu_memory_gb), ("effective-tflops", effective_tflops),
-                    ("bandwidth-tbps", bandwidth_tbps)):
-        _positive(name, v)
-    for name, v in (("flops-efficiency", flops_efficiency), ("bandwidth-efficiency", bandwidth_efficiency)):
-        if v is not None and not 0 < v <= 1:
-            raise ValueError(f"{name}: expected a fraction in (0, 1], got {v}")
+    from multihead import values as V
+    _positive("gpu-memory-gb", gpu_memory_gb)
+    # the CLI's and the page's physical ranges (values.py) for library callers too: a subnormal
+    # rate or efficiency (5e-324) made every time Infinity
+    for name, check, v in (("effective-tflops", V.EFFECTIVE_TFLOPS, effective_tflops),
+                           ("bandwidth-tbps", V.BANDWIDTH_TBPS, bandwidth_tbps),
+                           ("flops-efficiency", V.EFFICIENCY, flops_efficiency),
+                           ("bandwidth-efficiency", V.EFFICIENCY, bandwidth_efficiency)):
+        if v is not None:
+            V.checked(check, name, v)
     if device is None:
         missing = [n for n, v in (("--gpu-memory-gb", gpu_memory_gb), ("--effective-tflops", effective_tflops),
                                   ("--bandwidth-tbps", bandwidth_tbps)) if v is None]

@@ -116,7 +116,7 @@ FIELDS: dict[str, _Field] = {
     "mem_fraction_static": _Field(_FRACTION, None),    # SGLang's --mem-fraction-static
     "batching": _Field(V.choices(BATCHING), "continuous"),           # the time model's serving_point mode
     "concurrency": _Field(V.IntRange(1, MAX_COUNT), None),          # serving.at: N requests in flight
-    "request_rate": _Field(V.FloatRange(0, 1e6, lo_open=True), None),   # serving.at: Poisson arrivals per second
+    "request_rate": _Field(V.FloatRange(1e-6, 1e6), None),   # serving.at: Poisson arrivals per second (cost/operating_point.py's range)
     "emit": _Field(V.choices(("vllm", "sglang")), None),     # None: the engine's own launch command
     # the request the serving times are for
     "input_len": _Field(V.IntRange(1, MAX_TOKENS)),

@@ -339,9 +339,13 @@ async def _messages(request: Request):
         raise ValueError("plan: expected the plan JSON object")
     if err is not None and (not isinstance(err, str) or len(err) > 2000):
         raise ValueError("error: expected one line of text (at most 2000 characters)")
-    out = {}
-    if plan is not None:
-        out["plan"] = messages.plan_texts(plan, body["lang"])
-    if err is not None:
-        out["error"] = messages.translate(err, body["lang"])
-    return out
+    def texts() -> dict:
+        out = {}
+        if plan is not None:
+            out["plan"] = messages.plan_texts(plan, body["lang"])
+        if err is not None:
+            out["error"] = messages.translate(err, body["lang"])
+        return out
+    pool = getattr(request.app.state, "heavy_pool", None)       # regex work: never in the event loop
+    from starlette.concurrency import run_in_threadpool
+    return await (pool.run(texts) if pool is not None else run_in_threadpool(texts))

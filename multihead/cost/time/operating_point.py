@@ -44,8 +44,9 @@ def _check_load(concurrency, request_rate) -> None:
                                     or not 1 <= concurrency <= 1 << 20):
         raise ValueError(f"concurrency: expected an integer in [1, {1 << 20}], got {concurrency!r}")
     if request_rate is not None and (isinstance(request_rate, bool) or not isinstance(request_rate, (int, float))
-                                     or not math.isfinite(request_rate) or not 0 < request_rate <= 1e6):
-        raise ValueError(f"request-rate: expected requests per second in (0, 1e6], got {request_rate!r}")
+                                     or not math.isfinite(request_rate) or not 1e-6 <= request_rate <= 1e6):
+        # from 1e-6 (one request in 11.6 days): a subnormal rate split over replicas was 0 (ZeroDivisionError)
+        raise ValueError(f"request-rate: expected requests per second in [1e-06, 1e6], got {request_rate!r}")
 
 
 def slots(max_num_seqs: int, kv_capacity_requests: float) -> int:
