@@ -234,8 +234,9 @@ def test_fuzz_hostile_configs_are_planned_or_refused_by_name(cfg):
         spec = cost.read_config(parsed, name="fuzz.json")
         jsonout.dumps(planner.plan(spec, tokens=8192, device="H100-SXM").to_dict())
         gpu, _ = S.gpu_memory_bytes("H100-SXM")
-        answer = S.answer(parsed, S.Request(max_model_len=4096, model="fuzz", gpu=gpu), emit="vllm",
-                          heads=spec.num_heads, input_len=None, output_len=None)
+        from multihead.planner.search import answer as serving_answer     # account + fallbacks + command
+        answer = serving_answer(parsed, S.Request(max_model_len=4096, model="fuzz", gpu=gpu), emit="vllm",
+                                heads=spec.num_heads, input_len=None, output_len=None)
         jsonout.dumps(answer)
     except ValueError as err:
         msg = str(err)

@@ -224,3 +224,17 @@ def test_sweep_no_command_asks_for_a_length_its_config_cannot_serve(engine):
                 overridden += over is not None
                 assert length <= ENGINE_MAX[engine](cfg, over), (name, T, tp, length, over)
     assert emitted > 100 and overridden > 20, (emitted, overridden)
+
+
+def test_search_commands_carry_the_override_too():
+    """plan --search prints a launch line per result: the same rule holds there."""
+    from multihead.planner.search import search_report
+    from multihead.planner.request import PlanRequest
+    cfg = catalog_config("Qwen/Qwen2.5-7B-Instruct")
+    rep = search_report(PlanRequest(model="Qwen/Qwen2.5-7B-Instruct", max_model_len=131072, gpu="H100-SXM",
+                                    search=True, top=3, concurrency=4))
+    cmds = [r["command"] for r in rep["search"]["results"] if r.get("command")]
+    assert cmds, list(rep)
+    for cmd in cmds:
+        length, over = parsed({"command": cmd})
+        assert length == 131072 and length <= ENGINE_MAX[cmd["engine"]](cfg, over), cmd["text"]

@@ -158,10 +158,12 @@ class Phase:
     bytes: float                # per GPU
     total_s: float = 0.0
     bound: str = ""
+    attention_s: float = 0.0    # a decode step's attention kernel, after the GEMMs (cost/decode_attention.py)
 
     def __post_init__(self):
         self.bound = "compute" if self.compute_s >= self.memory_s else "memory"
-        self.total_s = max(self.compute_s, self.memory_s) + self.dequant_s + self.overhead_s + self.comm_s
+        self.total_s = (max(self.compute_s, self.memory_s) + self.attention_s + self.dequant_s + self.overhead_s
+                        + self.comm_s)
 
 
 # -- precision ---------------------------------------------------------------------------------------
@@ -340,14 +342,22 @@ def _phase(setup: Setup, *, tokens: float, sequences: float, attn_flops: float, 
     lm_head = s.vocab_size * s.hidden_size if s.vocab_size else 0
     linear = 2.0 * (tokens * layers + sequences * lm_head) / n
     attention = attn_flops / n
-    compute = linear / linear_flops_per_s(setup) + attention / attention_flops_per_s(setup)
+    compute = linear / linear_flops_per_s(setup)
+    attention_compute = attention / attention_flops_per_s(setup)
     weights, quantized = weights_read(setup, tokens)
     if MOE_TERMS and s.moe is not None:     # expert-parallel imbalance; grouped-GEMM padding (cost/moe_time.py)
         from multihead.cost import moe_time
         weights += moe_time.imbalance_extra_bytes(setup, tokens)
         if phase == "prefill":
             compute += moe_time.padding_extra_flops(setup, tokens) / linear_flops_per_s(setup)
-    memory = read_seconds(setup, weights + kv)
+    attention_s = 0.0
+    if phase == "decode":       # the attention kernel runs after the GEMMs (cost/decode_attention.py)
+        from multihead.cost import decode_attention
+        compute, memory, attention_s = decode_attention.split_step(
+            linear_s=compute, attention_compute_s=attention_compute, weight_s=read_seconds(setup, weights),
+            kv_s=read_seconds(setup, kv))
+    else:
+        compute, memory = compute + attention_compute, read_seconds(setup, weights + kv)
     kind = dequant_kind(setup)
     dequant = quantized / (c.dequant[kind] * g.alu_flops) + s.num_layers * c.dequant_layer_s if kind else 0.0
     comm = tp_comm_seconds(setup, tokens)
@@ -359,7 +369,7 @@ def _phase(setup: Setup, *, tokens: float, sequences: float, attn_flops: float, 
     else:
         overhead = s.num_layers * c.layer_overhead(setup.engine)
     return Phase(compute_s=compute, memory_s=memory, dequant_s=dequant, overhead_s=overhead, comm_s=comm,
-                 flops=linear + attention, bytes=weights + kv)
+                 flops=linear + attention, bytes=weights + kv, attention_s=attention_s)
 
 
 def prefill(setup: Setup, tokens: int, *, batch: int = 1) -> Phase:

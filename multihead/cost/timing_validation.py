@@ -46,16 +46,19 @@ def held_out(row_id: str) -> bool:
     return int(hashlib.sha256(row_id.encode()).hexdigest()[:8], 16) % 3 == 0
 
 
-SPLITS = ("train", "seen-1", "seen-2", "held-out-3", "train-5", "held-out-4")
-FIT_SPLITS = ("train", "seen-1", "seen-2", "train-5")     # the rows the constants are fitted on (and --cv folds)
+SPLITS = ("train", "seen-1", "seen-2", "held-out-3", "train-5", "seen-4", "held-out-5")
+FIT_SPLITS = ("train", "seen-1", "seen-2", "train-5", "seen-4")   # the rows the constants are fitted on (and --cv folds)
 SECOND_RULE = ("in the second set when the row says split 'heldout-2': rows from new sources committed with the "
                "predictions of the model as it stood, before any change made after seeing the first held-out set")
 THIRD_RULE = ("held out (third set) when the row says split 'heldout-3': rows from new sources committed with the "
               "predictions of the model as it stood at the start of session 3, before any change made in it")
 SEEN_NOTE = ("Sets 1 (the hash rule's held-out rows) and 2 were held out in sessions 1 and 2; both were looked at while "
-             "modelling, so since session 3 they are 'seen' and fitted on with the training rows; set 3 is the only "
-             "held-out evidence.")
-MARKED = {"heldout-2": "seen-2", "heldout-3": "held-out-3", "train-5": "train-5", "heldout-4": "held-out-4"}
+             "modelling, so since session 3 they are 'seen' and fitted on with the training rows. Set 4 (rows marked "
+             "'heldout-4', held out in session 5) was looked at in its report, so since session 6 it is 'seen-4' and "
+             "fitted on too. Set 5 ('heldout-5', session 6) is held out: never fitted on, its predictions frozen "
+             "before each change (reports/gpu-time/frozen/heldout-5_*.json, reports/gpu-time/heldout5.md).")
+MARKED = {"heldout-2": "seen-2", "heldout-3": "held-out-3", "train-5": "train-5", "heldout-4": "seen-4",
+          "heldout-5": "held-out-5"}
 
 
 def reserved(table: dict, row: dict) -> bool:
@@ -317,7 +320,8 @@ def render_markdown(table: dict, constants: timing.Constants, results: list[dict
                     summ: dict, command: str) -> str:
     out = ["# GPU time: fitted constants and their error on published measurements",
            "", f"Made by `{command}`; do not edit by hand. Split rule of set 1, fixed before fitting: a row is "
-           f"**{SPLIT_RULE}**. The constants are fitted on the rows of {', '.join(FIT_SPLITS)}; never on held-out-3.",
+           f"**{SPLIT_RULE}**. The constants are fitted on the rows of {', '.join(FIT_SPLITS)}; never on held-out-3 "
+           "or held-out-5.",
            "", f"Second set: a row is {SECOND_RULE}.",
            "", f"Third held-out set: a row is {THIRD_RULE}; never fitted on.", "", SEEN_NOTE,
            "", f"{len(results)} rows from {len(table['sources'])} sources ("

@@ -217,10 +217,12 @@ def _decode_lines(p: Plan) -> list[str]:
                    f"{fmt_seconds(c.decode_weight_read_seconds)} = {fmt_seconds(c.decode_seconds_per_token)} -> {rate}")
         return out
     out.append(f"decode per token (GPU-time model, docs/gpu-time.md) = max(compute {fmt_seconds(t['compute_s'])}, "
-               f"memory {fmt_seconds(t['memory_s'])}) + dequantization {fmt_seconds(t['dequant_s'])} + fixed costs "
+               f"memory {fmt_seconds(t['memory_s'])}) + attention kernel {fmt_seconds(t.get('attention_s', 0.0))} "
+               f"+ dequantization {fmt_seconds(t['dequant_s'])} + fixed costs "
                f"{fmt_seconds(t['overhead_s'])} ({t['engine']}) + all-reduces {fmt_seconds(t['comm_s'])} "
                f"({n} GPUs over {t['link']}) = {fmt_seconds(c.decode_seconds_per_token)} -> {rate}")
-    out.append(f"  memory = weight and KV bytes per GPU / (bandwidth x fitted efficiency); constants: {t['constants']}")
+    out.append(f"  memory = weight bytes per GPU / (bandwidth x fitted efficiency); attention kernel = max(its FLOPs, "
+               f"KV bytes / bandwidth) after the GEMMs (cost/decode_attention.py); constants: {t['constants']}")
     return out
 
 

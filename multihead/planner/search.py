@@ -381,14 +381,21 @@ def _result(row: dict, ev: _Evaluator, emit: str | None, prices: dict, work: Wor
     return out
 
 
-def launch_command(ev: _Evaluator, c: Candidate, dtype: str, emit: str) -> dict:
-    """The engine's launch line for one replica, and how the replicas are served."""
+def launch_command(ev: _Evaluator, c: Candidate, dtype: str, emit: str) -> dict | None:
+    """The engine's launch line for one replica, and how the replicas are served; None when no
+    engine would accept the length (learned positions, a rope type that cannot grow)."""
     from multihead.engines import command
     from multihead.planner.launch import launch_plan
-    plan = launch_plan(ev.request(c), dtype)
+    req = ev.request(c)
+    # a length past the config's derived maximum: the rope override the engines need (issue 25), or no command
+    positions, refusal = ev.S.length_override(ev.spec, req.max_model_len)
+    if refusal:
+        return None
+    plan = launch_plan(req, dtype, hf_overrides=positions["rope_override"] if positions else None)
     plan = dataclasses.replace(plan, data_parallel_size=c.data_parallel_size)
     cmd = command(emit, plan)
-    return {"engine": emit, "text": cmd.render(), "argv": cmd.argv, "nodes": cmd.nodes, "note": cmd.note}
+    note = "; ".join(x for x in (cmd.note, positions["note"] if positions else "") if x)
+    return {"engine": emit, "text": cmd.render(), "argv": cmd.argv, "nodes": cmd.nodes, "note": note}
 
 
 def _mark_band(results: list[dict], objective: str) -> None:
