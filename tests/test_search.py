@@ -355,3 +355,56 @@ def test_docs_search_quotes_what_the_commands_print():
     assert len(list(mod.MARK.finditer(text))) == 3
     stale = mod.stale_blocks(text)
     assert not stale, f"stale output of {stale[0][0]!r}: run python scripts/doc_outputs.py docs/search.md"
+
+
+# -- the winner's command is the one the serving answer would print (review fixes) ---------------------
+def _argv_flag(argv, name):
+    return argv[argv.index(name) + 1] if name in argv else None
+
+
+@pytest.mark.parametrize("engine,flag", [("vllm", "--hf-overrides"), ("sglang", "--json-model-override-args")])
+def test_a_search_past_the_configs_length_launches_with_the_rope_override(engine, flag):
+    """Qwen2.5-7B-Instruct states 32,768 positions: a search for 100k-token requests must emit the
+    override that makes the engine accept --max-model-len / --context-length (issue 25, item 1),
+    as `multihead serving` does for the same length; before, the search's command had none."""
+    from multihead.cost.positions import engine_max_len
+    from multihead.cost.serving_shape import read_spec
+    c, name = load_model("Qwen/Qwen2.5-7B-Instruct")
+    work = SE.Workload(input_len=100_000, output_len=1000, concurrency=2)
+    r = SE.search(c, name, work, SE.Space(gpus=("H100-SXM",), gpus_max=1, engines=(engine,)), top=3)
+    assert r["results"]
+    spec = read_spec(c, name)
+    for x in r["results"]:
+        argv = x["command"]["argv"]
+        raw = _argv_flag(argv, flag)
+        assert raw is not None, f"no {flag} in {x['command']['text']}"
+        length = int(_argv_flag(argv, "--max-model-len" if engine == "vllm" else "--context-length"))
+        assert length == 101_000 and engine_max_len(spec, engine, json.loads(raw)) >= length
+        assert "quality" in x["command"]["note"]
+
+
+def test_a_search_for_a_length_no_override_reaches_is_refused_by_name():
+    c, name = load_model("Qwen/Qwen2.5-7B-Instruct")
+    c = {**c, "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]}}   # a type that cannot be grown
+    work = SE.Workload(input_len=100_000, output_len=1000, concurrency=2)
+    with pytest.raises(ValueError, match="^max_model_len: .*past the 32,768 positions"):
+        SE.search(c, name, work, SE.Space(gpus=("H100-SXM",), gpus_max=1))
+
+
+def test_an_sglang_search_command_states_the_fraction_its_account_used(cfg):
+    """The SGLang account sizes the pool at SGLang's default --mem-fraction-static for the GPU and TP;
+    the emitted command must carry that fraction and chunk (as `serving --engine sglang --emit sglang`
+    does), not vLLM's 0.9 utilization."""
+    c, name = cfg
+    work = SE.Workload(input_len=2048, output_len=256, concurrency=4)
+    r = SE.search(c, name, work, SE.Space(gpus=("H100-SXM",), gpus_max=2, engines=("sglang",)), top=4)
+    assert r["results"]
+    for x in r["results"]:
+        req = S.Request(model=name, gpu=x["gpu"], tensor_parallel_size=x["tensor_parallel_size"],
+                        quantization=x["quantization"], kv_cache_dtype=x["kv_cache_dtype"],
+                        max_num_seqs=x["max_num_seqs"], max_model_len=r["max_model_len"], engine="sglang")
+        want = S.answer(c, req, emit="sglang")
+        assert x["kv_cache_tokens"] == want["kv_cache_tokens"]
+        got, ref = x["command"]["argv"], want["command"]["argv"]
+        for flag in ("--mem-fraction-static", "--chunked-prefill-size", "--context-length"):
+            assert _argv_flag(got, flag) == _argv_flag(ref, flag), flag

@@ -170,6 +170,11 @@ class _Evaluator:
         self.base = base_request or S.Request(model=model)
         self.spec = read_spec(cfg, model)           # read once: every account and Setup shares it
         self.max_model_len = work.max_model_len or work.input_len + work.output_len
+        # the positions every candidate's launch needs (one model, one length): the rope override
+        # past the config's derived length (as the serving answer's command carries it), or a refusal
+        self.positions, refusal = S.length_override(self.spec, self.max_model_len)
+        if refusal:
+            raise ValueError(f"max_model_len: {refusal}")
         self.devices: dict = {}
         self.accounts: dict = {}
         self.setups: dict = {}
@@ -378,12 +383,26 @@ def _result(row: dict, ev: _Evaluator, emit: str | None, prices: dict, work: Wor
 
 
 def launch_command(ev: _Evaluator, c: Candidate, dtype: str, emit: str) -> dict:
-    """The engine's launch line for one replica, and how the replicas are served."""
+    """The engine's launch line for one replica, and how the replicas are served: the flags the
+    candidate's memory account was computed for, as serving_answer.answer emits them (SGLang's
+    own --mem-fraction-static and --chunked-prefill-size; the rope override past the config's
+    length)."""
     from multihead.engines import command
-    plan = ev.S.launch_plan(ev.request(c), dtype)
+    req, fraction = ev.request(c), None
+    dev = ev.device(c.gpu)
+    total = dev.memory_bytes if dev is not None else None
+    if c.engine == "sglang" and emit == "sglang":
+        from multihead.cost.serving_sglang import details
+        a, _ = ev.account(c)
+        sg = details(ev.S.sglang_args(ev.cfg, req), a, total or ev.S.gpu_memory_bytes(c.gpu)[1])
+        fraction = sg["mem_fraction_static"]
+        req = dataclasses.replace(req, max_num_batched_tokens=sg["chunked_prefill_size"])
+    pos = ev.positions
+    plan = ev.S.launch_plan(req, dtype, fraction, pos["rope_override"] if pos else None, total)
     plan = dataclasses.replace(plan, data_parallel_size=c.data_parallel_size)
     cmd = command(emit, plan)
-    return {"engine": emit, "text": cmd.render(), "argv": cmd.argv, "nodes": cmd.nodes, "note": cmd.note}
+    note = "; ".join(x for x in (cmd.note, pos["note"] if pos else "") if x)
+    return {"engine": emit, "text": cmd.render(), "argv": cmd.argv, "nodes": cmd.nodes, "note": note}
 
 
 def _mark_band(results: list[dict], objective: str) -> None:
