@@ -408,3 +408,15 @@ def test_an_sglang_search_command_states_the_fraction_its_account_used(cfg):
         got, ref = x["command"]["argv"], want["command"]["argv"]
         for flag in ("--mem-fraction-static", "--chunked-prefill-size", "--context-length"):
             assert _argv_flag(got, flag) == _argv_flag(ref, flag), flag
+
+
+def test_a_search_space_is_bounded_before_it_is_built(capsys):
+    """--gpus-max 4096 over the default GPUs is 2.5 million configurations (27 s only to list them
+    here, minutes and gigabytes to evaluate, on the page's computing pool too): refused by name at once."""
+    for space in (SMALL, SE.Space(gpus=("H100-SXM",), gpus_max=16), SE.Space(gpus_max=12, data_parallel=False)):
+        assert space.count() == len(space.candidates())
+    assert SE.Space(gpus_max=4096).count() > SE.MAX_CANDIDATES
+    rc = main(["plan", "Llama-3.1-70B", "--search", "--concurrency", "16", "--input-len", "1024",
+               "--output-len", "128", "--gpus-max", "4096"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "gpus-max" in err and "2,531,328 configurations" in err

@@ -34,6 +34,8 @@ MAX_NUM_SEQS = (8, 16, 32, 64, 128, 256, 512, 1024)
 OBJECTIVES = ("gpus", "cost", "throughput")
 GPUS_PER_NODE = 8
 MAX_GPUS = 4096
+MAX_CANDIDATES = 200_000     # one search's bound (~30 s and ~300 MB here): 4096 GPUs over the default
+                             # axes would be 2.5 million configurations, minutes and gigabytes
 DEFAULT_GPUS = ("H100-SXM", "H200-SXM", "B200", "MI300X", "A100-80GB", "L40S")
 
 _UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "min": 60.0}
@@ -131,14 +133,24 @@ class Space:
     data_parallel: bool = True
     engines: tuple[str, ...] = ("vllm",)
 
+    def _replicas(self, tp: int, pp: int) -> int:
+        """How many data-parallel sizes (1..n) a TP x PP replica takes; 0: not a configuration."""
+        if tp * pp > self.gpus_max or (pp > 1 and tp < GPUS_PER_NODE and tp * pp > GPUS_PER_NODE):
+            return 0
+        return self.gpus_max // (tp * pp) if self.data_parallel else 1
+
+    def count(self) -> int:
+        """len(self.candidates()), without building them."""
+        per = sum(self._replicas(tp, pp) for tp in self.tensor_parallel_sizes for pp in self.pipeline_parallel_sizes)
+        return per * len(self.engines) * len(self.gpus) * len(self.quantizations) * len(self.kv_cache_dtypes) \
+            * len(self.max_num_seqs)
+
     def candidates(self) -> list[Candidate]:
         out = []
         for engine, gpu, tp, pp, q, kv, mns in itertools.product(
                 self.engines, self.gpus, self.tensor_parallel_sizes, self.pipeline_parallel_sizes, self.quantizations,
                 self.kv_cache_dtypes, self.max_num_seqs):
-            if tp * pp > self.gpus_max or (pp > 1 and tp < GPUS_PER_NODE and tp * pp > GPUS_PER_NODE):
-                continue
-            for dp in range(1, (self.gpus_max // (tp * pp) if self.data_parallel else 1) + 1):
+            for dp in range(1, self._replicas(tp, pp) + 1):
                 out.append(Candidate(gpu, tp, pp, dp, q, kv, mns, engine))
         return out
 
@@ -302,6 +314,9 @@ def search(cfg: dict, model: str, work: Workload, space: Space | None = None, *,
     space = space or Space()
     if not 1 <= space.gpus_max <= MAX_GPUS:
         raise ValueError(f"gpus-max: expected an integer in [1, {MAX_GPUS}], got {space.gpus_max!r}")
+    if (n := space.count()) > MAX_CANDIDATES:
+        raise ValueError(f"gpus-max: {space.gpus_max} GPUs over {len(space.gpus)} GPU type(s) make {n:,} configurations, "
+                         f"more than the {MAX_CANDIDATES:,} one search evaluates: lower gpus-max or name fewer GPUs")
     prices = gpu_prices()
     if work.objective == "cost":
         missing = [g for g in space.gpus if _price(g, work, prices) is None]
