@@ -420,3 +420,17 @@ def test_a_search_space_is_bounded_before_it_is_built(capsys):
                "--output-len", "128", "--gpus-max", "4096"])
     err = capsys.readouterr().err
     assert rc == 2 and "gpus-max" in err and "2,531,328 configurations" in err
+
+
+def test_the_cost_band_compares_costs_not_rates():
+    """Two GPUs with the same predicted tokens/s per GPU but prices 3x apart are told apart by the
+    cost objective (their $/Mtok intervals do not overlap); before, the per-GPU rate bands were
+    compared whatever the objective, so the 3x dearer one was 'within the band of the best'."""
+    def result(price, gpus=1):
+        at = {"output_tokens_per_s": 1000.0, "output_tokens_per_s_low": 900.0, "output_tokens_per_s_high": 1100.0}
+        return {"meets_slo": True, "gpus": gpus, "usd_per_hour": price * gpus, "at": at}
+    cheap, dear, same = result(1.0), result(3.0), result(1.1)
+    SE._mark_band([cheap, dear, same], "cost")
+    assert cheap["within_band_of_best"] and same["within_band_of_best"] and dear["within_band_of_best"] is False
+    SE._mark_band([cheap, dear], "throughput")
+    assert dear["within_band_of_best"] is True          # the same rate: throughput cannot tell them apart

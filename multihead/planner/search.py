@@ -422,20 +422,27 @@ def launch_command(ev: _Evaluator, c: Candidate, dtype: str, emit: str) -> dict:
 
 def _mark_band(results: list[dict], objective: str) -> None:
     """Mark the SLO-meeting results the prediction cannot tell from the best: the 80% intervals of
-    their output tokens/s per GPU overlap the best one's (every objective ranks on that rate: cost
-    is price / rate; for "gpus" only results with as many GPUs as the best compete)."""
+    the quantity the objective ranks on overlap the best one's: output tokens/s per GPU ("gpus": only
+    among results with as many GPUs as the best; "throughput"), or dollars per million output tokens
+    ("cost": gpus x price / tokens/s, so GPUs of different prices compare by cost, not by rate)."""
     ok = [r for r in results if r["meets_slo"]]
     for r in results:
         r["within_band_of_best"] = None
     if not ok or "output_tokens_per_s_low" not in ok[0]["at"]:
         return
-    best = ok[0]
     key = "output_tokens_per_s"
+
+    def band(r):
+        lo, hi = r["at"][key + "_low"], r["at"][key + "_high"]
+        if objective == "cost" and r.get("usd_per_hour"):
+            k = r["usd_per_hour"] * 1e6 / 3600          # $ per million tokens = k / (tokens/s)
+            return k / hi, k / lo
+        return lo / r["gpus"], hi / r["gpus"]
+    best = ok[0]
+    lo_b, hi_b = band(best)
     for r in ok:
         same_gpus = objective != "gpus" or r["gpus"] == best["gpus"]
-        per_gpu = (lambda x, g: x / g)
-        lo_r, hi_r = per_gpu(r["at"][key + "_low"], r["gpus"]), per_gpu(r["at"][key + "_high"], r["gpus"])
-        lo_b, hi_b = per_gpu(best["at"][key + "_low"], best["gpus"]), per_gpu(best["at"][key + "_high"], best["gpus"])
+        lo_r, hi_r = band(r)
         r["within_band_of_best"] = bool(same_gpus and lo_r <= hi_b and lo_b <= hi_r)
 
 
