@@ -22,6 +22,7 @@ import pytest
 from multihead import cost
 from multihead.catalog import read_json
 from multihead.cost import serving_answer as S
+from multihead.planner.search import answer as served   # the account + the fallback search + the command
 from multihead.cost.positions import extension_needed
 from multihead.cost.serving_fit import CATALOG, catalog_config
 from multihead.cost.serving_model import gemma3_text_defaults, text_config
@@ -88,7 +89,7 @@ def _qwen(max_pos=32768, **over) -> dict:
 
 def _answer(cfg, tokens, engine="vllm", tp=1, model="m"):
     req = S.Request(tensor_parallel_size=tp, max_model_len=tokens, model=model, gpu="H100-SXM")
-    return S.answer(cfg, req, emit=engine, heads=text_config(cfg).get("num_attention_heads"))
+    return served(cfg, req, emit=engine, heads=text_config(cfg).get("num_attention_heads"))
 
 
 # -- one test per scaling type ----------------------------------------------------------------------
@@ -212,7 +213,7 @@ def test_sweep_no_command_asks_for_a_length_its_config_cannot_serve(engine):
             for tp in (1, 2, 4, 8):
                 req = S.Request(tensor_parallel_size=tp, max_model_len=T, model=name, gpu="H100-SXM")
                 try:
-                    out = S.answer(cfg, req, emit=engine, heads=heads)
+                    out = served(cfg, req, emit=engine, heads=heads)
                 except ValueError:
                     continue                    # e.g. TP not dividing the heads: no command at all
                 if "command" not in out:
@@ -223,3 +224,17 @@ def test_sweep_no_command_asks_for_a_length_its_config_cannot_serve(engine):
                 overridden += over is not None
                 assert length <= ENGINE_MAX[engine](cfg, over), (name, T, tp, length, over)
     assert emitted > 100 and overridden > 20, (emitted, overridden)
+
+
+def test_search_commands_carry_the_override_too():
+    """plan --search prints a launch line per result: the same rule holds there."""
+    from multihead.planner.search import search_report
+    from multihead.planner.request import PlanRequest
+    cfg = catalog_config("Qwen/Qwen2.5-7B-Instruct")
+    rep = search_report(PlanRequest(model="Qwen/Qwen2.5-7B-Instruct", max_model_len=131072, gpu="H100-SXM",
+                                    search=True, top=3, concurrency=4))
+    cmds = [r["command"] for r in rep["search"]["results"] if r.get("command")]
+    assert cmds, list(rep)
+    for cmd in cmds:
+        length, over = parsed({"command": cmd})
+        assert length == 131072 and length <= ENGINE_MAX[cmd["engine"]](cfg, over), cmd["text"]

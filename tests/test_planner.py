@@ -56,8 +56,17 @@ def test_example_compute_and_time_match_the_text(example):
     fixed = 40 * c.layer_overhead("vllm") + c.sequence_overhead_s.get("vllm@v1", 0.0)
     assert p.decode_terms["memory_s"] == pytest.approx((p.kv_cache_bytes + 26e9) / 2e12, rel=1e-3)
     assert p.decode_terms["comm_s"] == 0 and p.decode_terms["bound"] == "memory"
+    fixed = p.decode_terms["overhead_s"]      # the engine's fixed costs (cost/engine_costs.py, fitted)
     assert p.decode_seconds_per_token == pytest.approx((p.kv_cache_bytes + 26e9) / 2e12 + fixed, rel=1e-3)
-    assert p.prefill_seconds == pytest.approx(p.attention_prefill_seconds + p.linear_prefill_seconds)
+    # prefill: the same GPU-time model as decode and the serving section's TTFT (issue 27), not the
+    # text's count: max(linear + causal attention, memory) + fixed costs; the text's 134 s stays beside it
+    from multihead.cost import timing
+    assert p.prefill_seconds == timing.prefill(p.setup.gpu_time, 128_000).total_s
+    t = p.compute.prefill_terms
+    assert t["compute_s"] == pytest.approx(p.linear_prefill_seconds + p.attention_prefill_seconds_causal)
+    assert p.prefill_seconds == pytest.approx(max(t["compute_s"], t["memory_s"]) + t["dequant_s"] + t["overhead_s"]
+                                              + t["comm_s"]) and t["comm_s"] == 0 < t["overhead_s"]
+    assert p.prefill_seconds_all_passes == pytest.approx(3 * p.prefill_seconds)
 
 
 def test_causal_count_is_reported_and_about_half(example):
@@ -79,9 +88,13 @@ def test_mha_does_not_fit_80gb():
 def test_40gb_card_is_chunked_with_the_fewest_chunks_that_fit():
     p = plan(**{**EXAMPLE, "gpu_memory_gb": 40})
     assert not p.fits and p.decision == "chunked" and p.chunks > 1 and p.decision_fits
+    # a GPU plan's one-pass decision reads the engine's account (issue 27: the same numbers as the
+    # serving section): chunks no longer than the longest request it fits, one fewer would be longer
     st = p.setup
-    assert st.memory(chunk_tokens(p.tokens, p.chunks)).fits
-    assert not st.memory(chunk_tokens(p.tokens, p.chunks - 1)).fits   # one fewer would not fit
+    longest = p.to_dict()["serving"]["max_model_len_fit"]
+    assert p.decided_by == "engine" and longest == st.engine.account.max_model_len_fit > 0
+    assert chunk_tokens(p.tokens, p.chunks) <= longest < chunk_tokens(p.tokens, p.chunks - 1)
+    assert not p.to_dict()["serving"]["fits"]
     # the text's own choice, eight 16k chunks, fits this card too
     eight = plan(**{**EXAMPLE, "gpu_memory_gb": 40}, chunks=8)
     assert eight.chunks == 8 and eight.decision_fits

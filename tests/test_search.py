@@ -403,7 +403,8 @@ def test_an_sglang_search_command_states_the_fraction_its_account_used(cfg):
         req = S.Request(model=name, gpu=x["gpu"], tensor_parallel_size=x["tensor_parallel_size"],
                         quantization=x["quantization"], kv_cache_dtype=x["kv_cache_dtype"],
                         max_num_seqs=x["max_num_seqs"], max_model_len=r["max_model_len"], engine="sglang")
-        want = S.answer(c, req, emit="sglang")
+        from multihead.planner.launch import add_command
+        want = add_command(S.answer(c, req), req, "sglang")
         assert x["kv_cache_tokens"] == want["kv_cache_tokens"]
         got, ref = x["command"]["argv"], want["command"]["argv"]
         for flag in ("--mem-fraction-static", "--chunked-prefill-size", "--context-length"):

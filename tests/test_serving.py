@@ -205,8 +205,8 @@ def test_every_catalog_gpu_has_its_reported_physical_memory():
     """Each GPU of the planner's catalog has a physical-memory entry with its source, below the
     datasheet figure (the driver reserves some), and the issue's list of GPUs is there."""
     from multihead.cost.device import gpu_catalog as planner_gpus
-    from multihead.cost.serving_answer import gpu_catalog, gpu_memory_bytes
-    mem = gpu_catalog()
+    from multihead.cost.serving_answer import gpu_memory_bytes, gpu_memory_catalog
+    mem = gpu_memory_catalog()
     for name, entry in planner_gpus().items():
         key, total = gpu_memory_bytes(name)
         assert mem[key]["source"] and total < entry["memory_gb"] * 1.075e9, name

@@ -189,7 +189,7 @@ def test_gpu_by_memory_and_catalog_gpus_people_run(capsys):
     for gpu in ("RTX-3090", "RTX-A5000", "RTX-4090", "RTX-5090", "L4", "L40", "L40S", "A10", "A10G", "A30", "H100",
                 "H200-SXM", "H20", "GH200", "B200", "B300", "GB200", "MI250", "MI300X", "MI325X", "MI355X"):
         name, total = S.gpu_memory_bytes(gpu)
-        entry = S.gpu_catalog()[name]
+        entry = S.gpu_memory_catalog()[name]
         assert entry["source"] and isinstance(entry["reported"], bool) and total > 10 * GIB, gpu
     assert main(["serving", "Qwen/Qwen2.5-7B-Instruct", "--gpu", "H100", "--gpu-memory-gb", "80"]) == 2
     assert "gpu-memory-gb" in capsys.readouterr().err

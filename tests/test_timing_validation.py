@@ -115,6 +115,19 @@ def test_third_held_out_set_is_marked_from_new_sources_and_never_fitted():
     assert report["summary"]["held-out-3"]["all rows"]["n"] == len(third)
 
 
+def test_fifth_held_out_set_is_whole_new_documents_and_never_fitted():
+    """Set 5 (session 6): whole documents no other split uses, frozen before each change, never fitted;
+    set 4 is seen since session 6 and fitted as 'seen-4'."""
+    fifth = [r for r in TABLE["rows"] if r.get("split") == "heldout-5"]
+    assert len(fifth) >= 20 and all(tv.split_of(r) == "held-out-5" for r in fifth)
+    assert "held-out-5" not in tv.FIT_SPLITS and "seen-4" in tv.FIT_SPLITS
+    others = {r["source"] for r in TABLE["rows"] if r.get("split") != "heldout-5"}
+    assert not {r["source"] for r in fifth} & others
+    frozen = json.loads((tv.MEASUREMENTS.parent / "frozen" / "heldout-5_before.json").read_text())
+    assert {p["id"] for p in frozen["predictions"]} == {r["id"] for r in fifth}
+    assert all(tv.split_of(r) == "seen-4" for r in TABLE["rows"] if r.get("split") == "heldout-4")
+
+
 def test_tp_speedups_of_batch_one_latency_rows_are_latency_ratios():
     rows = [{"id": f"x{tp}", "source": "s", "model": "m", "weights": "fp16", "metric": "request_latency_s", "batch": 1,
              "input_len": 128, "output_len": 128, "tp": tp, "value": v, "predicted": p, "split": "held-out-3"}

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 
+from multihead import jsonout
 from multihead.cli import _args as A
 from multihead.cli._timing import add_timing_args, check_timing_args
 
@@ -43,7 +43,7 @@ def run(args) -> int:
     spec, path = run_calibration(args.out, quick=args.quick, dtypes=tuple(dict.fromkeys(args.dtypes)),
                                  threads=args.threads, clock=args.clock, progress=not args.json)
     if args.json:
-        print(json.dumps({**device_to_profile(spec), "path": str(path)}))
+        print(jsonout.dumps({**device_to_profile(spec), "path": str(path)}))
         return 0
     print_profile(spec, path)
     return 0

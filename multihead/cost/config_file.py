@@ -72,35 +72,42 @@ def _find_huge(value, where: str = "") -> tuple[str, int] | None:
     return None
 
 
-def parse_config_text(text, label: str = "the uploaded config.json", *, what: str = "model",
-                      max_bytes: int = MAX_CONFIG_BYTES) -> dict:
-    """A config.json's content (str or bytes) -> its JSON object, bounded in size, depth and digits.
+def parse_json_text(text, label: str, *, what: str = "model", max_bytes: int = MAX_CONFIG_BYTES):
+    """A JSON text (str or bytes) -> its value, bounded in size, depth and digits, NaN refused.
     ``label`` names the file in errors; ``what`` is the argument it came from."""
     if isinstance(text, (bytes, bytearray)):
         if len(text) > max_bytes:
-            raise ValueError(f"{what}: {label} is {len(text):,} bytes, more than the {max_bytes:,} a config.json may have")
+            raise ValueError(f"{what}: {label} is {len(text):,} bytes, more than the {max_bytes:,} it may have")
         try:
             text = bytes(text).decode("utf-8")
         except UnicodeDecodeError:
-            raise ValueError(f"{what}: {label} is not text (a binary file?); expected a config.json") from None
+            raise ValueError(f"{what}: {label} is not text (a binary file?); expected a JSON file") from None
     if not isinstance(text, str):
-        raise ValueError(f"{what}: {label}: expected the text of a config.json, got {type(text).__name__}")
+        raise ValueError(f"{what}: {label}: expected the text of a JSON file, got {type(text).__name__}")
     if len(text) > max_bytes:
-        raise ValueError(f"{what}: {label} is {len(text):,} characters, more than the {max_bytes:,} a config.json may have")
+        raise ValueError(f"{what}: {label} is {len(text):,} characters, more than the {max_bytes:,} it may have")
     depth = nesting_depth(text)
     if depth > MAX_CONFIG_DEPTH:
         raise ValueError(f"{what}: {label} nests {depth:,} levels deep, more than the {MAX_CONFIG_DEPTH} a config "
                          f"may (published configs nest 2-4)")
     try:
-        config = json.loads(text, parse_int=_parse_int, parse_constant=_no_constant)
+        value = json.loads(text, parse_int=_parse_int, parse_constant=_no_constant)
     except json.JSONDecodeError as err:
         raise ValueError(f"{what}: {label} is not valid JSON ({err})") from None
     except ValueError as err:           # _no_constant
         raise ValueError(f"{what}: {label} {err}") from None
-    huge = _find_huge(config)
+    huge = _find_huge(value)
     if huge is not None:
         raise ValueError(f"{what}: {label}: field {huge[0]!r} is an integer of {huge[1]:,} digits "
                          f"(at most {MAX_INT_DIGITS})")
+    return value
+
+
+def parse_config_text(text, label: str = "the uploaded config.json", *, what: str = "model",
+                      max_bytes: int = MAX_CONFIG_BYTES) -> dict:
+    """A config.json's content (str or bytes) -> its JSON object, bounded in size, depth and digits,
+    its structure and sizing fields checked (hf_config.check_config)."""
+    config = parse_json_text(text, label, what=what, max_bytes=max_bytes)
     from multihead.cost.hf_config import check_config       # the fields' bounds are hf_config's
     check_config(config, label)
     return config
@@ -139,20 +146,20 @@ def _stat(path: Path, what: str) -> os.stat_result:
         raise ValueError(f"{what}: cannot read {path} ({err.strerror})") from None
 
 
-def read_config_file(path: str | os.PathLike, *, what: str = "model",
-                     max_bytes: int = MAX_CONFIG_BYTES) -> tuple[dict, Path]:
-    """(config dict, the file read) from a config.json path or a folder holding one. A path that is
-    missing, not a regular file, too large, binary, too deep or not a JSON object is refused by name;
-    nothing is opened that could block."""
+def read_json_file(path: str | os.PathLike, *, what: str = "model", max_bytes: int = MAX_CONFIG_BYTES,
+                   folder_file: str | None = "config.json"):
+    """(parsed JSON, the file read) from a path (a folder: its ``folder_file``). A path that is missing,
+    not a regular file, too large, binary or too deep is refused by name; nothing is opened that
+    could block."""
     path = Path(path)
     st = _stat(path, what)
-    if stat.S_ISDIR(st.st_mode):
-        path = path / "config.json"
+    if stat.S_ISDIR(st.st_mode) and folder_file:
+        path = path / folder_file
         st = _stat(path, what)
     if not stat.S_ISREG(st.st_mode):
-        raise ValueError(f"{what}: {path} is not a regular file ({_file_kind(st.st_mode)}); expected a config.json")
+        raise ValueError(f"{what}: {path} is not a regular file ({_file_kind(st.st_mode)}); expected a JSON file")
     if st.st_size > max_bytes:
-        raise ValueError(f"{what}: {path} is {st.st_size:,} bytes, more than the {max_bytes:,} a config.json may have")
+        raise ValueError(f"{what}: {path} is {st.st_size:,} bytes, more than the {max_bytes:,} it may have")
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)
@@ -161,7 +168,7 @@ def read_config_file(path: str | os.PathLike, *, what: str = "model",
     try:
         mode = os.fstat(fd).st_mode                  # the file opened, not the name stat'ed
         if not stat.S_ISREG(mode):
-            raise ValueError(f"{what}: {path} is not a regular file ({_file_kind(mode)}); expected a config.json")
+            raise ValueError(f"{what}: {path} is not a regular file ({_file_kind(mode)}); expected a JSON file")
         chunks, left = [], max_bytes + 1
         while left > 0:
             chunk = os.read(fd, min(left, 1 << 20))
@@ -173,4 +180,14 @@ def read_config_file(path: str | os.PathLike, *, what: str = "model",
         raise ValueError(f"{what}: cannot read {path} ({err.strerror})") from None
     finally:
         os.close(fd)
-    return parse_config_text(b"".join(chunks), str(path), what=what, max_bytes=max_bytes), path
+    return parse_json_text(b"".join(chunks), str(path), what=what, max_bytes=max_bytes), path
+
+
+def read_config_file(path: str | os.PathLike, *, what: str = "model",
+                     max_bytes: int = MAX_CONFIG_BYTES) -> tuple[dict, Path]:
+    """(config dict, the file read) from a config.json path or a folder holding one: read_json_file,
+    then the structure and sizing fields checked (hf_config.check_config)."""
+    config, path = read_json_file(path, what=what, max_bytes=max_bytes)
+    from multihead.cost.hf_config import check_config
+    check_config(config, str(path))
+    return config, path

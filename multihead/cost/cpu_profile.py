@@ -7,10 +7,10 @@ and decode row grouping, "dtype/r1|r4|rmix") and stored in the profile JSON:
     prefill call:  t = overhead + flops / F + scores * c_score + rows * c_row (+ spill, mask terms)
     decode step:   t = overhead + kv_bytes / BW_kv + flops / F_decode + weight_bytes / BW
 
-This module only reads and writes those numbers; it imports no torch. The one place a measured
-profile reaches into code is ``backend_for``: a profile that names its kernel selector
-(``multihead.functional.choose_backend``) gets the kernel ``attention(backend="auto")`` would run,
-imported on demand for that profile alone. The GPU roofline never comes here.
+This module only reads and writes those numbers; it imports no torch and nothing above cost/. The
+kernel choice of ``attention(backend="auto")`` is written here once (``auto_backend``, torch-free):
+``functional.choose_backend`` calls it, and ``backend_for`` predicts with it which kernel a measured
+profile runs. The GPU roofline never comes here.
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from multihead.cost.device import DeviceSpec, catalog_gpu, dtype_key, pick_dtype
+from multihead.cost.formulas import score_matrix_bytes
 
 PROFILE_SCHEMA = "multihead.device-profile/1"
 SELECTOR = "multihead.functional.choose_backend"
@@ -94,18 +95,34 @@ def decode_costs(device: DeviceSpec, dtype: str | None = None, rows_per_kv_head:
     return dataclasses.replace(c, bytes_per_s=c.bytes_per_s or device.effective_bandwidth())
 
 
+# The rule by which ``multihead.attention(backend="auto")`` picks a kernel, written once here (torch-free)
+# so the CPU time model predicts the kernel that will run: functional.choose_backend calls auto_backend.
+# Decode-sized queries go to fast_decode (K/V streamed once) when the C kernels are built or the keys
+# are many enough for its torch-op path to pay off; small score matrices to the reference; the rest
+# to fast_prefill (docs/performance.md).
+DECODE_MAX_TQ = 16
+DECODE_MIN_TK = 1024
+AUTO_REFERENCE_BYTES = 64 * 1024**2
+
+
+def auto_backend(batch: int, heads: int, tq: int, tk: int, compute_bytes: int, native: bool) -> str:
+    """The backend "auto" resolves to: ``compute_bytes`` per score in the accumulation dtype (4 for
+    fp32/fp16/bf16, 8 for fp64), ``native``: whether the C kernels are built."""
+    if tq <= DECODE_MAX_TQ and (tk >= DECODE_MIN_TK or native):
+        return "fast_decode"
+    if score_matrix_bytes(batch, heads, tq, tk, compute_bytes) <= AUTO_REFERENCE_BYTES:
+        return "reference"
+    return "fast_prefill"
+
+
 def backend_for(device: DeviceSpec, batch: int, heads: int, tq: int, tk: int, dtype: str = "fp16") -> str | None:
-    """The kernel a measured profile's attention runs for this shape, by the selector the profile names
-    (the same rule as ``multihead.attention(backend="auto")``); None for catalog GPUs."""
+    """The kernel a measured profile's attention runs for this shape (auto_backend, the rule
+    ``multihead.attention(backend="auto")`` uses), with the C kernels as the profile recorded them
+    (``native_kernels``; a profile from before that field: built, the usual case); None for GPUs."""
     if device.extra.get("backend_selector") != SELECTOR:
         return None
-    import torch   # only a measured multihead profile gets here
-    from multihead.functional import choose_backend
-    tdt = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}.get(dtype_key(dtype), torch.float32)
-    try:
-        return choose_backend(batch, heads, tq, tk, tdt)
-    except Exception:      # noqa: BLE001 - a changed selector must not break planning
-        return None
+    compute = 8 if dtype_key(dtype) == "fp64" else 4
+    return auto_backend(batch, heads, tq, tk, compute, bool(device.extra.get("native_kernels", True)))
 
 
 def load_device(name_or_path: str, *, flops_efficiency: float | None = None,

@@ -74,6 +74,12 @@ INT_FIELDS: dict[str, tuple[int, int]] = {
     "qk_nope_head_dim": (1, MAX_WIDTH), "v_head_dim": (1, MAX_WIDTH),
 }
 LAYER_LISTS = ("mlp_only_layers", "moe_layers")            # layer indices in [0, num_hidden_layers)
+# a multimodal checkpoint's vision tower (cost/serving_model.py counts its parameters from these)
+VISION_INT_FIELDS: dict[str, tuple[int, int]] = {
+    "hidden_size": (1, MAX_WIDTH), "intermediate_size": (1, MAX_WIDTH), "num_hidden_layers": (1, MAX_LAYERS),
+    "patch_size": (1, 1 << 12), "image_size": (1, 1 << 16), "init_pos_emb_height": (1, 1 << 12),
+    "init_pos_emb_width": (1, 1 << 12), "projector_input_dim": (1, MAX_WIDTH),
+    "projector_output_dim": (1, MAX_WIDTH), "vision_output_dim": (1, MAX_WIDTH)}
 BOOL_FIELDS = ("use_sliding_window", "tie_word_embeddings", "attention_bias", "mlp_bias")
 # transformers' rope_type names (modeling_rope_utils.ROPE_INIT_FUNCTIONS) and older spellings
 ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "su", "mrope")
@@ -119,6 +125,10 @@ def _checked_fields(config, name: str) -> tuple[dict, list[str]]:
     """(the language model's fields, notes), aliases resolved and transformers' defaults filled,
     after checking them: structure first, then every sizing field, before any per-layer work."""
     check_structure(config, name)
+    try:
+        _check_vision(config)
+    except ValueError as err:
+        raise ValueError(f"{name}: {err}") from None
     cfg, notes = _text_config(config)
     for alias, hf in _ALIASES.items():
         if alias in cfg and hf not in cfg:
@@ -129,6 +139,28 @@ def _checked_fields(config, name: str) -> tuple[dict, list[str]]:
     except ValueError as err:
         raise ValueError(f"{name}: {err}") from None
     return cfg, notes
+
+
+def _check_vision(config: dict) -> None:
+    """The vision tower's sizing fields (vision_config) and the wrapper's projector fields."""
+    v = config.get("vision_config")
+    if isinstance(v, dict):
+        for key, (lo, hi) in VISION_INT_FIELDS.items():
+            value = v.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi):
+                raise ValueError(f"vision_config.{key}: expected an integer in {lo:,}..{hi:,}, got {_show(value)}")
+        ratio = v.get("pixel_shuffle_ratio")
+        if ratio is not None and (isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 < ratio <= 1):
+            raise ValueError(f"vision_config.pixel_shuffle_ratio: expected a number in (0, 1], got {_show(ratio)}")
+        if v.get("model_type") is not None and not isinstance(v["model_type"], str):
+            raise ValueError(f"vision_config.model_type: expected a string, got {_show(v['model_type'])}")
+    merge = config.get("spatial_merge_size")
+    if merge is not None and (isinstance(merge, bool) or not isinstance(merge, int) or not 1 <= merge <= 64):
+        raise ValueError(f"spatial_merge_size: expected an integer in 1..64, got {_show(merge)}")
+    layer = config.get("vision_feature_layer")
+    if layer is not None and not (isinstance(layer, int) and not isinstance(layer, bool)) and not (
+            isinstance(layer, list) and layer and all(isinstance(i, int) and not isinstance(i, bool) for i in layer)):
+        raise ValueError(f"vision_feature_layer: expected a layer index or a list of them, got {_show(layer)}")
 
 
 def check_fields(cfg: dict) -> None:
@@ -172,6 +204,16 @@ def check_fields(cfg: dict) -> None:
         if kind not in ROPE_TYPES:
             raise ValueError(f"rope_scaling.rope_type: {_show(kind)} is not a rope type transformers knows "
                              f"({', '.join(ROPE_TYPES)})")
+        factor = rope.get("factor")        # transformers' rope validation: a float >= 1 (it stretches positions)
+        if factor is not None and (isinstance(factor, bool) or not isinstance(factor, (int, float))
+                                   or not 1 <= factor <= 1e6):
+            raise ValueError(f"rope_scaling.factor: expected a number in 1..1e6 (a stretch of the positions), "
+                             f"got {_show(factor)}")
+        original = rope.get("original_max_position_embeddings")
+        if original is not None and (isinstance(original, bool) or not isinstance(original, int)
+                                     or not 1 <= original <= _LONG):
+            raise ValueError(f"rope_scaling.original_max_position_embeddings: expected an integer in "
+                             f"1..{_LONG:,}, got {_show(original)}")
 
 
 def _show(value) -> str:

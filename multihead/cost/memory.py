@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from multihead.cost.formulas import expected_distinct_experts
+from multihead.cost.formulas import expected_distinct_experts, kv_cache_elements
 from multihead.cost.model import LayerKind, ModelSpec
 from multihead.cost.params import param_counts, total_params
 from multihead.cost.quantization import Quantization
@@ -35,12 +35,26 @@ def kv_heads_per_gpu(n_kv_heads: int, gpus: int) -> int:
     return max(1, n_kv_heads // gpus)
 
 
+def check_tensor_parallel(heads: int, kv_heads: int, gpus: int, latent: bool = False, flag: str = "gpus",
+                          flags: str = "") -> None:
+    """The one placement rule of tensor parallelism: N GPUs split the H query heads evenly and the
+    H_kv KV heads evenly, or replicate each KV head over N / H_kv GPUs (MLA's latent: on every GPU);
+    anything else leaves some GPU a fraction of a head. ValueError naming ``flag`` (``flags``: the
+    command-line spellings, said in the message)."""
+    said = f" ({flags})" if flags else ""
+    if heads % gpus:
+        raise ValueError(f"{flag}: expected a divisor of heads={heads} for tensor parallelism{said}, got {gpus}")
+    if not latent and kv_heads % gpus and gpus % kv_heads:
+        raise ValueError(f"{flag}: kv_heads={kv_heads} neither divides by {gpus} nor divides it; "
+                         f"tensor parallelism{said} cannot place the KV heads")
+
+
 def kv_layer_groups(s: ModelSpec, kv_heads: int | None = None, gpus: int = 1) -> tuple[KVGroup, ...]:
     """The layers by KV growth, per GPU: 2 * H_kv/N * d elements per token (MLA: its latent, all of it)."""
     if s.mla is not None:
         per, latent = s.mla.latent_dim, True
     else:
-        per, latent = 2 * kv_heads_per_gpu(kv_heads or s.num_kv_heads, gpus) * s.head_dim, False
+        per, latent = kv_cache_elements(1, kv_heads_per_gpu(kv_heads or s.num_kv_heads, gpus), s.head_dim, 1), False
     return tuple(KVGroup(g.kind, g.layers, g.window, per, latent) for g in s.layer_groups())
 
 

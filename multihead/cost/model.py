@@ -55,6 +55,11 @@ class LayerKind(str, Enum):
     SLIDING = "sliding_attention"      # attends to the last `sliding_window` tokens
     CHUNKED = "chunked_attention"      # attends within fixed chunks of `attention_chunk_size` (Llama-4)
 
+    @property
+    def short(self) -> str:
+        """The serving account's spelling ("full", "sliding", "chunked"): the same kinds, shorter."""
+        return self.value.removesuffix("_attention")
+
 
 @dataclass(frozen=True)
 class LayerGroup:
@@ -229,21 +234,32 @@ class ModelSpec:
             return "MHA"
         return "MQA" if self.num_kv_heads == 1 else f"GQA-{self.num_kv_heads}"
 
-    def layer_groups(self) -> tuple[LayerGroup, ...]:
-        """The layers by attention kind, with their windows (counts, never a list of L)."""
-        if self.layer_types is None:
-            if self.sliding_window is not None:
-                return (LayerGroup(LayerKind.SLIDING, self.num_layers, self.sliding_window),)
-            return (LayerGroup(LayerKind.FULL, self.num_layers),)
+    def kind_window(self, kind: LayerKind) -> tuple[LayerKind, int | None]:
+        """A layer kind with its window (tokens a query sees); a kind without its size attends to
+        everything, so it is a full layer."""
         window = {LayerKind.FULL: None, LayerKind.SLIDING: self.sliding_window,
-                  LayerKind.CHUNKED: self.attention_chunk_size}
+                  LayerKind.CHUNKED: self.attention_chunk_size}[kind]
+        return (kind, window) if kind is LayerKind.FULL or window is not None else (LayerKind.FULL, None)
+
+    def layer_kinds(self) -> tuple[tuple[LayerKind, int | None], ...]:
+        """(kind, window) per layer, in order: the one reading of layer_types / sliding_window (the
+        serving account deals the layers into KV-cache groups by it; layer_groups counts it)."""
+        if self.layer_types is None:
+            kind = LayerKind.SLIDING if self.sliding_window is not None else LayerKind.FULL
+            return (self.kind_window(kind),) * self.num_layers
+        return tuple(self.kind_window(LayerKind(t)) for t in self.layer_types)
+
+    def layer_groups(self) -> tuple[LayerGroup, ...]:
+        """The layers by attention kind, with their windows (counts; kinds in LayerKind's order)."""
+        if self.layer_types is None:
+            kind, window = self.kind_window(LayerKind.SLIDING if self.sliding_window is not None else LayerKind.FULL)
+            return (LayerGroup(kind, self.num_layers, window),)
         out = []
         for kind in LayerKind:
             n = self.layer_types.count(kind.value)
-            if n and kind is not LayerKind.FULL and window[kind] is None:
-                kind = LayerKind.FULL           # a kind without its size attends to everything
             if n:
-                out.append(LayerGroup(kind, n, window[kind]))
+                real, window = self.kind_window(kind)
+                out.append(LayerGroup(real, n, window))
         return _merge_groups(out)
 
     def features(self) -> list[str]:

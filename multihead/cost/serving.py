@@ -35,8 +35,12 @@ import collections
 import math
 from dataclasses import asdict, dataclass, field
 
+from multihead.cost.formulas import kv_cache_elements
+from multihead.cost.memory import check_tensor_parallel, kv_heads_per_gpu
+from multihead.cost.model import LayerKind
+
 GIB = 1 << 30
-FULL, SLIDING, CHUNKED = "full", "sliding", "chunked"
+FULL, SLIDING, CHUNKED = (k.short for k in (LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED))   # LayerKind's
 NOT_FIT_HINT = ("Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
                 "initializing the engine.")
 
@@ -133,7 +137,7 @@ def kv_bytes_per_token_layer(shape: ServingShape, tp: int, kv_bytes: float) -> f
     when N > H_kv), or MLA's latent * bytes on every GPU."""
     if shape.mla_latent:
         return shape.mla_latent * kv_bytes
-    return 2 * max(1, shape.num_kv_heads // tp) * shape.head_dim * kv_bytes
+    return kv_cache_elements(1, kv_heads_per_gpu(shape.num_kv_heads, tp), shape.head_dim, 1) * kv_bytes
 
 
 def kv_groups(kinds: list[tuple[str, int | None]]) -> tuple[int, list[tuple[str, int | None, int]]]:
@@ -355,12 +359,7 @@ def check_args(shape: ServingShape, args: EngineArgs) -> None:
     tp, pp = args.tensor_parallel_size, args.pipeline_parallel_size
     if tp < 1 or pp < 1:
         raise ValueError("tensor-parallel-size / pipeline-parallel-size: expected positive integers")
-    if shape.num_heads % tp:
-        raise ValueError(f"tensor-parallel-size: the model's {shape.num_heads} attention heads must be "
-                         f"divisible by the tensor parallel size ({tp})")
-    kv = shape.num_kv_heads
-    if not shape.mla_latent and (kv % tp if kv >= tp else tp % kv):
-        raise ValueError(f"tensor-parallel-size: {kv} KV heads cannot be split or replicated evenly over {tp} GPUs")
+    check_tensor_parallel(shape.num_heads, shape.num_kv_heads, tp, bool(shape.mla_latent), "tensor-parallel-size")
     if pp > shape.num_layers:
         raise ValueError(f"pipeline-parallel-size: {pp} stages for {shape.num_layers} layers")
     if not 0 < args.gpu_memory_utilization <= 1:

@@ -1,5 +1,6 @@
-"""The serving answer for a user's question: the account, a one-line verdict, the launch command,
-and when the request does not fit, the combinations of fallbacks that make it fit, cheapest first.
+"""The serving answer for a user's question: the account, a one-line verdict and the times.
+When the request does not fit, the planner's one search (planner/search.py) finds the settings that
+do, cheapest first, and names the one the command is for.
 
 Names follow vLLM's flags. "Chunked prefill" here is the engine's: the same full attention over
 the whole request, computed ``max_num_batched_tokens`` tokens per step, so the prefill workspace
@@ -13,20 +14,19 @@ from importlib import resources
 
 from multihead.catalog import entries
 from multihead.cost.serving import EngineArgs, ServingAccount, account
-from multihead.cost.serving_fit import load_fit
+from multihead.cost.fitted import load_fit
 from multihead.cost.serving_shape import shape_for
-from multihead.engines import LaunchPlan, command
 
 KV_DTYPES = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2")
 DTYPES = ("auto", "bfloat16", "float16", "float32")
 ENGINE_DTYPE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}     # cost.units name -> vLLM's
-GPUS_PER_NODE = 8
+GPUS_PER_NODE = 8       # the engines' one node (the launch command's nodes)
 
 
 GPU_MEMORY_JSON = resources.files("multihead.cost") / "catalog" / "gpu_memory.json"
 
 
-def gpu_catalog() -> dict[str, dict]:
+def gpu_memory_catalog() -> dict[str, dict]:
     """Name -> physical memory entry (catalog/gpu_memory.json); a new dict, shared entries (read-only)."""
     return entries(GPU_MEMORY_JSON)
 
@@ -35,7 +35,7 @@ def gpu_memory_bytes(name: str) -> tuple[str, int]:
     """(catalog name, physical bytes as the device reports them) for a GPU name, case-insensitive;
     'H100' means the SXM part."""
     from multihead.cost.device import gpu_key
-    cat = gpu_catalog()
+    cat = gpu_memory_catalog()
     key = gpu_key(name, cat)
     if key is None:
         raise ValueError(f"gpu: unknown GPU {name!r} (known: {', '.join(cat)})")
@@ -169,19 +169,6 @@ def batched_tokens(req: Request, total_bytes: float | None = None) -> int:
     return v1_batch_defaults(req.gpu, total_bytes)[0]
 
 
-def launch_plan(req: Request, dtype: str, fraction: float | None = None,
-                hf_overrides: dict | None = None, total_bytes: float | None = None) -> LaunchPlan:
-    """The launch choices; ``fraction``: the memory fraction to emit (SGLang's --mem-fraction-static
-    the account used), else --gpu-memory-utilization; ``hf_overrides``: the config keys the engine
-    must override (length_override's rope_override); ``total_bytes``: the GPU's memory when it is
-    not a catalog name (for vLLM's default --max-num-batched-tokens)."""
-    return LaunchPlan(req.model, req.tensor_parallel_size, req.pipeline_parallel_size, GPUS_PER_NODE,
-                      req.gpu_memory_utilization if fraction is None else fraction, req.max_model_len,
-                      batched_tokens(req, total_bytes), req.max_num_seqs if req.max_num_seqs != 1024 else None,
-                      req.kv_cache_dtype, dtype, req.quantization, req.block_size if req.block_size != 16 else None,
-                      req.data_parallel_size, hf_overrides)
-
-
 def length_override(spec, tokens: int) -> tuple[dict | None, str | None]:
     """What a launch for ``tokens`` (--max-model-len) needs from the model's positions: (positions
     JSON, refusal). An engine refuses a length past the config's derived maximum (vLLM's
@@ -219,67 +206,13 @@ def verdict(a: ServingAccount, req: Request, chunk: int | None = None) -> str:
             f"full attention over the whole request (nothing is cut)")
 
 
-# -- fallbacks -------------------------------------------------------------------------------------
-# What each lever costs: more GPUs first (money), then precision (quality), then length (the request).
-_LOSS = {"kv_cache_dtype": 1, "quantization": 2}
-
-
-def _candidates(req: Request, heads: int) -> list[Request]:
-    """Combinations of: TP up to one node (dividing the heads), PP across nodes when a node is not
-    enough, fp8 KV cache, fp8 weights."""
-    tps = [t for t in (1, 2, 4, 8) if t >= req.tensor_parallel_size and heads % t == 0]
-    out = []
-    for tp in tps:
-        for pp in ((req.pipeline_parallel_size,) if tp < GPUS_PER_NODE else (req.pipeline_parallel_size, 2, 4)):
-            for kv in dict.fromkeys((req.kv_cache_dtype, "fp8")):
-                for q in dict.fromkeys((req.quantization, "fp8")):
-                    out.append(dataclasses.replace(req, tensor_parallel_size=tp, pipeline_parallel_size=pp,
-                                                   kv_cache_dtype=kv, quantization=q))
-    return out
-
-
-def _cost(req: Request, base: Request) -> tuple:
-    loss = sum(w for k, w in _LOSS.items() if getattr(req, k) != getattr(base, k))
-    return (req.tensor_parallel_size * req.pipeline_parallel_size, loss)
-
-
-def _changes(req: Request, base: Request) -> list[str]:
-    flags = {"tensor_parallel_size": "--tensor-parallel-size", "pipeline_parallel_size": "--pipeline-parallel-size",
-             "kv_cache_dtype": "--kv-cache-dtype", "quantization": "--quantization"}
-    if base.engine == "sglang":      # SGLang's own names and values for the same levers
-        flags.update(tensor_parallel_size="--tp-size", pipeline_parallel_size="--pp-size")
-        kv = {"fp8": "fp8_e4m3"}
-        return [f"{flag} {kv.get(getattr(req, k), getattr(req, k)) if k == 'kv_cache_dtype' else getattr(req, k)}"
-                for k, flag in flags.items() if getattr(req, k) != getattr(base, k)]
-    return [f"{flag} {getattr(req, k)}" for k, flag in flags.items() if getattr(req, k) != getattr(base, k)]
-
-
-def fallbacks(cfg: dict, req: Request, heads: int, min_concurrency: float = 1.0, limit: int = 5,
-              **account_kw) -> list[tuple[Request, ServingAccount]]:
-    """Ways to serve ``req`` at ``min_concurrency`` or more, cheapest first (GPUs, then precision
-    lost); under TP every KV figure is per GPU. The length cut (max_model_len_fit) is reported
-    with the account itself, since it changes the request."""
-    found = []
-    for cand in _candidates(req, heads):
-        if cand == req:
-            continue
-        try:
-            a, _ = serving_account(cfg, cand, **account_kw)
-        except ValueError:
-            continue                      # e.g. TP not dividing the KV heads
-        if a.fits and a.max_concurrency >= min_concurrency:
-            found.append((_cost(cand, req), -a.max_concurrency, cand, a))
-    found.sort(key=lambda f: (f[0], f[1]))
-    return [(c, a) for _, _, c, a in found[:limit]]
-
-
-def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None = None,
-           input_len: int | None = None, output_len: int | None = None, device=None,
+def answer(cfg: dict, req: Request, input_len: int | None = None, output_len: int | None = None, device=None,
            concurrency: int | None = None, request_rate: float | None = None, **account_kw) -> dict:
     """The whole serving answer as one JSON-ready dict (the ``serving`` object); the time keys
     (TTFT, TPOT, tokens/s at max concurrency: cost/serving_time.py) for requests of ``input_len``
     prompt and ``output_len`` new tokens (defaults: serving_time.request_lengths). ``account_kw``:
-    ``spec`` / ``gpu_bytes`` for serving_account; ``device``: a plan's DeviceSpec, whose figures time it."""
+    ``spec`` / ``gpu_bytes`` for serving_account; ``device``: a plan's DeviceSpec, whose figures time it.
+    The planner adds the fallbacks (planner/search.py) and the launch command (planner/launch.py)."""
     from multihead.cost.serving_time import time_keys
     a, dtype = serving_account(cfg, req, **account_kw)
     version = engine_version(req)
@@ -319,35 +252,7 @@ def answer(cfg: dict, req: Request, emit: str | None = "vllm", heads: int | None
                            f"{positions['factor']:g} over {positions['base_tokens']:,}")
     if refusal:
         out.update({"fits": False, "reason": refusal, "verdict": f"does not fit as asked: {refusal}"})
-        emit = None                      # no command the engine would refuse
-    launch = req
-    if heads and (not a.fits or a.max_concurrency < 1):
-        found = fallbacks(cfg, req, heads, **account_kw)
-        out["fallbacks"] = [{"flags": _changes(c, req), "gpus": c.tensor_parallel_size * c.pipeline_parallel_size,
-                             "max_concurrency": f.max_concurrency, "kv_cache_tokens": f.kv_cache_tokens,
-                             "kv_cache_gib_per_gpu": f.kv_cache_gib} for c, f in found]
-        launch = found[0][0] if found else req
-        if a.max_model_len_fit > 0:      # last: it changes the request itself
-            cut = "--context-length" if req.engine == "sglang" else "--max-model-len"
-            out["fallbacks"].append({"flags": [f"{cut} {a.max_model_len_fit}"], "gpus":
-                                     req.tensor_parallel_size * req.pipeline_parallel_size, "max_concurrency": 1.0,
-                                     "kv_cache_tokens": None, "kv_cache_gib_per_gpu": a.kv_cache_gib,
-                                     "note": "shorter requests: a longer document must be cut"})
-    fraction = None
+        out["refused"] = True           # no command the engine would refuse (planner/launch.py)
     if sglang is not None:
         out["sglang"] = sglang
-        fraction = sglang["mem_fraction_static"] if emit == "sglang" else None
-    if emit:
-        chosen = launch
-        if req.engine == "sglang" and emit == "sglang":
-            chosen = dataclasses.replace(launch, max_num_batched_tokens=out["sglang"]["chunked_prefill_size"])
-        cmd = command(emit, launch_plan(chosen, dtype, fraction, positions["rope_override"] if positions else None,
-                                        account_kw.get("gpu_bytes")))
-        note = cmd.note
-        if req.engine == "sglang" and emit == "sglang":
-            note = ("--mem-fraction-static covers weights + KV cache only, as a fraction of the memory free at "
-                    "start-up; the capacity above is SGLang's own account of this command")
-        note = "; ".join(x for x in (note, positions["note"] if positions else "") if x)
-        out["command"] = {"engine": emit, "text": cmd.render(), "argv": cmd.argv, "nodes": cmd.nodes,
-                          "note": note, "for": "the request" if launch is req else "the first fallback"}
     return out

@@ -18,20 +18,18 @@ never fits, so ``multihead plan`` starts without numpy.
 """
 from __future__ import annotations
 
-import copy
 import json
 from dataclasses import asdict
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from multihead.catalog import read_json
+from multihead.cost.fitted import CATALOG, catalog_config, load_fit  # noqa: F401  (the data door)
 from multihead.cost.serving import GIB, EngineArgs, Fit, ServingShape, activation_bytes, non_torch_bytes
 
 if TYPE_CHECKING:
     import numpy as np
 
-CATALOG = resources.files("multihead.cost") / "catalog"
 _UNIT = Fit(0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0)
 
 
@@ -155,13 +153,6 @@ def residuals(rows, fit: Fit, held: dict[str, Fit]) -> list[dict]:
     return out
 
 
-def catalog_config(model: str) -> dict:
-    """The published config.json of a catalog model (catalog/configs/index.json), the caller's own
-    copy (see lookup.model_catalog: such dicts go to transformers, which may edit them)."""
-    index = read_json(CATALOG / "configs" / "index.json")
-    return copy.deepcopy(read_json(CATALOG / "configs" / index[model]["file"]))
-
-
 def log_rows() -> list[tuple[str, ServingShape, EngineArgs, dict]]:
     """Every log row as (model, shape, engine args, logged row): the shape from the catalog config
     alone, served with the row's flags (dtype, TP, the checkpoint's quantization)."""
@@ -185,12 +176,6 @@ def engine_args_of(run: dict) -> EngineArgs:
                       gpu_memory_utilization=run["util"], max_model_len=run["max_seq_len"],
                       max_num_batched_tokens=run.get("max_num_batched_tokens", 8192),
                       kv_cache_dtype_bytes=kv, activation_dtype_bytes=act)
-
-
-def load_fit() -> Fit:
-    """The committed fit (catalog/serving_fit.json); parsed again only when the file changed (a plan
-    asks for it once per serving account: ~30 times when it searches fallbacks)."""
-    return Fit(**read_json(CATALOG / "serving_fit.json")["fit"])
 
 
 def main(out: str | None = None) -> int:

@@ -8,6 +8,12 @@ multimodal wrapper, and transformers' defaults for fields a published text_confi
 from __future__ import annotations
 
 
+def _get(d: dict, key: str, default):
+    """d[key], or the default when it is absent or null (the config reader checked the types)."""
+    value = d.get(key)
+    return default if value is None else value
+
+
 def text_config(cfg: dict) -> dict:
     """The decoder's config: ``text_config`` of a multimodal config, else the config itself."""
     return cfg.get("text_config") or cfg.get("language_config") or cfg
@@ -17,9 +23,8 @@ def gemma3_text_defaults(mt: str, t: dict) -> dict:
     """Gemma-3 text configs omit fields whose transformers defaults apply (Gemma3TextConfig)."""
     if mt != "gemma3_text":
         return t
-    defaults = {"vocab_size": 262208, "num_attention_heads": 8, "num_key_value_heads": 4,
-                "head_dim": 256, "sliding_window": 4096, "sliding_window_pattern": 6, "rope_local_base_freq": 10000.0,
-                "max_position_embeddings": 131072}
+    from multihead.cost.hf_config import FAMILY_DEFAULTS     # the shape defaults: one table
+    defaults = {**FAMILY_DEFAULTS["gemma3_text"], "sliding_window_pattern": 6, "rope_local_base_freq": 10000.0}
     return {**defaults, **{k: v for k, v in t.items() if v is not None}}
 
 
@@ -34,16 +39,16 @@ def vision_tower_params(cfg: dict) -> int:
     v = cfg.get("vision_config")
     if not isinstance(v, dict):
         return 0
-    h, i = int(v.get("hidden_size", 0)), int(v.get("intermediate_size", 0))
-    n, p = int(v.get("num_hidden_layers", 0)), int(v.get("patch_size", 14))
+    h, i = int(_get(v, "hidden_size", 0)), int(_get(v, "intermediate_size", 0))
+    n, p = int(_get(v, "num_hidden_layers", 0)), int(_get(v, "patch_size", 14))
     kind = str(v.get("model_type", ""))
     gated = kind == "pixtral"
     attn = 4 * h * h + (0 if gated else 4 * h)
     mlp = 3 * h * i if gated else 2 * h * i + i + h
     block = attn + mlp + (2 if gated else 4) * h
-    side = int(v.get("image_size", 0)) // p
+    side = int(_get(v, "image_size", 0)) // p
     positions = {"siglip_vision_model": side * side, "llama4_vision_model": side * side + 1,
-                 "moonvit": int(v.get("init_pos_emb_height", 0)) * int(v.get("init_pos_emb_width", 0))}.get(kind, 0)
+                 "moonvit": int(_get(v, "init_pos_emb_height", 0)) * int(_get(v, "init_pos_emb_width", 0))}.get(kind, 0)
     tower = n * block + 3 * p * p * h + h + positions * h + 2 * h
     text_h = text_config(cfg).get("hidden_size", 0)
     return tower + _projector_params(cfg, v, h, text_h)
@@ -61,15 +66,15 @@ def _projector_params(cfg: dict, v: dict, h: int, text_h: int) -> int:
         k = len(layers) if isinstance(layers, list) else 1
         return k * h * text_h + text_h + text_h * text_h + text_h + text_h
     if mt == "mistral3":
-        merge = int(cfg.get("spatial_merge_size", 2)) ** 2
+        merge = int(_get(cfg, "spatial_merge_size", 2)) ** 2
         return merge * h * h + h + h * text_h + text_h * text_h
     if mt == "kimi_vl":
         merged = h * 4
         return 2 * h + merged * merged + merged + merged * text_h + text_h
     if mt == "llama4":
-        shuffled = int(h / float(v.get("pixel_shuffle_ratio", 0.5)) ** 2)
-        mid = int(v.get("projector_input_dim", text_h))
-        out = int(v.get("projector_output_dim", text_h))
-        return shuffled * mid + mid * out + int(v.get("vision_output_dim", out)) * text_h
+        shuffled = int(h / float(_get(v, "pixel_shuffle_ratio", 0.5)) ** 2)
+        mid = int(_get(v, "projector_input_dim", text_h))
+        out = int(_get(v, "projector_output_dim", text_h))
+        return shuffled * mid + mid * out + int(_get(v, "vision_output_dim", out)) * text_h
     merged = h
     return merged * text_h + text_h * text_h

@@ -15,34 +15,22 @@ from __future__ import annotations
 import math
 
 from multihead.cost import serving_model
-from multihead.cost.serving import CHUNKED, FULL, SLIDING, ServingShape
+from multihead.cost.serving import ServingShape
 
-_KIND = {"full_attention": FULL, "sliding_attention": SLIDING, "chunked_attention": CHUNKED}
 MXFP4_PAD = 256
 
 
 def read_spec(cfg: dict, name: str):
-    """The cost model's ModelSpec, with transformers' Gemma-3 text defaults filled in first (its
-    published 4B text_config omits heads, KV heads, head_dim and vocab)."""
+    """The cost model's ModelSpec: the one config reader (hf_config.read_config), which fills
+    transformers' Gemma-3 text defaults itself (FAMILY_DEFAULTS) and says so in the spec's notes."""
     from multihead.cost.hf_config import read_config
-    text = serving_model.text_config(cfg)
-    if text.get("model_type") == "gemma3_text":
-        filled = serving_model.gemma3_text_defaults("gemma3_text", text)
-        cfg = {**cfg, "text_config": filled} if "text_config" in cfg else filled
     return read_config(cfg, name)
 
 
 def layer_kinds(spec) -> tuple[tuple[str, int | None], ...]:
-    """(kind, window) per layer, in order, from the spec's layer_types / sliding_window."""
-    window = {FULL: None, SLIDING: spec.sliding_window, CHUNKED: spec.attention_chunk_size}
-    if spec.layer_types is None:
-        kind = SLIDING if spec.sliding_window is not None else FULL
-        return ((kind, window[kind]),) * spec.num_layers
-    out = []
-    for t in spec.layer_types:
-        kind = _KIND[t]
-        out.append((kind, window[kind]) if window[kind] is not None else (FULL, None))
-    return tuple(out)
+    """(kind, window) per layer, in order: the spec's own reading (ModelSpec.layer_kinds), each kind
+    in the account's short spelling (LayerKind.short)."""
+    return tuple((kind.short, window) for kind, window in spec.layer_kinds())
 
 
 def rotary_cache_bytes(spec, cfg: dict, act_bytes: float) -> float:

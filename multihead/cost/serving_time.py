@@ -26,8 +26,10 @@ def request_lengths(max_model_len: int, input_len: int | None, output_len: int |
     for name, v in (("input-len", inp), ("output-len", out)):
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise ValueError(f"{name}: expected a positive integer, got {v!r}")
-    if inp + out > max_model_len:
-        raise ValueError(f"input-len: {inp:,} prompt + {out:,} output tokens exceed max-model-len {max_model_len:,}")
+    if inp + out > max_model_len:      # name the length(s) the caller gave: the default fills the rest
+        name = {(True, False): "input-len", (False, True): "output-len"}.get(
+            (input_len is not None, output_len is not None), "input-len + output-len")
+        raise ValueError(f"{name}: {inp:,} prompt + {out:,} output tokens exceed max-model-len {max_model_len:,}")
     return inp, out
 
 

@@ -158,10 +158,12 @@ class Phase:
     bytes: float                # per GPU
     total_s: float = 0.0
     bound: str = ""
+    attention_s: float = 0.0    # a decode step's attention kernel, after the GEMMs (cost/decode_attention.py)
 
     def __post_init__(self):
         self.bound = "compute" if self.compute_s >= self.memory_s else "memory"
-        self.total_s = max(self.compute_s, self.memory_s) + self.dequant_s + self.overhead_s + self.comm_s
+        self.total_s = (max(self.compute_s, self.memory_s) + self.attention_s + self.dequant_s + self.overhead_s
+                        + self.comm_s)
 
 
 # -- precision ---------------------------------------------------------------------------------------
@@ -305,6 +307,27 @@ def text_attention_flops(spec: ModelSpec, tokens: int) -> float:
     return float(formulas.model_attention_flops(tokens, spec.num_heads * spec.head_dim, spec.num_layers))
 
 
+# -- rates: the one place a GPU's figures become FLOP/s and B/s ---------------------------------------
+def linear_flops_per_s(setup: Setup) -> float:
+    """Sustained FLOP/s of one GPU's linear layers: datasheet peak of the matmul dtype * the measured
+    matmul ceiling (mamf_share) * the fitted efficiency (fp8 matmuls: their own, when fitted)."""
+    c, g, mm = setup.constants, setup.gpu, matmul_dtype(setup)
+    eta = c.flops_efficiency_fp8 if mm == "fp8" and c.flops_efficiency_fp8 else c.flops_efficiency
+    return g.flops(mm) * (g.mamf_share if USE_MAMF else 1.0) * eta
+
+
+def attention_flops_per_s(setup: Setup) -> float:
+    """Sustained FLOP/s of one GPU's attention core (16-bit): peak * mamf_share * fitted efficiency.
+    The planner times the reference text's 4*T^2*D*L at this same rate ("the text's count")."""
+    g = setup.gpu
+    return g.flops("fp16") * (g.mamf_share if USE_MAMF else 1.0) * setup.constants.flops_efficiency
+
+
+def read_seconds(setup: Setup, nbytes: float) -> float:
+    """Seconds one GPU takes to stream ``nbytes``: bytes / (bandwidth * fitted efficiency)."""
+    return nbytes / (setup.gpu.bandwidth * setup.constants.bandwidth_efficiency)
+
+
 # -- phases ------------------------------------------------------------------------------------------
 MOE_TERMS = True        # expert-parallel imbalance, grouped-GEMM padding, DP-attention all-to-all (cost/moe_time.py)
 ENGINE_COSTS = True     # fixed costs by kernels per layer, engine family and phase (cost/engine_costs.py); False: L * t_layer
@@ -319,18 +342,22 @@ def _phase(setup: Setup, *, tokens: float, sequences: float, attn_flops: float, 
     lm_head = s.vocab_size * s.hidden_size if s.vocab_size else 0
     linear = 2.0 * (tokens * layers + sequences * lm_head) / n
     attention = attn_flops / n
-    mm = matmul_dtype(setup)
-    eta = c.flops_efficiency_fp8 if mm == "fp8" and c.flops_efficiency_fp8 else c.flops_efficiency
-    share = g.mamf_share if USE_MAMF else 1.0
-    compute = linear / (g.flops(mm) * share * eta) \
-        + attention / (g.flops("fp16") * share * c.flops_efficiency)
+    compute = linear / linear_flops_per_s(setup)
+    attention_compute = attention / attention_flops_per_s(setup)
     weights, quantized = weights_read(setup, tokens)
     if MOE_TERMS and s.moe is not None:     # expert-parallel imbalance; grouped-GEMM padding (cost/moe_time.py)
         from multihead.cost import moe_time
         weights += moe_time.imbalance_extra_bytes(setup, tokens)
         if phase == "prefill":
-            compute += moe_time.padding_extra_flops(setup, tokens) / (g.flops(mm) * share * eta)
-    memory = (weights + kv) / (g.bandwidth * c.bandwidth_efficiency)
+            compute += moe_time.padding_extra_flops(setup, tokens) / linear_flops_per_s(setup)
+    attention_s = 0.0
+    if phase == "decode":       # the attention kernel runs after the GEMMs (cost/decode_attention.py)
+        from multihead.cost import decode_attention
+        compute, memory, attention_s = decode_attention.split_step(
+            linear_s=compute, attention_compute_s=attention_compute, weight_s=read_seconds(setup, weights),
+            kv_s=read_seconds(setup, kv))
+    else:
+        compute, memory = compute + attention_compute, read_seconds(setup, weights + kv)
     kind = dequant_kind(setup)
     dequant = quantized / (c.dequant[kind] * g.alu_flops) + s.num_layers * c.dequant_layer_s if kind else 0.0
     comm = tp_comm_seconds(setup, tokens)
@@ -342,7 +369,7 @@ def _phase(setup: Setup, *, tokens: float, sequences: float, attn_flops: float, 
     else:
         overhead = s.num_layers * c.layer_overhead(setup.engine)
     return Phase(compute_s=compute, memory_s=memory, dequant_s=dequant, overhead_s=overhead, comm_s=comm,
-                 flops=linear + attention, bytes=weights + kv)
+                 flops=linear + attention, bytes=weights + kv, attention_s=attention_s)
 
 
 def prefill(setup: Setup, tokens: int, *, batch: int = 1) -> Phase:

@@ -14,7 +14,8 @@ out-of-document errors of its family, falling back to (class, phase), (class), a
 has fewer than MIN_ROWS errors (or fewer than MIN_DOCUMENTS documents). Calibration is then checked on
 documents never fitted (held-out-4): the share of their measurements inside their intervals.
 
-No torch; reading the interval table (catalog/gpu_time_intervals.json) needs no scipy.
+No torch; reading the interval table (catalog/gpu_time_intervals.json) needs no scipy. The out-of-document
+errors themselves are computed offline (timing_validation.out_of_document), never imported from here.
 """
 from __future__ import annotations
 
@@ -51,25 +52,6 @@ def document_fold(source: str, folds: int) -> int:
     return int(hashlib.sha256(source.encode()).hexdigest()[:8], 16) % folds
 
 
-def out_of_document(table: dict, constants, folds: int = 5) -> list[dict]:
-    """Every fitted row predicted by constants fitted without its document's fold: the rows with
-    ``error`` (predicted / measured - 1), ``family`` and ``fold``."""
-    from multihead.cost import timing_validation as tv
-    fitted = [r for r in table["rows"] if tv.split_of(r) in tv.FIT_SPLITS]
-    out = []
-    for k in range(folds):
-        inside = [r for r in fitted if document_fold(r["source"], folds) != k]
-        held = [r for r in fitted if document_fold(r["source"], folds) == k]
-        if not held:
-            continue
-        c = tv.fit({**table, "rows": inside}, start=constants, starts=1, warm=True)
-        for row, setup in tv.setups({**table, "rows": held}, c):
-            pred = tv.predict(row, setup)
-            out.append({"id": row["id"], "source": row["source"], "metric": row["metric"], "fold": k,
-                        "error": pred / row["value"] - 1.0, "family": list(family(row, setup))})
-    return out
-
-
 def _quantile(xs: list[float], q: float) -> float:
     """Linear-interpolated quantile of a sorted copy of ``xs`` (numpy's default method)."""
     s = sorted(xs)
@@ -86,9 +68,40 @@ def _ratio(row_error: float, metric: str) -> float:
     return 1.0 / r if metric in RATES else r
 
 
-def interval_table(errors: list[dict], level: float = LEVEL) -> dict:
+def _weighted_quantile(xs: list[float], ws: list[float], q: float) -> float:
+    """Quantile of ``xs`` with weights ``ws``: the sorted values sit at positions C_(i-1) / (W - w_last)
+    (C the cumulative weight), linearly interpolated; with equal weights numpy's linear quantile."""
+    pairs = sorted(zip(xs, ws))
+    if len(pairs) == 1:
+        return pairs[0][0]
+    total = sum(w for _, w in pairs) - pairs[-1][1]
+    pos, acc = [], 0.0
+    for _, w in pairs:
+        pos.append(acc / total)
+        acc += w
+    for i in range(1, len(pairs)):
+        if q <= pos[i]:
+            span = pos[i] - pos[i - 1]
+            f = (q - pos[i - 1]) / span if span else 0.0
+            return pairs[i - 1][0] + (pairs[i][0] - pairs[i - 1][0]) * f
+    return pairs[-1][0]
+
+
+# How the 80% intervals are drawn from the out-of-document errors (session 6): chosen among RULES by
+# leave-one-document-out coverage on the fitted documents (choose_rule), never on a held-out row.
+#   weighting: "row" (every error counts once) or "document" (every document's errors share one weight,
+#              so one 291-row leaderboard does not set a family's spread alone);
+#   min_documents: a family level needs errors from at least this many documents, else it falls back;
+#   widen: the interval's log-width around the family's log-median ratio is multiplied by this.
+RULE = {"weighting": "row", "min_documents": MIN_DOCUMENTS, "widen": 1.0}
+RULES = [{"weighting": w, "min_documents": m, "widen": s}
+         for w in ("row", "document") for m in (2, 4, 6) for s in (1.0, 1.25, 1.5, 2.0)]
+
+
+def interval_table(errors: list[dict], level: float = LEVEL, rule: dict | None = None) -> dict:
     """{family key: {"r_low", "r_high", "n", "documents"}} for every family level with enough errors;
-    keys 'class/phase/engine', 'class/phase', 'class', 'all'."""
+    keys 'class/phase/engine', 'class/phase', 'class', 'all'. ``rule`` (default RULE): see RULE."""
+    rule = {**RULE, **(rule or {})}
     lo_q, hi_q = (1 - level) / 2, 1 - (1 - level) / 2
     groups: dict[str, list[dict]] = {}
     for e in errors:
@@ -97,13 +110,65 @@ def interval_table(errors: list[dict], level: float = LEVEL) -> dict:
             groups.setdefault(key, []).append(e)
     out = {}
     for key, rows in sorted(groups.items()):
-        docs = {r["source"] for r in rows}
-        if len(rows) < MIN_ROWS or len(docs) < MIN_DOCUMENTS:
+        per_doc: dict[str, int] = {}
+        for r in rows:
+            per_doc[r["source"]] = per_doc.get(r["source"], 0) + 1
+        if len(rows) < MIN_ROWS or len(per_doc) < rule["min_documents"]:
             continue
         ratios = [_ratio(r["error"], r["metric"]) for r in rows]
-        out[key] = {"r_low": _quantile(ratios, lo_q), "r_high": _quantile(ratios, hi_q), "n": len(rows),
-                    "documents": len(docs)}
+        if rule["weighting"] == "document":
+            ws = [1.0 / per_doc[r["source"]] for r in rows]
+        elif rule["weighting"] == "row":
+            ws = [1.0] * len(rows)
+        else:
+            raise ValueError(f"intervals: weighting must be 'row' or 'document', got {rule['weighting']!r}")
+        lo, hi = _weighted_quantile(ratios, ws, lo_q), _weighted_quantile(ratios, ws, hi_q)
+        if rule["widen"] != 1.0:        # widen in log space about the family's median ratio
+            mid = _weighted_quantile(ratios, ws, 0.5)
+            lo = mid * (lo / mid) ** rule["widen"]
+            hi = mid * (hi / mid) ** rule["widen"]
+        out[key] = {"r_low": lo, "r_high": hi, "n": len(rows), "documents": len(per_doc)}
     return out
+
+
+def leave_one_document_out(errors: list[dict], rule: dict, level: float = LEVEL) -> dict:
+    """Coverage of every fitted document's out-of-document errors by intervals drawn from the OTHER
+    documents' errors under ``rule``: {class: {"rows", "documents", "coverage" (row-pooled),
+    "document_coverage" (mean over documents of their own coverage)}}, classes 'all', 'dense', 'moe', 'mla'."""
+    docs = sorted({e["source"] for e in errors})
+    per_doc: dict[str, dict[str, list[bool]]] = {}
+    for d in docs:
+        table = {"families": interval_table([e for e in errors if e["source"] != d], level, rule)}
+        if "all" not in table["families"]:
+            continue
+        for e in errors:
+            if e["source"] != d:
+                continue
+            cls, phase, engine = e["family"]
+            _, f = lookup(table, cls, phase, engine)
+            ok = f["r_low"] <= _ratio(e["error"], e["metric"]) <= f["r_high"]
+            for k in ("all", cls):
+                per_doc.setdefault(k, {}).setdefault(d, []).append(ok)
+    out = {}
+    for k, by in per_doc.items():
+        flat = [x for v in by.values() for x in v]
+        out[k] = {"rows": len(flat), "documents": len(by), "coverage": sum(flat) / len(flat),
+                  "document_coverage": sum(sum(v) / len(v) for v in by.values()) / len(by)}
+    return out
+
+
+def choose_rule(errors: list[dict], rules: list[dict] | None = None, level: float = LEVEL) -> tuple[dict, list]:
+    """The rule whose leave-one-document-out document coverage is nearest ``level`` in its worst class
+    (dense, moe, mla: those with at least 2 documents), ties to the narrower (smaller widen) and earlier
+    rule. Returns (rule, [(rule, worst gap, summary), ...])."""
+    scored = []
+    for rule in rules or RULES:
+        summary = leave_one_document_out(errors, rule, level)
+        gaps = [abs(v["document_coverage"] - level) for k, v in summary.items()
+                if k in ("dense", "moe", "mla") and v["documents"] >= 2]
+        scored.append((rule, max(gaps) if gaps else float("inf"), summary))
+    best = min(scored, key=lambda x: (round(x[1], 9), x[0]["widen"]))
+    return best[0], scored
 
 
 def load_intervals(path: Path | None = None) -> dict | None:
@@ -145,9 +210,10 @@ def coverage(rows: list[dict], table: dict) -> dict:
     return {k: {"n": len(v), "coverage": sum(v) / len(v)} for k, v in inside.items()}
 
 
-def write(errors: list[dict], command: str, path: Path | None = None) -> dict:
+def write(errors: list[dict], command: str, path: Path | None = None, rule: dict | None = None) -> dict:
+    rule = {**RULE, **(rule or {})}
     table = {"command": command, "level": LEVEL, "folds_rule": "int(sha256(source)[:8], 16) % 5",
-             "families": interval_table(errors)}
+             "rule": rule, "families": interval_table(errors, rule=rule)}
     (Path(path) if path else INTERVAL_FILE).write_text(json.dumps(table, indent=1) + "\n")
     return table
 

@@ -46,16 +46,19 @@ def held_out(row_id: str) -> bool:
     return int(hashlib.sha256(row_id.encode()).hexdigest()[:8], 16) % 3 == 0
 
 
-SPLITS = ("train", "seen-1", "seen-2", "held-out-3", "train-5", "held-out-4")
-FIT_SPLITS = ("train", "seen-1", "seen-2", "train-5")     # the rows the constants are fitted on (and --cv folds)
+SPLITS = ("train", "seen-1", "seen-2", "held-out-3", "train-5", "seen-4", "held-out-5")
+FIT_SPLITS = ("train", "seen-1", "seen-2", "train-5", "seen-4")   # the rows the constants are fitted on (and --cv folds)
 SECOND_RULE = ("in the second set when the row says split 'heldout-2': rows from new sources committed with the "
                "predictions of the model as it stood, before any change made after seeing the first held-out set")
 THIRD_RULE = ("held out (third set) when the row says split 'heldout-3': rows from new sources committed with the "
               "predictions of the model as it stood at the start of session 3, before any change made in it")
 SEEN_NOTE = ("Sets 1 (the hash rule's held-out rows) and 2 were held out in sessions 1 and 2; both were looked at while "
-             "modelling, so since session 3 they are 'seen' and fitted on with the training rows; set 3 is the only "
-             "held-out evidence.")
-MARKED = {"heldout-2": "seen-2", "heldout-3": "held-out-3", "train-5": "train-5", "heldout-4": "held-out-4"}
+             "modelling, so since session 3 they are 'seen' and fitted on with the training rows. Set 4 (rows marked "
+             "'heldout-4', held out in session 5) was looked at in its report, so since session 6 it is 'seen-4' and "
+             "fitted on too. Set 5 ('heldout-5', session 6) is held out: never fitted on, its predictions frozen "
+             "before each change (reports/gpu-time/frozen/heldout-5_*.json, reports/gpu-time/heldout5.md).")
+MARKED = {"heldout-2": "seen-2", "heldout-3": "held-out-3", "train-5": "train-5", "heldout-4": "seen-4",
+          "heldout-5": "held-out-5"}
 
 
 def reserved(table: dict, row: dict) -> bool:
@@ -78,10 +81,9 @@ def split_of(row: dict) -> str:
 
 
 def load_table(path: Path | None = None) -> dict:
-    path = Path(path) if path else MEASUREMENTS
-    if not path.is_file():
-        raise ValueError(f"measurements: {path} does not exist")
-    return usable(json.loads(path.read_text()))
+    """The table (default the shipped one), schema-checked by cost.measurement_table, less reserved rows."""
+    from multihead.cost.measurement_table import read_table
+    return usable(read_table(Path(path) if path else MEASUREMENTS))
 
 
 def _spec(name: str, table: dict) -> cost.ModelSpec:
@@ -318,7 +320,8 @@ def render_markdown(table: dict, constants: timing.Constants, results: list[dict
                     summ: dict, command: str) -> str:
     out = ["# GPU time: fitted constants and their error on published measurements",
            "", f"Made by `{command}`; do not edit by hand. Split rule of set 1, fixed before fitting: a row is "
-           f"**{SPLIT_RULE}**. The constants are fitted on the rows of {', '.join(FIT_SPLITS)}; never on held-out-3.",
+           f"**{SPLIT_RULE}**. The constants are fitted on the rows of {', '.join(FIT_SPLITS)}; never on held-out-3 "
+           "or held-out-5.",
            "", f"Second set: a row is {SECOND_RULE}.",
            "", f"Third held-out set: a row is {THIRD_RULE}; never fitted on.", "", SEEN_NOTE,
            "", f"{len(results)} rows from {len(table['sources'])} sources ("
@@ -388,3 +391,23 @@ def cross_validate(table: dict, folds: int = 4, starts: int = 2) -> dict:
     summ = summarize(out, speed)["train"]
     summ["log_rms"] = math.sqrt(statistics.fmean(math.log1p(r["error"]) ** 2 for r in out))
     return summ
+
+
+# -- out-of-document errors (the 80% intervals' input: cost/timing_intervals.interval_table) ------------
+def out_of_document(table: dict, constants, folds: int = 5) -> list[dict]:
+    """Every fitted row predicted by constants fitted without its document's fold: the rows with
+    ``error`` (predicted / measured - 1), ``family`` and ``fold``."""
+    from multihead.cost.timing_intervals import document_fold, family
+    fitted = [r for r in table["rows"] if split_of(r) in FIT_SPLITS]
+    out = []
+    for k in range(folds):
+        inside = [r for r in fitted if document_fold(r["source"], folds) != k]
+        held = [r for r in fitted if document_fold(r["source"], folds) == k]
+        if not held:
+            continue
+        c = fit({**table, "rows": inside}, start=constants, starts=1, warm=True)
+        for row, setup in setups({**table, "rows": held}, c):
+            pred = predict(row, setup)
+            out.append({"id": row["id"], "source": row["source"], "metric": row["metric"], "fold": k,
+                        "error": pred / row["value"] - 1.0, "family": list(family(row, setup))})
+    return out

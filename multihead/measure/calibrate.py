@@ -159,6 +159,7 @@ def calibrate(plan: CalibrationPlan | None = None, *, progress: bool = True) -> 
         extra={"date": now.isoformat(), "machine": limits.machine_description(), "cache_bytes": cache,
                "kernel": "multihead.attention(backend='auto')", "grid": plan.name, "clock": plan.clock,
                "threads": threads, "backend_selector": "multihead.functional.choose_backend",
+               "native_kernels": _native_kernels(),
                "load_average": {"before": load_before, "after": limits.load_average()}})
     for p in points:        # each point against the fitted model, for the record
         p["fitted_s"] = predict_seconds(spec, AttnShape(**p["shape"]))
@@ -212,3 +213,9 @@ def run_calibration(out: str | Path | None = None, *, quick: bool = False,
     with torch_threads(threads, clock):
         spec = calibrate(plan, progress=progress)
     return spec, write_profile(spec, out or default_profile_path())
+
+
+def _native_kernels() -> bool:
+    """Whether the C kernels were built for this measurement (the auto kernel choice depends on it)."""
+    from multihead.kernels import fast_native
+    return fast_native.available()

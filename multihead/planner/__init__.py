@@ -72,6 +72,9 @@ def plan(model: str | ModelSpec | None = None, *, tokens: int, batch: int = 1, p
 def build(st: Setup, work: Workload, quality_report=None, options: dict | None = None) -> Plan:
     """The plan of one Setup and workload: parts, outcome, warnings, fallbacks, sections, explanation."""
     T = work.tokens
+    from multihead.planner.serving import engine_for
+    engine = engine_for(st, st.spec.name, T, (options or {}).get("serving"))
+    st.engine = None if isinstance(engine, str) else engine      # read by the decision, fallbacks, section
     single = st.memory(T)
     compute = build_compute(st, single, T, work.passes, work.causal_skip)
     outcome = build_outcome(st, T, work.passes, work.chunks, single, work.causal_skip,

@@ -51,9 +51,8 @@ def resolve_model(req: PlanRequest) -> ResolvedModel:
     from multihead.planner.serving import load_model
     name = req.model
     if req.names_only or not Path(name).exists():
-        from multihead.catalog import read_json
-        from multihead.cost.serving_fit import CATALOG, catalog_config
-        index = read_json(CATALOG / "configs" / "index.json")
+        from multihead.cost.fitted import catalog_config, config_index
+        index = config_index()
         key = {k.lower(): k for k in index}.get(name.lower())
         if key is not None:                     # a catalog HF id: its published config
             from multihead.cost.serving_shape import read_spec

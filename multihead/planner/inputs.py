@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from multihead.cost.cpu_profile import load_device
 from multihead.cost.device import DeviceSpec
 from multihead.cost.lookup import resolve_model
+from multihead.cost.memory import check_tensor_parallel as check_tensor_parallel_rule
 from multihead.cost.model import ModelSpec
 from multihead.cost.units import SIXTEEN_BIT
 
@@ -111,11 +112,7 @@ def resolve_spec(model=None, *, params=None, layers=None, heads=None, kv_heads=N
 
 
 def check_tensor_parallel(spec: ModelSpec, gpus: int) -> None:
-    """Tensor parallelism splits query heads evenly and KV heads evenly (or replicates each KV head
-    over N / H_kv GPUs); anything else leaves some GPU with a fraction of a head."""
-    if spec.num_heads % gpus:
-        raise ValueError(f"tensor_parallel_size: expected a divisor of heads={spec.num_heads} for tensor parallelism "
-                         f"(--gpus / --tensor-parallel-size), got {gpus}")
-    if spec.mla is None and spec.num_kv_heads % gpus and gpus % spec.num_kv_heads:
-        raise ValueError(f"tensor_parallel_size: kv_heads={spec.num_kv_heads} neither divides by {gpus} nor divides "
-                         f"it; tensor parallelism (--gpus / --tensor-parallel-size) cannot place the KV heads")
+    """Tensor parallelism's placement rule (cost.memory.check_tensor_parallel, the one the serving
+    account checks too) for the plan's --tensor-parallel-size / --gpus."""
+    check_tensor_parallel_rule(spec.num_heads, spec.num_kv_heads, gpus, spec.mla is not None, "tensor_parallel_size",
+                               "--gpus / --tensor-parallel-size")

@@ -11,6 +11,10 @@ that meet the SLO are ranked by the objective:
     cost        lowest dollars per million output tokens (catalog prices, or --price GPU=$/h)
     throughput  highest output tokens/s per GPU
 
+The fallback search at the end of this module (``fallback_search``: the ways out when one request
+does not fit, read by the plan's decision, its fallbacks and its serving section) uses the same
+candidate type (``Candidate``) and the same evaluation (the engine's memory account).
+
 Nothing here builds a plan report: a memory account is computed once per (GPU, TP, PP,
 quantization, KV dtype, max_num_seqs), a time Setup once per (GPU, TP, PP, quantization, KV
 dtype), and a batch's times once per Setup and per-replica load; replicas reuse them.
@@ -399,10 +403,12 @@ def _result(row: dict, ev: _Evaluator, emit: str | None, prices: dict, work: Wor
 
 def launch_command(ev: _Evaluator, c: Candidate, dtype: str, emit: str) -> dict:
     """The engine's launch line for one replica, and how the replicas are served: the flags the
-    candidate's memory account was computed for, as serving_answer.answer emits them (SGLang's
-    own --mem-fraction-static and --chunked-prefill-size; the rope override past the config's
-    length)."""
+    candidate's memory account was computed for, as planner/launch.add_command emits them for the
+    serving answer (SGLang's own --mem-fraction-static and --chunked-prefill-size; the rope override
+    past the config's length, computed once in _Evaluator: a length no override reaches is refused
+    there)."""
     from multihead.engines import command
+    from multihead.planner.launch import launch_plan
     req, fraction = ev.request(c), None
     dev = ev.device(c.gpu)
     total = dev.memory_bytes if dev is not None else None
@@ -412,11 +418,11 @@ def launch_command(ev: _Evaluator, c: Candidate, dtype: str, emit: str) -> dict:
         sg = details(ev.S.sglang_args(ev.cfg, req), a, total or ev.S.gpu_memory_bytes(c.gpu)[1])
         fraction = sg["mem_fraction_static"]
         req = dataclasses.replace(req, max_num_batched_tokens=sg["chunked_prefill_size"])
-    pos = ev.positions
-    plan = ev.S.launch_plan(req, dtype, fraction, pos["rope_override"] if pos else None, total)
+    positions = ev.positions
+    plan = launch_plan(req, dtype, fraction, positions["rope_override"] if positions else None, total)
     plan = dataclasses.replace(plan, data_parallel_size=c.data_parallel_size)
     cmd = command(emit, plan)
-    note = "; ".join(x for x in (cmd.note, pos["note"] if pos else "") if x)
+    note = "; ".join(x for x in (cmd.note, positions["note"] if positions else "") if x)
     return {"engine": emit, "text": cmd.render(), "argv": cmd.argv, "nodes": cmd.nodes, "note": note}
 
 
@@ -540,3 +546,105 @@ def _search_gpus(req) -> tuple[tuple[str, ...], dict]:
     if not names:
         raise ValueError("gpu: expected GPU names separated by commas")
     return tuple(dict.fromkeys(gpu_memory_bytes(n)[0] for n in names)), {}
+
+
+# -- the fallback search: the ways out when one request does not fit ---------------------------------
+# The same candidate type (Candidate) and evaluation (the engine's memory account) as the search
+# above, over the axes a request that does not fit can turn: more GPUs of its own type (TP up to one
+# node; PP across nodes once TP fills one), an fp8 KV cache, fp8 weights. Order: fewest GPUs first
+# (money), then the least precision lost (quality); the length cut (it changes the request) comes last.
+FALLBACK_LOSS = {"kv_cache_dtype": 1, "quantization": 2}
+FALLBACK_FLAGS = {"tensor_parallel_size": "--tensor-parallel-size",
+                  "pipeline_parallel_size": "--pipeline-parallel-size", "kv_cache_dtype": "--kv-cache-dtype",
+                  "quantization": "--quantization"}
+
+
+def fallback_candidates(req, heads: int) -> list[Candidate]:
+    """The Candidates a request can turn to (itself excluded), in the configuration search's Space."""
+    keep = lambda *v: tuple(dict.fromkeys(v))  # noqa: E731 - the request's own value first, once
+    space = Space(gpus=(req.gpu,), gpus_max=GPUS_PER_NODE * PP_SIZES[-1],
+                  tensor_parallel_sizes=tuple(t for t in TP_SIZES if t >= req.tensor_parallel_size and heads % t == 0),
+                  pipeline_parallel_sizes=keep(req.pipeline_parallel_size, *PP_SIZES[1:]),
+                  quantizations=keep(req.quantization, "fp8"), kv_cache_dtypes=keep(req.kv_cache_dtype, "fp8"),
+                  max_num_seqs=(req.max_num_seqs,), data_parallel=False, engines=(req.engine,))
+    own = Candidate(req.gpu, req.tensor_parallel_size, req.pipeline_parallel_size, 1, req.quantization,
+                    req.kv_cache_dtype, req.max_num_seqs, req.engine)
+    return [c for c in space.candidates() if c != own and (c.pipeline_parallel_size == req.pipeline_parallel_size
+                                                           or c.tensor_parallel_size == GPUS_PER_NODE)]
+
+
+def request_of(req, c: Candidate):
+    """The request with a candidate's settings (the engine's flags)."""
+    return dataclasses.replace(req, tensor_parallel_size=c.tensor_parallel_size,
+                               pipeline_parallel_size=c.pipeline_parallel_size, quantization=c.quantization,
+                               kv_cache_dtype=c.kv_cache_dtype)
+
+
+def fallback_cost(cand, base) -> tuple[int, int]:
+    """(GPUs, precision lost): the fallback search's order."""
+    return (cand.tensor_parallel_size * cand.pipeline_parallel_size,
+            sum(w for k, w in FALLBACK_LOSS.items() if getattr(cand, k) != getattr(base, k)))
+
+
+def changes(cand, base) -> list[str]:
+    """The engine flags that differ from the request, as they are typed (SGLang: its own names and
+    values for the same levers)."""
+    flags, kv = dict(FALLBACK_FLAGS), {}
+    if base.engine == "sglang":
+        flags.update(tensor_parallel_size="--tp-size", pipeline_parallel_size="--pp-size")
+        kv = {"fp8": "fp8_e4m3"}
+    value = lambda k: kv.get(getattr(cand, k), getattr(cand, k)) if k == "kv_cache_dtype" else getattr(cand, k)  # noqa: E731
+    return [f"{flag} {value(k)}" for k, flag in flags.items() if getattr(cand, k) != getattr(base, k)]
+
+
+def fallback_search(cfg: dict, req, heads: int, min_concurrency: float = 1.0, limit: int | None = 5,
+                    **account_kw) -> list[tuple]:
+    """[(Request, ServingAccount)] that serve ``req`` at ``min_concurrency`` or more, cheapest first;
+    under TP every KV figure is per GPU. ``account_kw``: ``spec`` / ``gpu_bytes`` for serving_account."""
+    from multihead.cost.serving_answer import serving_account
+    found = []
+    for c in fallback_candidates(req, heads):
+        cand = request_of(req, c)
+        try:
+            a, _ = serving_account(cfg, cand, **account_kw)
+        except ValueError:
+            continue                      # e.g. TP not dividing the KV heads
+        if a.fits and a.max_concurrency >= min_concurrency:
+            found.append((fallback_cost(cand, req), -a.max_concurrency, cand, a))
+    found.sort(key=lambda f: (f[0], f[1]))
+    return [(c, a) for _, _, c, a in found[:limit]]
+
+
+def fallback_rows(found: list[tuple], req, account) -> list[dict]:
+    """The serving object's ``fallbacks`` list: one row per found setting, then the length cut
+    (it changes the request itself) when one shorter request would fit."""
+    out = [{"flags": changes(c, req), "gpus": c.tensor_parallel_size * c.pipeline_parallel_size,
+            "max_concurrency": f.max_concurrency, "kv_cache_tokens": f.kv_cache_tokens,
+            "kv_cache_gib_per_gpu": f.kv_cache_gib} for c, f in found]
+    if account.max_model_len_fit > 0:
+        cut = "--context-length" if req.engine == "sglang" else "--max-model-len"
+        out.append({"flags": [f"{cut} {account.max_model_len_fit}"],
+                    "gpus": req.tensor_parallel_size * req.pipeline_parallel_size, "max_concurrency": 1.0,
+                    "kv_cache_tokens": None, "kv_cache_gib_per_gpu": account.kv_cache_gib,
+                    "note": "shorter requests: a longer document must be cut"})
+    return out
+
+
+def answer(cfg: dict, req, emit: str | None = "vllm", heads: int | None = None, input_len: int | None = None,
+           output_len: int | None = None, device=None, concurrency: int | None = None,
+           request_rate: float | None = None, **account_kw) -> dict:
+    """The serving object of a request outside a plan (``serving --gpu-memory-gb``): the account and
+    times, the fallback search's settings when one request does not fit (``heads``: the model's query
+    heads; None: no search) and the launch command for the request or the cheapest setting."""
+    from multihead.cost.serving_answer import answer as account_answer
+    from multihead.cost.serving_answer import serving_account
+    from multihead.planner.launch import add_command
+    from multihead.planner.names import serving_bytes
+    a, _ = serving_account(cfg, req, **account_kw)
+    found = fallback_search(cfg, req, heads, **account_kw) if heads and (not a.fits or a.max_concurrency < 1) else None
+    out = account_answer(cfg, req, input_len=input_len, output_len=output_len, device=device,
+                         concurrency=concurrency, request_rate=request_rate, **account_kw)
+    add_command(out, req, emit, found[0][0] if found else None, account_kw.get("gpu_bytes"))
+    if found is not None:
+        out["fallbacks"] = fallback_rows(found, req, a)
+    return serving_bytes(out)

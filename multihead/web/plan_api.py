@@ -86,8 +86,8 @@ def search_catalog() -> dict:
     """What the search page offers: the models with a config.json the memory account reads, the GPUs
     the memory account and the time model both know, and the search's defaults."""
     from multihead.catalog import read_json
-    from multihead.cost.serving_answer import gpu_catalog
-    from multihead.cost.serving_fit import CATALOG
+    from multihead.cost.serving_answer import gpu_memory_catalog as gpu_catalog
+    from multihead.cost.fitted import CATALOG
     from multihead.cost.timing import gpu_catalog_names
     from multihead.planner.search import DEFAULT_GPUS
     timed = set(gpu_catalog_names())
