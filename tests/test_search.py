@@ -435,3 +435,14 @@ def test_the_cost_band_compares_costs_not_rates():
     assert cheap["within_band_of_best"] and same["within_band_of_best"] and dear["within_band_of_best"] is False
     SE._mark_band([cheap, dear], "throughput")
     assert dear["within_band_of_best"] is True          # the same rate: throughput cannot tell them apart
+
+
+def test_the_closest_miss_names_the_queue_when_every_configuration_queues():
+    """3,000 clients on at most 2 H100s: every configuration queues (max_num_seqs or the KV pool) and
+    so misses; the closest miss said 'ttft 0.02x its target; binding: ttft' (a target it meets)."""
+    c, name = load_model("meta-llama/Llama-3.1-8B-Instruct")
+    work = SE.Workload(input_len=1000, output_len=100, concurrency=3000, slo=SE.parse_slo("ttft=600s"))
+    r = SE.search(c, name, work, SE.Space(gpus=("H100-SXM",), gpus_max=2))
+    assert r["meeting_slo"] == 0
+    miss = r["closest_miss"]
+    assert miss["binding"] in ("kv_pool", "max_num_seqs") and miss["at"]["queued"] > 0

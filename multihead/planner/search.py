@@ -470,26 +470,32 @@ def pareto(rows: list[dict]) -> list[dict]:
     return front
 
 
+QUEUE_LIMITS = ("kv_pool", "max_num_seqs")      # a closed loop's requests wait: the load is not carried
+
+
 def _closest_miss(rows: list[dict], slo: SLO) -> dict | None:
-    """When nothing meets the SLO: the running configuration whose worst target ratio is smallest."""
+    """When nothing meets the SLO: the running configuration whose worst target ratio is smallest,
+    preferring those that carry the load (a closed loop whose requests queue behind max_num_seqs or
+    the KV pool misses on that, whatever its ratios: its binding limit says so)."""
     best = None
     for r in rows:
         if not r["fits"] or r["at"]["overloaded"]:
             continue
         ratios = {k: r["at"][k] / v for k, v in slo.targets().items()}
-        worst = max(ratios.values()) if ratios else 0.0
-        if best is None or worst < best[0]:
-            best = (worst, r, ratios)
+        queues = r["binding"] in QUEUE_LIMITS
+        key = (queues, max(ratios.values()) if ratios else 0.0)
+        if best is None or key < best[0]:
+            best = (key, r, ratios)
     if best is None:
         limits = sorted({r["binding"] for r in rows})
         return {"note": f"no configuration runs at this load (limits: {', '.join(limits)})"}
-    worst, r, ratios = best
+    (queues, _), r, ratios = best
     c = r["candidate"]
     name = {"ttft_s": "ttft", "tpot_s": "tpot", "request_latency_s": "e2e"}
     return {"gpu": c.gpu, "gpus": c.gpus, "tensor_parallel_size": c.tensor_parallel_size,
             "pipeline_parallel_size": c.pipeline_parallel_size, "data_parallel_size": c.data_parallel_size,
             "quantization": c.quantization, "kv_cache_dtype": c.kv_cache_dtype, "max_num_seqs": c.max_num_seqs,
-            "binding": name[max(ratios, key=ratios.get)] if ratios else r["binding"],
+            "binding": name[max(ratios, key=ratios.get)] if ratios and not queues else r["binding"],
             "over_target": {name[k]: v for k, v in ratios.items()}, "at": r["at"]}
 
 
