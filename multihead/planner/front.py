@@ -50,7 +50,7 @@ def resolve_model(req: PlanRequest) -> ResolvedModel:
         return ResolvedModel(None, None, None)
     from multihead.planner.serving import load_model
     name = req.model
-    if not Path(name).exists():
+    if req.names_only or not Path(name).exists():
         from multihead.cost.serving.fitted import catalog_config, config_index
         index = config_index()
         key = {k.lower(): k for k in index}.get(name.lower())
@@ -67,9 +67,12 @@ def resolve_model(req: PlanRequest) -> ResolvedModel:
             raise ValueError(f"model: {name!r} is neither a config.json path nor a catalog model or HF id "
                              f"(known: {', '.join(list(index) + model_names())})")
     try:
-        cfg, model_id = load_model(name)        # the serving side's view: raw config and HF id
+        cfg, model_id = load_model(name, paths=not req.names_only)   # the serving side's view: raw config, HF id
     except ValueError:
         cfg, model_id = None, None
+    if req.names_only:                          # the page: the catalog's model, whatever the server's folder holds
+        from multihead.cost.lookup import catalog_model
+        return ResolvedModel(catalog_model(name), cfg, model_id)
     return ResolvedModel(name, cfg, model_id)   # the planner's reader: catalog name or path
 
 

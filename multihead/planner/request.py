@@ -195,6 +195,9 @@ class PlanRequest:
     top: int = 10
     # an uploaded config.json, parsed (the model is then ``model`` or "uploaded/config.json")
     config: dict | None = field(default=None, compare=False, repr=False)
+    # set by from_json (the page): ``model`` is a catalog name, resolved from the catalog only, never
+    # a file or folder of that name in the server's working directory
+    names_only: bool = field(default=False, compare=False, repr=False)
 
     def __post_init__(self):
         if isinstance(self.gpu, str) and not self.gpu.strip():
@@ -260,12 +263,12 @@ class PlanRequest:
         if "gpu" in got:
             got["gpu"] = ",".join(_served_gpu(g.strip()) for g in str(got["gpu"]).split(",")) \
                 if isinstance(got["gpu"], str) and "," in got["gpu"] else _served_gpu(got["gpu"])
-        return cls(**got, config=config)
+        return cls(**got, config=config, names_only=True)
 
     def to_dict(self) -> dict:
         """The fields that differ from their defaults (what a caller set), by name."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-                if f.name != "config" and getattr(self, f.name) != f.default}
+                if f.name not in ("config", "names_only") and getattr(self, f.name) != f.default}
 
     def cli_args(self) -> list[str]:
         """The `multihead plan` arguments that state this request (for display: the page's CLI line,

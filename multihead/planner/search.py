@@ -38,6 +38,8 @@ MAX_NUM_SEQS = (8, 16, 32, 64, 128, 256, 512, 1024)
 OBJECTIVES = ("gpus", "cost", "throughput")
 GPUS_PER_NODE = 8
 MAX_GPUS = 4096
+MAX_CANDIDATES = 200_000     # one search's bound (~30 s and ~300 MB here): 4096 GPUs over the default
+                             # axes would be 2.5 million configurations, minutes and gigabytes
 DEFAULT_GPUS = ("H100-SXM", "H200-SXM", "B200", "MI300X", "A100-80GB", "L40S")
 
 _UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "min": 60.0}
@@ -135,14 +137,24 @@ class Space:
     data_parallel: bool = True
     engines: tuple[str, ...] = ("vllm",)
 
+    def _replicas(self, tp: int, pp: int) -> int:
+        """How many data-parallel sizes (1..n) a TP x PP replica takes; 0: not a configuration."""
+        if tp * pp > self.gpus_max or (pp > 1 and tp < GPUS_PER_NODE and tp * pp > GPUS_PER_NODE):
+            return 0
+        return self.gpus_max // (tp * pp) if self.data_parallel else 1
+
+    def count(self) -> int:
+        """len(self.candidates()), without building them."""
+        per = sum(self._replicas(tp, pp) for tp in self.tensor_parallel_sizes for pp in self.pipeline_parallel_sizes)
+        return per * len(self.engines) * len(self.gpus) * len(self.quantizations) * len(self.kv_cache_dtypes) \
+            * len(self.max_num_seqs)
+
     def candidates(self) -> list[Candidate]:
         out = []
         for engine, gpu, tp, pp, q, kv, mns in itertools.product(
                 self.engines, self.gpus, self.tensor_parallel_sizes, self.pipeline_parallel_sizes, self.quantizations,
                 self.kv_cache_dtypes, self.max_num_seqs):
-            if tp * pp > self.gpus_max or (pp > 1 and tp < GPUS_PER_NODE and tp * pp > GPUS_PER_NODE):
-                continue
-            for dp in range(1, (self.gpus_max // (tp * pp) if self.data_parallel else 1) + 1):
+            for dp in range(1, self._replicas(tp, pp) + 1):
                 out.append(Candidate(gpu, tp, pp, dp, q, kv, mns, engine))
         return out
 
@@ -174,6 +186,11 @@ class _Evaluator:
         self.base = base_request or S.Request(model=model)
         self.spec = read_spec(cfg, model)           # read once: every account and Setup shares it
         self.max_model_len = work.max_model_len or work.input_len + work.output_len
+        # the positions every candidate's launch needs (one model, one length): the rope override
+        # past the config's derived length (as the serving answer's command carries it), or a refusal
+        self.positions, refusal = S.length_override(self.spec, self.max_model_len)
+        if refusal:
+            raise ValueError(f"max_model_len: {refusal}")
         self.devices: dict = {}
         self.accounts: dict = {}
         self.setups: dict = {}
@@ -301,6 +318,9 @@ def search(cfg: dict, model: str, work: Workload, space: Space | None = None, *,
     space = space or Space()
     if not 1 <= space.gpus_max <= MAX_GPUS:
         raise ValueError(f"gpus-max: expected an integer in [1, {MAX_GPUS}], got {space.gpus_max!r}")
+    if (n := space.count()) > MAX_CANDIDATES:
+        raise ValueError(f"gpus-max: {space.gpus_max} GPUs over {len(space.gpus)} GPU type(s) make {n:,} configurations, "
+                         f"more than the {MAX_CANDIDATES:,} one search evaluates: lower gpus-max or name fewer GPUs")
     prices = gpu_prices()
     if work.objective == "cost":
         missing = [g for g in space.gpus if _price(g, work, prices) is None]
@@ -381,17 +401,25 @@ def _result(row: dict, ev: _Evaluator, emit: str | None, prices: dict, work: Wor
     return out
 
 
-def launch_command(ev: _Evaluator, c: Candidate, dtype: str, emit: str) -> dict | None:
-    """The engine's launch line for one replica, and how the replicas are served; None when no
-    engine would accept the length (learned positions, a rope type that cannot grow)."""
+def launch_command(ev: _Evaluator, c: Candidate, dtype: str, emit: str) -> dict:
+    """The engine's launch line for one replica, and how the replicas are served: the flags the
+    candidate's memory account was computed for, as planner/launch.add_command emits them for the
+    serving answer (SGLang's own --mem-fraction-static and --chunked-prefill-size; the rope override
+    past the config's length, computed once in _Evaluator: a length no override reaches is refused
+    there)."""
     from multihead.engines import command
     from multihead.planner.launch import launch_plan
-    req = ev.request(c)
-    # a length past the config's derived maximum: the rope override the engines need (issue 25), or no command
-    positions, refusal = ev.S.length_override(ev.spec, req.max_model_len)
-    if refusal:
-        return None
-    plan = launch_plan(req, dtype, hf_overrides=positions["rope_override"] if positions else None)
+    req, fraction = ev.request(c), None
+    dev = ev.device(c.gpu)
+    total = dev.memory_bytes if dev is not None else None
+    if c.engine == "sglang" and emit == "sglang":
+        from multihead.cost.serving_sglang import details
+        a, _ = ev.account(c)
+        sg = details(ev.S.sglang_args(ev.cfg, req), a, total or ev.S.gpu_memory_bytes(c.gpu)[1])
+        fraction = sg["mem_fraction_static"]
+        req = dataclasses.replace(req, max_num_batched_tokens=sg["chunked_prefill_size"])
+    positions = ev.positions
+    plan = launch_plan(req, dtype, fraction, positions["rope_override"] if positions else None, total)
     plan = dataclasses.replace(plan, data_parallel_size=c.data_parallel_size)
     cmd = command(emit, plan)
     note = "; ".join(x for x in (cmd.note, positions["note"] if positions else "") if x)
@@ -400,20 +428,27 @@ def launch_command(ev: _Evaluator, c: Candidate, dtype: str, emit: str) -> dict 
 
 def _mark_band(results: list[dict], objective: str) -> None:
     """Mark the SLO-meeting results the prediction cannot tell from the best: the 80% intervals of
-    their output tokens/s per GPU overlap the best one's (every objective ranks on that rate: cost
-    is price / rate; for "gpus" only results with as many GPUs as the best compete)."""
+    the quantity the objective ranks on overlap the best one's: output tokens/s per GPU ("gpus": only
+    among results with as many GPUs as the best; "throughput"), or dollars per million output tokens
+    ("cost": gpus x price / tokens/s, so GPUs of different prices compare by cost, not by rate)."""
     ok = [r for r in results if r["meets_slo"]]
     for r in results:
         r["within_band_of_best"] = None
     if not ok or "output_tokens_per_s_low" not in ok[0]["at"]:
         return
-    best = ok[0]
     key = "output_tokens_per_s"
+
+    def band(r):
+        lo, hi = r["at"][key + "_low"], r["at"][key + "_high"]
+        if objective == "cost" and r.get("usd_per_hour"):
+            k = r["usd_per_hour"] * 1e6 / 3600          # $ per million tokens = k / (tokens/s)
+            return k / hi, k / lo
+        return lo / r["gpus"], hi / r["gpus"]
+    best = ok[0]
+    lo_b, hi_b = band(best)
     for r in ok:
         same_gpus = objective != "gpus" or r["gpus"] == best["gpus"]
-        per_gpu = (lambda x, g: x / g)
-        lo_r, hi_r = per_gpu(r["at"][key + "_low"], r["gpus"]), per_gpu(r["at"][key + "_high"], r["gpus"])
-        lo_b, hi_b = per_gpu(best["at"][key + "_low"], best["gpus"]), per_gpu(best["at"][key + "_high"], best["gpus"])
+        lo_r, hi_r = band(r)
         r["within_band_of_best"] = bool(same_gpus and lo_r <= hi_b and lo_b <= hi_r)
 
 
@@ -435,26 +470,32 @@ def pareto(rows: list[dict]) -> list[dict]:
     return front
 
 
+QUEUE_LIMITS = ("kv_pool", "max_num_seqs")      # a closed loop's requests wait: the load is not carried
+
+
 def _closest_miss(rows: list[dict], slo: SLO) -> dict | None:
-    """When nothing meets the SLO: the running configuration whose worst target ratio is smallest."""
+    """When nothing meets the SLO: the running configuration whose worst target ratio is smallest,
+    preferring those that carry the load (a closed loop whose requests queue behind max_num_seqs or
+    the KV pool misses on that, whatever its ratios: its binding limit says so)."""
     best = None
     for r in rows:
         if not r["fits"] or r["at"]["overloaded"]:
             continue
         ratios = {k: r["at"][k] / v for k, v in slo.targets().items()}
-        worst = max(ratios.values()) if ratios else 0.0
-        if best is None or worst < best[0]:
-            best = (worst, r, ratios)
+        queues = r["binding"] in QUEUE_LIMITS
+        key = (queues, max(ratios.values()) if ratios else 0.0)
+        if best is None or key < best[0]:
+            best = (key, r, ratios)
     if best is None:
         limits = sorted({r["binding"] for r in rows})
         return {"note": f"no configuration runs at this load (limits: {', '.join(limits)})"}
-    worst, r, ratios = best
+    (queues, _), r, ratios = best
     c = r["candidate"]
     name = {"ttft_s": "ttft", "tpot_s": "tpot", "request_latency_s": "e2e"}
     return {"gpu": c.gpu, "gpus": c.gpus, "tensor_parallel_size": c.tensor_parallel_size,
             "pipeline_parallel_size": c.pipeline_parallel_size, "data_parallel_size": c.data_parallel_size,
             "quantization": c.quantization, "kv_cache_dtype": c.kv_cache_dtype, "max_num_seqs": c.max_num_seqs,
-            "binding": name[max(ratios, key=ratios.get)] if ratios else r["binding"],
+            "binding": name[max(ratios, key=ratios.get)] if ratios and not queues else r["binding"],
             "over_target": {name[k]: v for k, v in ratios.items()}, "at": r["at"]}
 
 

@@ -149,13 +149,14 @@ def build(ctx: sections.Context):
     return ServingSection(serving_bytes(data))
 
 
-def load_model(model: str) -> tuple[dict, str]:
-    """(config dict, name): a config.json path or folder, else a catalog HF id (case-insensitive)."""
+def load_model(model: str, paths: bool = True) -> tuple[dict, str]:
+    """(config dict, name): a config.json path or folder (unless ``paths`` is False: catalog names
+    only), else a catalog HF id (case-insensitive)."""
     from multihead.catalog import entries
     from multihead.cost.serving.fitted import catalog_config, config_index
     from multihead.cost.spec.config_file import read_config_file
     path = Path(model)
-    if os.path.lexists(path):            # a FIFO or device exists too: the one reader refuses it by name
+    if paths and os.path.lexists(path):            # a FIFO or device exists too: the one reader refuses it by name
         config, _ = read_config_file(path)
         return config, str(path if path.is_dir() else path.parent)    # vllm serve takes the model folder
     index = config_index()

@@ -326,6 +326,8 @@ def _notes():
 async def _messages(request: Request):
     """Server-made text of a plan (decision, fallbacks, warnings, serving verdict, an error) in the
     language asked: {"plan": <plan JSON>?, "error": "..."?, "lang": "zh" | "en"}."""
+    from starlette.concurrency import run_in_threadpool
+
     from multihead import messages
     from multihead.web.app import json_body
     body = await json_body(request)
@@ -339,6 +341,10 @@ async def _messages(request: Request):
         raise ValueError("plan: expected the plan JSON object")
     if err is not None and (not isinstance(err, str) or len(err) > 2000):
         raise ValueError("error: expected one line of text (at most 2000 characters)")
+<<<<<<< HEAD
+=======
+
+>>>>>>> rev
     def texts() -> dict:
         out = {}
         if plan is not None:
@@ -346,6 +352,10 @@ async def _messages(request: Request):
         if err is not None:
             out["error"] = messages.translate(err, body["lang"])
         return out
+<<<<<<< HEAD
     pool = getattr(request.app.state, "heavy_pool", None)       # regex work: never in the event loop
     from starlette.concurrency import run_in_threadpool
+=======
+    pool = getattr(request.app.state, "heavy_pool", None)    # matching is work: never in the event loop
+>>>>>>> rev
     return await (pool.run(texts) if pool is not None else run_in_threadpool(texts))
