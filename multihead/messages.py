@@ -264,20 +264,11 @@ def _regex(msg_id: str, named: bool) -> str:
             inner = "|".join(f"(?:{_regex(i, False)})" for i in NESTED[name])
             body = f"(?:{inner})?"
         else:
-<<<<<<< HEAD
             # a parameter ends at the first occurrence of the text after it: one way to split, not
             # every way (".+?" alone let a hostile line backtrack for minutes: 1,300 chars, 13 s)
             after = template[m.end():_FIELD.search(template, m.end()).start()
                              if _FIELD.search(template, m.end()) else len(template)]
             body = f"(?:(?!{re.escape(after)}).)+?" if after else ".+?"
-=======
-            # a plain value never holds the literal text that follows it in the template: it ends at
-            # that text's first occurrence. Without this, lazy values separated by repeated literals
-            # backtrack polynomially (degree = the number of values): a crafted 2,000-character line
-            # took 10 s in one regex, and /api/messages matches every line a client sends.
-            follow = template[m.end():fields[i + 1].start() if i + 1 < len(fields) else len(template)]
-            body = f"(?:(?!{re.escape(follow)}).)+?" if follow else ".+?"
->>>>>>> rev
         out.append(f"(?P<{name}>{body})" if named else body)
         pos = m.end()
     out.append(re.escape(template[pos:]))
@@ -313,27 +304,18 @@ def render(parsed: tuple[str, dict], lang: str) -> str:
     return CATALOGUE[msg_id][lang].format(**filled)
 
 
-<<<<<<< HEAD
 MAX_TEXT = 2000      # the longest server string of the catalog plans is ~600 characters; a longer one is not ours
 MAX_ITEMS = 100      # warnings / fallbacks of one plan translated (a plan has a handful)
-=======
-MAX_LINE = 4000        # characters: the planner's longest line is under 1,000; longer text is no message
-MAX_LINES = 64         # warnings / fallbacks plan_texts reads (a plan has a handful)
->>>>>>> rev
 
 
 def translate(text: str | None, lang: str) -> str | None:
     """text (English, as the planner or the CLI wrote it) in lang; None when no entry matches (or the
-    text is not a line of ours: not a string, or longer than MAX_LINE)."""
+    text is not a line of ours: not a string, or longer than MAX_TEXT)."""
     if text is None or lang == "en":
         return text
     if lang not in LANGS:
         raise ValueError(f"lang: expected one of {', '.join(LANGS)}, got {lang!r}")
-<<<<<<< HEAD
     if not isinstance(text, str) or len(text) > MAX_TEXT:    # not a line the planner writes: untranslated
-=======
-    if not isinstance(text, str) or len(text) > MAX_LINE:
->>>>>>> rev
         return None
     text = text.strip()
     if text.startswith("multihead plan: error: "):
@@ -424,8 +406,8 @@ def plan_texts(plan: dict, lang: str) -> dict:
     serving = plan.get("serving") if isinstance(plan.get("serving"), dict) else {}
     for key in ("warnings", "fallbacks"):
         got = plan.get(key)
-        if got is not None and (not isinstance(got, list) or len(got) > MAX_LINES):
-            raise ValueError(f"plan: {key} must be a list of at most {MAX_LINES} entries, as the plan JSON has")
+        if got is not None and (not isinstance(got, list) or len(got) > MAX_ITEMS):
+            raise ValueError(f"plan: {key} must be a list of at most {MAX_ITEMS} entries, as the plan JSON has")
     fallbacks = []
     for f in items(plan.get("fallbacks")):
         if not isinstance(f, dict):

@@ -341,10 +341,6 @@ async def _messages(request: Request):
         raise ValueError("plan: expected the plan JSON object")
     if err is not None and (not isinstance(err, str) or len(err) > 2000):
         raise ValueError("error: expected one line of text (at most 2000 characters)")
-<<<<<<< HEAD
-=======
-
->>>>>>> rev
     def texts() -> dict:
         out = {}
         if plan is not None:
@@ -352,10 +348,6 @@ async def _messages(request: Request):
         if err is not None:
             out["error"] = messages.translate(err, body["lang"])
         return out
-<<<<<<< HEAD
     pool = getattr(request.app.state, "heavy_pool", None)       # regex work: never in the event loop
     from starlette.concurrency import run_in_threadpool
-=======
-    pool = getattr(request.app.state, "heavy_pool", None)    # matching is work: never in the event loop
->>>>>>> rev
     return await (pool.run(texts) if pool is not None else run_in_threadpool(texts))
