@@ -15,8 +15,8 @@ import torch
 from torch import Tensor
 
 from multihead._env import env_int
-from multihead.cost.cpu_profile import AUTO_REFERENCE_BYTES, DECODE_MAX_TQ, DECODE_MIN_TK, auto_backend
-from multihead.cost.formulas import score_matrix_bytes
+from multihead.cost.time.cpu_profile import AUTO_REFERENCE_BYTES, DECODE_MAX_TQ, DECODE_MIN_TK, auto_backend
+from multihead.cost.counts.formulas import score_matrix_bytes
 from multihead.kernels import BACKENDS, fast_decode, fast_native, window
 from multihead.kernels.mods import ScoreMods
 from multihead.softmax_ops import compute_dtype
@@ -49,9 +49,12 @@ MODS_KERNELS = {"reference", "tiled", "decode"}
 MODS_FALLBACK = {"fast_prefill": "tiled", "fast_decode": "decode"}
 
 
+@torch.compiler.assume_constant_result
 def max_score_bytes() -> int:
     """The reference backend's current limit: the innermost score_limit(), else the default
-    (MAX_SCORE_BYTES as read at import)."""
+    (MAX_SCORE_BYTES as read at import). Under torch.compile it is read once, while tracing, as a
+    constant of the graph (dynamo cannot trace ContextVar.get: a graph break, an error with
+    fullgraph=True): a compiled call keeps the limit that held when it was compiled."""
     value = _score_limit.get()
     return _DEFAULT_SCORE_LIMIT if value is None else value
 

@@ -154,7 +154,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
               "的 GPU 上用 fp16），因此权重和 KV 每个数都是 2 B"},
     "warn.quantization": {"en": "quantization: {desc} from config.json quantization_config",
                           "zh": "量化：{desc}（来自 config.json 的 quantization_config）"},
-    # -- the serving verdict (cost/serving_answer.py; matched) ---------------------------------------
+    # -- the serving verdict (cost/serving/answer.py; matched) ---------------------------------------
     "serving.fits": {
         "en": "fits on {_where}: {n} requests of {len} tokens at once ({kv_tokens} KV-cache tokens, {kv} KV per "
               "GPU); prefill runs as chunked prefill of {step} tokens per step, full attention over the whole "
@@ -256,14 +256,19 @@ NESTED = {"_why": ("decision.why_memory", "decision.why_learned", "decision.engi
 @functools.lru_cache(maxsize=None)
 def _regex(msg_id: str, named: bool) -> str:
     template, out, pos = CATALOGUE[msg_id]["en"], [], 0
-    for m in _FIELD.finditer(template):
+    fields = list(_FIELD.finditer(template))
+    for i, m in enumerate(fields):
         out.append(re.escape(template[pos:m.start()]))
         name = m.group(1)
         if name.startswith("_"):
             inner = "|".join(f"(?:{_regex(i, False)})" for i in NESTED[name])
             body = f"(?:{inner})?"
         else:
-            body = ".+?"
+            # a parameter ends at the first occurrence of the text after it: one way to split, not
+            # every way (".+?" alone let a hostile line backtrack for minutes: 1,300 chars, 13 s)
+            after = template[m.end():_FIELD.search(template, m.end()).start()
+                             if _FIELD.search(template, m.end()) else len(template)]
+            body = f"(?:(?!{re.escape(after)}).)+?" if after else ".+?"
         out.append(f"(?P<{name}>{body})" if named else body)
         pos = m.end()
     out.append(re.escape(template[pos:]))
@@ -299,12 +304,19 @@ def render(parsed: tuple[str, dict], lang: str) -> str:
     return CATALOGUE[msg_id][lang].format(**filled)
 
 
+MAX_TEXT = 2000      # the longest server string of the catalog plans is ~600 characters; a longer one is not ours
+MAX_ITEMS = 100      # warnings / fallbacks of one plan translated (a plan has a handful)
+
+
 def translate(text: str | None, lang: str) -> str | None:
-    """text (English, as the planner or the CLI wrote it) in lang; None when no entry matches."""
+    """text (English, as the planner or the CLI wrote it) in lang; None when no entry matches (or the
+    text is not a line of ours: not a string, or longer than MAX_TEXT)."""
     if text is None or lang == "en":
         return text
     if lang not in LANGS:
         raise ValueError(f"lang: expected one of {', '.join(LANGS)}, got {lang!r}")
+    if not isinstance(text, str) or len(text) > MAX_TEXT:    # not a line the planner writes: untranslated
+        return None
     text = text.strip()
     if text.startswith("multihead plan: error: "):
         text = text[len("multihead plan: error: "):]
@@ -385,12 +397,19 @@ def plan_texts(plan: dict, lang: str) -> dict:
             return text
         out = translate(text, lang)
         if out is None:
-            missing.append(text)
+            missing.append(text if isinstance(text, str) else repr(text)[:200])
         return out
 
+    def items(value) -> list:
+        return value[:MAX_ITEMS] if isinstance(value, list) else []
+
     serving = plan.get("serving") if isinstance(plan.get("serving"), dict) else {}
+    for key in ("warnings", "fallbacks"):
+        got = plan.get(key)
+        if got is not None and (not isinstance(got, list) or len(got) > MAX_ITEMS):
+            raise ValueError(f"plan: {key} must be a list of at most {MAX_ITEMS} entries, as the plan JSON has")
     fallbacks = []
-    for f in plan.get("fallbacks") or []:
+    for f in items(plan.get("fallbacks")):
         if not isinstance(f, dict):
             continue
         if lang == "en":
@@ -408,7 +427,7 @@ def plan_texts(plan: dict, lang: str) -> dict:
     device = plan.get("device") if isinstance(plan.get("device"), str) else None
     return {"lang": lang, "reason": tr(plan.get("reason")), "engine_message": engine_message,
             "device": _words(device, lang) if device else device,
-            "warnings": [tr(w) for w in plan.get("warnings") or []],
+            "warnings": [tr(w) for w in items(plan.get("warnings"))],
             "fallbacks": fallbacks,
             "serving_verdict": tr(serving.get("verdict")), "serving_reason": None if engine_message else tr(serving.get("reason")),
             "serving_prefill": tr(serving.get("prefill")), "untranslated": missing}

@@ -4,7 +4,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from multihead import cost
-from multihead.cost import decode_attention as da, formulas, memory, timing as t
+from multihead.cost.time import decode_attention as da
+from multihead.cost.counts import formulas
+from multihead.cost.counts import memory
+from multihead.cost.time import timing as t
 
 
 @pytest.fixture(autouse=True)

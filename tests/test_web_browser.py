@@ -323,7 +323,7 @@ def test_no_english_in_chinese_mode(tpage, path):
     _ready(page, path)
     if "preset" in path:
         page.wait_for_selector("#card40-nums")
-        page.wait_for_function("document.getElementById('reason').textContent.includes('一次全量')")
+        page.wait_for_function("document.getElementById('reason').textContent.includes('放得下')")
     page.wait_for_timeout(300)
     words = _english_words(page)
     assert not words, f"English on the Chinese page {path}: {sorted(set(words))[:40]}"

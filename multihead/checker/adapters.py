@@ -59,15 +59,16 @@ def _first(names: list[str], var_kw: bool, candidates: tuple[str, ...]) -> str |
 
 def _split_output(result, kind: str):
     """fn's return value -> (out, weights or None)."""
-    weights = None
+    weights, returned = None, type(result).__name__
     if isinstance(result, (tuple, list)):
         if not result:
             raise CheckError(f"the {kind} function returned an empty {type(result).__name__}")
         if len(result) > 1 and isinstance(result[1], torch.Tensor) and result[1].dim() == 4:
             weights = result[1]
+        returned = f"a {type(result).__name__} whose first item is {type(result[0]).__name__}"
         result = result[0]
     if not isinstance(result, torch.Tensor):
-        raise CheckError(f"the {kind} function returned {type(result).__name__}, expected a tensor "
+        raise CheckError(f"the {kind} function returned {returned}, expected a tensor "
                          f"(or a tuple whose first item is one)")
     return result, weights
 

@@ -1,8 +1,7 @@
 """``multihead plan MODEL --search``: the flags, and printing the search's answer (planner/search.py)."""
 from __future__ import annotations
 
-import json
-
+from multihead import jsonout
 from multihead.cli import _args as A
 
 
@@ -29,7 +28,7 @@ def print_search(req, args) -> int:
         from multihead.planner.search_plot import plot_pareto
         plot_pareto(result, args.plot)
     if args.json:
-        print(json.dumps({"search": result}, indent=1, allow_nan=False))
+        print(jsonout.dumps({"search": result}, indent=1))
     else:
         print(render(result))
         if args.plot:

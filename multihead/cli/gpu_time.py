@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 
+from multihead import jsonout
 from multihead.cli import _args as A
 
 
@@ -17,7 +17,7 @@ def add_request_flags(p: argparse.ArgumentParser) -> None:
     load = g.add_mutually_exclusive_group()
     load.add_argument("--concurrency", type=A.int_range(1, 1 << 20),
                       help="evaluate at N requests in flight (closed loop): serving.at")
-    load.add_argument("--request-rate", type=A.float_range(0, 1e6, lo_open=True),
+    load.add_argument("--request-rate", type=A.float_range(1e-6, 1e6),
                       help="evaluate at R requests/s arriving as a Poisson process (open loop): serving.at")
 
 
@@ -66,9 +66,10 @@ def register(subparsers) -> None:
 
 def _predict(args) -> int:
     from multihead import cost
-    from multihead.cost import time_request, timing
-    from multihead.cost.quantization import from_flag
-    from multihead.cost.serving_answer import gpu_memory_bytes
+    from multihead.cost.time import time_request
+    from multihead.cost.time import timing
+    from multihead.cost.spec.quantization import from_flag
+    from multihead.cost.serving.answer import gpu_memory_bytes
     from multihead.planner.serving import load_model
     cfg, name = load_model(args.model)
     spec = cost.read_config(cfg, name=name)
@@ -85,7 +86,7 @@ def _predict(args) -> int:
                                kv="fp8" if args.kv_cache_dtype == "fp8" else weights)
     out = {"model": name, "gpu": gpu_name, **out}
     if args.json:
-        print(json.dumps(out, indent=1))
+        print(jsonout.dumps(out, indent=1))
         return 0
 
     def iv(k, fmt):
@@ -105,13 +106,13 @@ def _predict(args) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from multihead.cost import timing_validation as tv
+    from multihead.fits import timing_validation as tv
     if args.model:
         return _predict(args)
     if args.cv:
         summ = tv.cross_validate(tv.load_table(args.measurements))
         if args.json:
-            print(json.dumps(summ, indent=1))
+            print(jsonout.dumps(summ, indent=1))
             return 0
         print("out-of-fold error of the fitted rows (4 folds):")
         for fam, s in summ.items():
@@ -121,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     result = tv.run(refit=args.fit, measurements=args.measurements, out_dir=args.out)
     if args.json:
-        print(json.dumps(result, indent=1))
+        print(jsonout.dumps(result, indent=1))
         return 0
     print(f"constants: {result['source'] if not args.fit else 'refitted on the fitted rows (training, sets 1 and 2)'}")
     print(f"split: {tv.SPLIT_RULE}")

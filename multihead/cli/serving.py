@@ -9,6 +9,7 @@ import argparse
 import json
 from pathlib import Path
 
+from multihead import jsonout
 from multihead.cli import _args as A
 
 EXAMPLES = """examples:
@@ -75,12 +76,12 @@ def register(subparsers) -> None:
                     "command.", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", nargs="?", help="HF id of a catalog config (see --list), or a config.json path / folder")
     p.add_argument("--gpu", default=None, help="GPU from the catalog (see --list; default H100-SXM)")
-    p.add_argument("--gpu-memory-gb", type=A.float_range(1.0, 4096.0), default=None,
+    p.add_argument("--gpu-memory-gb", type=A.GPU_MEMORY_GB, default=None,
                    help="a GPU outside the catalog: its memory in GB (1e9 B, as in `plan`), the figure the device "
                         "reports (torch's total_memory: an H100 80GB reports 85.03 GB = 79.19 GiB)")
-    p.add_argument("--effective-tflops", type=A.POSITIVE_FLOAT, default=None,
+    p.add_argument("--effective-tflops", type=A.EFFECTIVE_TFLOPS, default=None,
                    help="with --gpu-memory-gb: its achievable 16-bit matmul TFLOP/s, for the serving times")
-    p.add_argument("--bandwidth-tbps", type=A.POSITIVE_FLOAT, default=None,
+    p.add_argument("--bandwidth-tbps", type=A.BANDWIDTH_TBPS, default=None,
                    help="with --gpu-memory-gb: its achievable memory bandwidth, TB/s, for the serving times")
     add_engine_flags(p)
     from multihead.cli.gpu_time import add_request_flags
@@ -112,7 +113,7 @@ def run(args) -> int:
     else:                                # a GPU outside the catalog by its memory alone: the account only
         out = _memory_only(args)
     if args.json:
-        print(json.dumps({"serving": out}, indent=1))
+        print(jsonout.dumps({"serving": out}, indent=1))
     else:
         print(render(out))
     if not out["fits"]:
@@ -139,7 +140,7 @@ def _memory_only(args) -> dict:
 
 
 def request_from(args, name: str, cfg: dict):
-    from multihead.cost import serving_answer as S
+    from multihead.cost.serving import answer as S
     if args.gpu_memory_gb is not None:
         if args.gpu is not None:
             raise ValueError("gpu-memory-gb: give either --gpu (a catalog GPU) or --gpu-memory-gb, not both")
@@ -160,18 +161,18 @@ def request_from(args, name: str, cfg: dict):
 
 
 def _max_position(cfg: dict) -> int | None:
-    from multihead.cost.serving_model import text_config
+    from multihead.cost.serving.extras import text_config
     return text_config(cfg).get("max_position_embeddings")
 
 
 def _heads(cfg: dict) -> int | None:
-    from multihead.cost.serving_model import text_config
+    from multihead.cost.serving.extras import text_config
     return text_config(cfg).get("num_attention_heads")
 
 
 def _list() -> int:
-    from multihead.cost.serving_answer import gpu_memory_catalog
-    from multihead.cost.fitted import CATALOG
+    from multihead.cost.serving.answer import gpu_memory_catalog
+    from multihead.cost.serving.fitted import CATALOG
     print("Catalog configs (HF id -> source):")
     for k, v in json.loads((CATALOG / "configs" / "index.json").read_text()).items():
         print(f"  {k:<62} {v['source']}")
@@ -182,10 +183,10 @@ def _list() -> int:
 
 
 def _validate(out_dir: Path) -> int:
-    from multihead.cost.serving_report import write_report
+    from multihead.fits.serving_report import write_report
     if out_dir.exists() and not out_dir.is_dir():
         raise ValueError(f"out: {out_dir} exists and is not a folder")
     summary = write_report(out_dir)
-    print(json.dumps(summary, indent=1))
+    print(jsonout.dumps(summary, indent=1))
     print(f"written: {out_dir / 'table.md'}, {out_dir / 'table.json'}")
     return 0

@@ -7,12 +7,12 @@ side (the flat keys the CLI has always printed) plus one object per section (``s
 """
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from multihead.cost.memory import kv_bytes_per_token, kv_layer_groups
-from multihead.cost.params import attention_params_per_layer, non_embedding_params, param_counts, total_params
+from multihead import jsonout
+from multihead.cost.counts.memory import kv_bytes_per_token, kv_layer_groups
+from multihead.cost.counts.params import attention_params_per_layer, non_embedding_params, param_counts, total_params
 from multihead.planner.accounts import MemoryAccount, Setup
 from multihead.planner.names import RENAMED, with_aliases
 
@@ -161,7 +161,7 @@ class Plan:
         return with_aliases(out)
 
     def to_json(self, **kw) -> str:
-        return json.dumps(self.to_dict(), **kw)
+        return jsonout.dumps(self.to_dict(), **kw)
 
 
 # -- the parts, one function each ---------------------------------------------------------------------

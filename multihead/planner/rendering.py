@@ -5,11 +5,11 @@ s or ms. JSON keeps raw numbers (bytes, FLOPs, seconds).
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from multihead.cost.units import fmt_bytes, fmt_count, fmt_flops, fmt_passes as _passes, fmt_seconds
+from multihead import jsonout
+from multihead.cost.spec.units import fmt_bytes, fmt_count, fmt_flops, fmt_passes as _passes, fmt_seconds
 from multihead.planner.accounts import max_tokens_that_fit
 from multihead.planner.plan import Plan
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:       # rich is imported by the table functions only: --json n
 # -- JSON -------------------------------------------------------------------------------------------
 def to_json(p: Plan) -> str:
     """One JSON object: every field of the plan (bytes, FLOPs, seconds as plain numbers)."""
-    return json.dumps(p.to_dict(), indent=2)
+    return jsonout.dumps(p.to_dict(), indent=2)
 
 
 # -- tables -----------------------------------------------------------------------------------------

@@ -4,7 +4,11 @@ Safe by default (docs/web.md, "Security"):
 
 - only its own Host names: 127.0.0.1, localhost, [::1] (any port) and the names given to
   ``create_app(allowed_hosts=...)`` (``multihead web --host``); any other Host header is a 400
-  before any endpoint runs (a page elsewhere cannot reach the server through DNS rebinding);
+  before any endpoint runs (a page elsewhere cannot reach the server through DNS rebinding); the
+  Host's port, if any, is digits ('[::1]evil.com' and 'localhost:abc' are foreign names);
+- a request whose Origin header is not one of those names is a 403 (a page of another site, whose
+  cross-site POSTs carry our own Host), and a POST body must be ``application/json`` (415: a
+  text/plain or form body is what a cross-site "simple request" can send without a preflight);
 - every request body bounded WHILE it is read (``MAX_BODY_BYTES``): a Content-Length over the
   limit is refused before reading, a chunked body as soon as the limit is passed (413);
 - the body is parsed strictly: a JSON object, finite numbers only (no NaN / Infinity / 1e5000),
@@ -16,7 +20,8 @@ Safe by default (docs/web.md, "Security"):
   ``HEAVY_QUEUE`` waiting, then 503), so the pages and the cheap endpoints stay responsive.
 
 Every error is JSON ``{"error": one line, "field": the input it names or null}``: 400 for bad
-input, 404/405 for unknown routes, 413 for a body too large, 503 when busy or when the weights
+input, 403 for a foreign Origin, 404/405 for unknown routes, 413 for a body too large, 415 for a
+body that is not application/json, 503 when busy or when the weights
 are not installed, 500 (a one-line message; the traceback only in the server's log) for a bug.
 """
 from __future__ import annotations
@@ -61,11 +66,25 @@ def _field(message: str) -> str | None:
 
 # -- the two guards in front of everything: Host names and the body's size -----------------------------
 def _host_name(value: str) -> str:
-    """'127.0.0.1:8000' -> '127.0.0.1'; '[::1]:8000' -> '::1'; lower case."""
+    """'127.0.0.1:8000' -> '127.0.0.1'; '[::1]:8000' -> '::1'; lower case. Anything after the name
+    but a ':digits' port ('[::1]evil.com', 'localhost:abc') is kept, so it matches no allowed name."""
     value = value.strip().lower()
-    if value.startswith("["):
-        return value[1:value.find("]")] if "]" in value else value
-    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+    if value.startswith("[") and "]" in value:
+        name, rest = value[1:value.find("]")], value[value.find("]") + 1:]
+        return name if rest == "" or (rest[:1] == ":" and rest[1:].isdigit()) else value
+    if value.count(":") == 1:
+        name, port = value.split(":")
+        return name if port.isdigit() else value
+    return value
+
+
+def _origin_host(origin: str) -> str | None:
+    """The Host part of an Origin header ('http://127.0.0.1:8000' -> '127.0.0.1:8000'); None for
+    'null' or a value that is not scheme://host[:port]."""
+    scheme, sep, rest = origin.strip().partition("://")
+    if not sep or scheme.lower() not in ("http", "https") or "/" in rest or "@" in rest or not rest:
+        return None
+    return rest
 
 
 class Guard:
@@ -83,6 +102,12 @@ class Guard:
         if _host_name(headers.get("host", "")) not in self.hosts:
             return await error("host: this server answers only its own names (Host header "
                                f"{headers.get('host', '')[:80]!r} refused)", "host", 400)(scope, receive, send)
+        origin = headers.get("origin")
+        if origin is not None and _host_name(_origin_host(origin) or "") not in self.hosts:
+            # a page of another site (a cross-site form or no-cors fetch reaches 127.0.0.1 with our
+            # own Host header): its requests carry its Origin; refused before any work
+            return await error(f"origin: this server answers only its own pages (Origin {origin[:80]!r} refused)",
+                               "origin", 403)(scope, receive, send)
         if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
             return await self.app(scope, receive, send)
         too_big = error(f"body: larger than {self.max_body:,} bytes", "body", 413)
@@ -101,6 +126,12 @@ class Guard:
             if not message.get("more_body", False):
                 break
         body, sent = b"".join(chunks), False
+        kind = headers.get("content-type", "").split(";")[0].strip().lower()
+        if body.strip() and kind != "application/json":
+            # the page sends application/json; a text/plain or form body is what a cross-site
+            # "simple request" (no CORS preflight) can send
+            return await error(f"body: expected Content-Type application/json, got {kind[:60] or 'none'!r}",
+                               "body", 415)(scope, receive, send)
         try:                        # one strict JSON rule for every endpoint (the lesson router's too)
             strict_json(body)
         except BadRequest as err:
