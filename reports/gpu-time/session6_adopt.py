@@ -5,7 +5,8 @@ errors, and write the interval table. Prints nothing of held-out rows.
 Usage: PYTHONPATH=. python reports/gpu-time/session6_adopt.py VARIANT DIR"""
 import json, sys
 from pathlib import Path
-from multihead.cost import timing, timing_intervals as ti, timing_validation as tv
+from multihead.cost.time import timing, timing_intervals as ti
+from multihead.fits import timing_validation as tv
 variant, d = sys.argv[1], Path(sys.argv[2])
 const = json.load(open(d / f"fit_{variant}.json"))["constants"]
 timing.FIT_FILE.write_text(json.dumps({"command": f"multihead gpu-time --fit (session 6, decode attention kernels '{variant}')",
