@@ -15,7 +15,8 @@ import torch
 from torch import Tensor
 
 from multihead._env import env_int
-from multihead.cost.formulas import score_matrix_bytes
+from multihead.cost.time.cpu_profile import AUTO_REFERENCE_BYTES, DECODE_MAX_TQ, DECODE_MIN_TK, auto_backend
+from multihead.cost.counts.formulas import score_matrix_bytes
 from multihead.kernels import BACKENDS, fast_decode, fast_native, window
 from multihead.kernels.mods import ScoreMods
 from multihead.softmax_ops import compute_dtype
@@ -37,9 +38,7 @@ _score_limit: contextvars.ContextVar[int | None] = contextvars.ContextVar("score
 # decode and tiled, measured by `multihead bench`). fast_decode's C kernel beats reference at every
 # cache length (one query, 9/3 and 32/8 heads, Tk = 16-1024: 52-400 us against 150-900 us); without
 # it, fast_decode's torch-op path only pays off from DECODE_MIN_TK keys.
-DECODE_MAX_TQ = 16
-DECODE_MIN_TK = 1024
-AUTO_REFERENCE_BYTES = 64 * 1024**2
+# (the rule and its three constants: cost/cpu_profile.auto_backend, so the CPU time model predicts it)
 
 _FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
@@ -50,9 +49,12 @@ MODS_KERNELS = {"reference", "tiled", "decode"}
 MODS_FALLBACK = {"fast_prefill": "tiled", "fast_decode": "decode"}
 
 
+@torch.compiler.assume_constant_result
 def max_score_bytes() -> int:
     """The reference backend's current limit: the innermost score_limit(), else the default
-    (MAX_SCORE_BYTES as read at import)."""
+    (MAX_SCORE_BYTES as read at import). Under torch.compile it is read once, while tracing, as a
+    constant of the graph (dynamo cannot trace ContextVar.get: a graph break, an error with
+    fullgraph=True): a compiled call keeps the limit that held when it was compiled."""
     value = _score_limit.get()
     return _DEFAULT_SCORE_LIMIT if value is None else value
 
@@ -71,11 +73,7 @@ def score_limit(nbytes: int) -> Iterator[None]:
 
 def choose_backend(B: int, H: int, Tq: int, Tk: int, dtype: torch.dtype = torch.float32) -> str:
     """The backend "auto" resolves to for these sizes (see DECODE_MAX_TQ, AUTO_REFERENCE_BYTES)."""
-    if Tq <= DECODE_MAX_TQ and (Tk >= DECODE_MIN_TK or fast_native.available()):
-        return "fast_decode"     # docs/performance.md: K/V streamed once; falls back to torch ops
-    if score_matrix_bytes(B, H, Tq, Tk, compute_dtype(dtype).itemsize) <= AUTO_REFERENCE_BYTES:
-        return "reference"
-    return "fast_prefill"        # docs/performance.md: GEMM-sized blocks, in-place online softmax
+    return auto_backend(B, H, Tq, Tk, compute_dtype(dtype).itemsize, fast_native.available())   # the one rule
 
 
 def _check_qkv(q: Tensor, k: Tensor, v: Tensor) -> None:

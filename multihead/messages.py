@@ -51,6 +51,36 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "zh": "指定 {n} 段：最长一段（{longest} 个 token）需要 {total}，可用 {usable} → {_fits}{_learned}"},
     "decision.requested_learned": {"en": "; but chunks longer than the {learned} learned positions cannot run",
                                    "zh": "；但超过 {learned} 个可学习位置的分段无法运行"},
+    # the decision read from the engine's account (planner/decision.py, _engine_decision)
+    "decision.engine_single": {
+        "en": "one request of {tokens} tokens fits {_engine}: {x}x, so read all {tokens2} tokens at once and keep "
+              "every cross-reference ({_own})",
+        "zh": "一个 {tokens} token 的请求放得下{_engine}：{x} 倍，所以一次读完全部 {tokens2} 个 token，保留所有跨段引用"
+              "（{_own}）"},
+    "decision.engine_chunked": {
+        "en": "{_why}; the fewest chunks that fit: {n} of about {size} tokens; or see the fallbacks{_first}",
+        "zh": "{_why}；放得下的最少分段：{n} 段，每段约 {size} 个 token；或见兜底方案{_first}"},
+    "decision.engine_why": {
+        "en": "one request of {tokens} tokens does not fit {_engine}; the longest that does is {longest} tokens",
+        "zh": "一个 {tokens} token 的请求放不下{_engine}；放得下的最长请求是 {longest} 个 token"},
+    "decision.engine_none": {
+        "en": "{_engine} has no room for one request: {engine_message} No split helps; see the fallbacks{_first}",
+        "zh": "{_engine}连一个请求都放不下（引擎的原话见服务能力一栏）；怎么切分都没用；见兜底方案{_first}"},
+    "decision.engine_requested": {
+        "en": "{n} chunks requested: the largest ({size} tokens) {_fits} {_engine}, whose longest request is {longest} tokens",
+        "zh": "指定 {n} 段：最长一段（{size} 个 token）{_fits}{_engine}，它能放下的最长请求是 {longest} 个 token"},
+    "decision.engine_requested_one": {
+        "en": "1 chunk requested: the largest ({size} tokens) {_fits} {_engine}, whose longest request is {longest} tokens",
+        "zh": "指定 1 段：最长一段（{size} 个 token）{_fits}{_engine}，它能放下的最长请求是 {longest} 个 token"},
+    "decision.engine": {
+        "en": "the engine's account ({engine}, the serving section: {kv} GiB KV per GPU after weights, activation peak "
+              "and non-torch memory; prefill in steps of {step} tokens, full attention)",
+        "zh": "推理引擎的账（{engine}，见服务能力一栏：扣除权重、激活峰值和非 torch 显存后每张 GPU 有 {kv} GiB KV；"
+              "预填充每步 {step} 个 token，全量注意力）"},
+    "decision.engine_own": {
+        "en": "one unchunked forward would need {total} of {usable} usable: the memory table, the reference text's account",
+        "zh": "不分段的一次前向需要 {total}，可用 {usable}：即显存表，也就是课文的算法"},
+    "decision.engine_first": {"en": " (cheapest: {flags})", "zh": "（最省的改法：{flags}）"},
     "word.fits": {"en": "fits", "zh": "放得下"},
     "word.does_not_fit": {"en": "does not fit", "zh": "放不下"},
     "decision.positions_caveat": {
@@ -91,15 +121,58 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "warn.positions_learned": {
         "en": "positions: T = {tokens} exceeds {how} (learned positions: impossible beyond the table)",
         "zh": "位置：T = {tokens} 超过 {how}（可学习的位置表：超出表长就无法运行）"},
-    # -- the serving verdict (cost/serving_answer.py; matched) ---------------------------------------
+    "warn.window_last": {
+        "en": "{kind}: {n} of {total} layers attend to the last {window} tokens only; their KV cache is capped there",
+        "zh": "{kind}：{total} 层中有 {n} 层只关注最近的 {window} 个 token；这些层的 KV Cache 到此封顶"},
+    "warn.window_chunks": {
+        "en": "{kind}: {n} of {total} layers attend within chunks of {window} tokens only; their KV cache is capped there",
+        "zh": "{kind}：{total} 层中有 {n} 层只在 {window} 个 token 的分块内做注意力；这些层的 KV Cache 到此封顶"},
+    "warn.moe": {
+        "en": "MoE: memory holds all {experts} experts of {layers} layers ({layout}); a token uses {k}; a decode step at "
+              "batch {batch} reads {read} experts per layer (E*(1-(1-k/E)^B), uniform routing)",
+        "zh": "MoE：显存里存着 {layers} 层（{layout}）的全部 {experts} 个专家；每个 token 用 {k} 个；batch {batch} 时"
+              "一步解码每层读 {read} 个专家（E*(1-(1-k/E)^B)，均匀路由）"},
+    "warn.mla": {
+        "en": "MLA: the KV cache holds the {latent}-number latent per token and layer; prefill attention FLOPs use the "
+              "naive form (K, V decompressed: 2*(qk+v) per pair and head), decode the absorbed one (2*(latent + "
+              "kv_lora_rank))",
+        "zh": "MLA：KV Cache 每个 token、每层存 {latent} 个数的潜向量；预填充的注意力 FLOPs 按朴素形式计（K、V 解压："
+              "每对、每头 2*(qk+v)），解码按吸收后的形式计（2*(latent + kv_lora_rank)）"},
+    "warn.model_note": {"en": "{model}: {_cfg}", "zh": "{model}：{_cfg}"},
+    "cfg.n_inner": {"en": "intermediate_size: n_inner is absent or null, so 4 * n_embd (GPT-2 convention)",
+                    "zh": "intermediate_size：n_inner 缺失或为 null，因此取 4 * n_embd（GPT-2 的约定）"},
+    "cfg.kv_heads": {"en": "num_key_value_heads: absent, so H_kv = H (MHA), as transformers assumes",
+                     "zh": "num_key_value_heads：缺失，因此 H_kv = H（MHA），与 transformers 的假设相同"},
+    "cfg.model_type": {"en": "model_type: absent, so a dense Llama-style decoder is assumed (gated MLP, RMSNorm)",
+                       "zh": "model_type：缺失，因此假设是稠密的 Llama 式解码器（门控 MLP、RMSNorm）"},
+    "cfg.defaults": {"en": "{pairs}: not in the file; transformers' {family} defaults",
+                     "zh": "{pairs}：文件里没有；取 transformers 中 {family} 的默认值"},
+    "warn.fp32_checkpoint": {
+        "en": "torch_dtype: the config says float32; vLLM/SGLang --dtype auto serve float32 checkpoints in bf16 (fp16 "
+              "on GPUs without bf16), so weights and KV are 2 B each",
+        "zh": "torch_dtype：config 写的是 float32；vLLM/SGLang 的 --dtype auto 会以 bf16 提供 float32 检查点（不支持 bf16 "
+              "的 GPU 上用 fp16），因此权重和 KV 每个数都是 2 B"},
+    "warn.quantization": {"en": "quantization: {desc} from config.json quantization_config",
+                          "zh": "量化：{desc}（来自 config.json 的 quantization_config）"},
+    # -- the serving verdict (cost/serving/answer.py; matched) ---------------------------------------
     "serving.fits": {
-        "en": "fits on {gpus}x {gpu}: {n} requests of {len} tokens at once ({kv_tokens} KV-cache tokens, {kv} KV per "
+        "en": "fits on {_where}: {n} requests of {len} tokens at once ({kv_tokens} KV-cache tokens, {kv} KV per "
               "GPU); prefill runs as chunked prefill of {step} tokens per step, full attention over the whole "
               "request (nothing is cut)",
-        "zh": "放得下，{gpus} 张 {gpu}：同时 {n} 个 {len} token 的请求（KV Cache 共 {kv_tokens} 个 token，每张 GPU "
+        "zh": "放得下，{_where}：同时 {n} 个 {len} token 的请求（KV Cache 共 {kv_tokens} 个 token，每张 GPU "
               "{kv}）；预填充按每步 {step} 个 token 的分块预填充进行，整个请求仍是全量注意力（不切文档）"},
-    "serving.does_not_fit": {"en": "does not fit on {gpus}x {gpu}: {engine_message}",
-                             "zh": "放不下，{gpus} 张 {gpu}（推理引擎的原话见下）"},
+    "serving.fits_sglang": {
+        "en": "fits on {_where}: {n} requests of {len} tokens at once ({kv_tokens} SGLang max_total_num_tokens, {kv} KV "
+              "per GPU); prefill runs as chunked prefill of {step} tokens per step, full attention over the whole "
+              "request (nothing is cut)",
+        "zh": "放得下，{_where}：同时 {n} 个 {len} token 的请求（SGLang max_total_num_tokens 为 {kv_tokens}，每张 GPU "
+              "{kv}）；预填充按每步 {step} 个 token 的分块预填充进行，整个请求仍是全量注意力（不切文档）"},
+    "serving.does_not_fit": {"en": "does not fit on {_where}: {engine_message}",
+                             "zh": "放不下，{_where}（推理引擎的原话见下）"},
+    "serving.where_dp": {"en": "{_where1} per replica, {dp} replicas ({total} GPUs in all)",
+                         "zh": "每个副本 {_where1}，共 {dp} 个副本（总计 {total} 张 GPU）"},
+    "serving.where_pp": {"en": "{gpus}x {gpu} (TP {tp} x PP {pp})", "zh": "{gpus} 张 {gpu}（TP {tp} × PP {pp}）"},
+    "serving.where": {"en": "{gpus}x {gpu}", "zh": "{gpus} 张 {gpu}"},
     "serving.prefill_chunked": {
         "en": "chunked prefill: full attention, max_num_batched_tokens tokens per step (no document cut)",
         "zh": "分块预填充：全量注意力，每步 max_num_batched_tokens 个 token（不切文档）"},
@@ -166,25 +239,36 @@ def say(msg_id: str, lang: str = "en", **params) -> str:
 
 
 _FIELD = re.compile(r"\{(_?[a-z][a-z0-9_]*)\}")
-_DECISIONS = ("decision.single_pass", "decision.chunked", "decision.requested", "decision.requested_one")
+_DECISIONS = ("decision.single_pass", "decision.chunked", "decision.requested", "decision.requested_one",
+              "decision.engine_single", "decision.engine_chunked", "decision.engine_none", "decision.engine_requested",
+              "decision.engine_requested_one")
 # Which messages a nested parameter may be (so a match backtracks through them as one regex).
-NESTED = {"_why": ("decision.why_memory", "decision.why_learned"), "_text_split": ("decision.text_split",),
+NESTED = {"_why": ("decision.why_memory", "decision.why_learned", "decision.engine_why"),
+          "_engine": ("decision.engine",), "_own": ("decision.engine_own",), "_first": ("decision.engine_first",), "_text_split": ("decision.text_split",),
           "_fits": ("decision.they_fit", "decision.they_do_not_fit", "word.fits", "word.does_not_fit"),
           "_learned": ("decision.requested_learned",), "_base": _DECISIONS,
-          "_which": ("word.each_chunk", "word.the_pass")}
+          "_which": ("word.each_chunk", "word.the_pass"),
+          "_where": ("serving.where_dp", "serving.where_pp", "serving.where"),
+          "_cfg": ("cfg.n_inner", "cfg.kv_heads", "cfg.model_type", "cfg.defaults"),
+          "_where1": ("serving.where_pp", "serving.where")}
 
 
 @functools.lru_cache(maxsize=None)
 def _regex(msg_id: str, named: bool) -> str:
     template, out, pos = CATALOGUE[msg_id]["en"], [], 0
-    for m in _FIELD.finditer(template):
+    fields = list(_FIELD.finditer(template))
+    for i, m in enumerate(fields):
         out.append(re.escape(template[pos:m.start()]))
         name = m.group(1)
         if name.startswith("_"):
             inner = "|".join(f"(?:{_regex(i, False)})" for i in NESTED[name])
             body = f"(?:{inner})?"
         else:
-            body = ".+?"
+            # a parameter ends at the first occurrence of the text after it: one way to split, not
+            # every way (".+?" alone let a hostile line backtrack for minutes: 1,300 chars, 13 s)
+            after = template[m.end():_FIELD.search(template, m.end()).start()
+                             if _FIELD.search(template, m.end()) else len(template)]
+            body = f"(?:(?!{re.escape(after)}).)+?" if after else ".+?"
         out.append(f"(?P<{name}>{body})" if named else body)
         pos = m.end()
     out.append(re.escape(template[pos:]))
@@ -220,12 +304,19 @@ def render(parsed: tuple[str, dict], lang: str) -> str:
     return CATALOGUE[msg_id][lang].format(**filled)
 
 
+MAX_TEXT = 2000      # the longest server string of the catalog plans is ~600 characters; a longer one is not ours
+MAX_ITEMS = 100      # warnings / fallbacks of one plan translated (a plan has a handful)
+
+
 def translate(text: str | None, lang: str) -> str | None:
-    """text (English, as the planner or the CLI wrote it) in lang; None when no entry matches."""
+    """text (English, as the planner or the CLI wrote it) in lang; None when no entry matches (or the
+    text is not a line of ours: not a string, or longer than MAX_TEXT)."""
     if text is None or lang == "en":
         return text
     if lang not in LANGS:
         raise ValueError(f"lang: expected one of {', '.join(LANGS)}, got {lang!r}")
+    if not isinstance(text, str) or len(text) > MAX_TEXT:    # not a line the planner writes: untranslated
+        return None
     text = text.strip()
     if text.startswith("multihead plan: error: "):
         text = text[len("multihead plan: error: "):]
@@ -234,7 +325,9 @@ def translate(text: str | None, lang: str) -> str | None:
 
 
 # Words inside parameters (device names the planner builds) -> Chinese.
-PARAM_WORDS = {"zh": {" (explicit figures)": "（命令行给出的数字）", "stated GPU memory": "给定的 GPU 显存"}}
+PARAM_WORDS = {"zh": {" (explicit figures)": "（命令行给出的数字）", "stated GPU memory": "给定的 GPU 显存",
+                     "sliding attention": "滑动窗口注意力", "chunked attention": "分块注意力",
+                     "every layer": "每一层", "every other layer": "每隔一层"}}
 
 
 def _words(value: str, lang: str) -> str:
@@ -304,18 +397,28 @@ def plan_texts(plan: dict, lang: str) -> dict:
             return text
         out = translate(text, lang)
         if out is None:
-            missing.append(text)
+            missing.append(text if isinstance(text, str) else repr(text)[:200])
         return out
 
+    def items(value) -> list:
+        return value[:MAX_ITEMS] if isinstance(value, list) else []
+
     serving = plan.get("serving") if isinstance(plan.get("serving"), dict) else {}
+    for key in ("warnings", "fallbacks"):
+        got = plan.get(key)
+        if got is not None and (not isinstance(got, list) or len(got) > MAX_ITEMS):
+            raise ValueError(f"plan: {key} must be a list of at most {MAX_ITEMS} entries, as the plan JSON has")
     fallbacks = []
-    for f in plan.get("fallbacks") or []:
+    for f in items(plan.get("fallbacks")):
         if not isinstance(f, dict):
             continue
         if lang == "en":
             fallbacks.append({"name": f.get("name"), "action": f.get("action"), "text": f.get("text")})
             continue
-        text = _fallback_zh(f, plan)
+        try:
+            text = _fallback_zh(f, plan)
+        except (KeyError, TypeError, ValueError, AttributeError):   # a fallback shaped unlike the planner's
+            text = None
         if text is None:
             missing.append(str(f.get("text")))
         fallbacks.append({"name": f.get("name"), "action": FALLBACK_TITLES.get(f.get("name")), "text": text})
@@ -324,7 +427,7 @@ def plan_texts(plan: dict, lang: str) -> dict:
     device = plan.get("device") if isinstance(plan.get("device"), str) else None
     return {"lang": lang, "reason": tr(plan.get("reason")), "engine_message": engine_message,
             "device": _words(device, lang) if device else device,
-            "warnings": [tr(w) for w in plan.get("warnings") or []],
+            "warnings": [tr(w) for w in items(plan.get("warnings"))],
             "fallbacks": fallbacks,
             "serving_verdict": tr(serving.get("verdict")), "serving_reason": None if engine_message else tr(serving.get("reason")),
             "serving_prefill": tr(serving.get("prefill")), "untranslated": missing}

@@ -87,6 +87,10 @@ def _logits(x: Tensor, temperature: float, mask: Tensor | None, dim: int) -> tup
 
 def _safe_max(z: Tensor, dim: int) -> Tensor:
     """Row max, with 0 in place of -inf so that an all-masked row gives exp(-inf - 0) = 0, not NaN."""
+    if z.dim() and z.shape[dim] == 0:          # an empty row: torch.softmax gives empty, logsumexp -inf
+        shape = list(z.shape)
+        shape[dim] = 1
+        return z.new_zeros(shape)
     m = z.amax(dim=dim, keepdim=True)
     return torch.where(torch.isneginf(m), torch.zeros_like(m), m)
 

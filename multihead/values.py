@@ -166,3 +166,14 @@ def checked(check, name: str, value):
 
 def choices(options: Sequence) -> Choice:
     return Choice(tuple(options))
+
+
+# Physically sensible GPU figures, per GPU (one rule for the CLI's flags and the planner's
+# request): 0.1 GB .. 100 TB of memory (the largest GPU today has 288 GB); 1 GFLOP/s .. 100
+# PFLOP/s sustained (a B200 is ~2.2 PFLOP/s dense 16-bit); 1 GB/s .. 1 PB/s (HBM3e: 8 TB/s); an
+# efficiency is a fraction of the peak from 0.1% to 100%. Beyond these, times and capacities
+# overflow or underflow (1e300 TFLOP/s gave a ZeroDivisionError, 5e-324 an infinite time).
+GPU_MEMORY_GB = FloatRange(0.1, 1e5)
+EFFECTIVE_TFLOPS = FloatRange(1e-3, 1e5)
+BANDWIDTH_TBPS = FloatRange(1e-3, 1e3)
+EFFICIENCY = FloatRange(1e-3, 1.0)

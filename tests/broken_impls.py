@@ -239,6 +239,31 @@ class SimpleMHA(nn.Module):
         return self.wo(o)
 
 
+class HeadWidthD(nn.Module):
+    """A correct module whose head width is ``self.d`` and whose model width is no attribute at all
+    (issue 25 item 4: `d` is also a usual name of the model width; the checker must find D = 64 from
+    the weights, not call it with x [B, T, 16])."""
+
+    def __init__(self, n_heads: int = 4, n_kv_heads: int = 2, d: int = 16):
+        super().__init__()
+        self.n_heads, self.n_kv_heads, self.d = n_heads, n_kv_heads, d
+        g = torch.Generator().manual_seed(8)
+        width, kv = n_heads * d, n_kv_heads * d
+        self.q_proj, self.k_proj = nn.Linear(width, width, bias=False), nn.Linear(width, kv, bias=False)
+        self.v_proj, self.o_proj = nn.Linear(width, kv, bias=False), nn.Linear(width, width, bias=False)
+        for lin in (self.q_proj, self.k_proj, self.v_proj, self.o_proj):
+            with torch.no_grad():
+                lin.weight.copy_(torch.randn(lin.weight.shape, generator=g) / math.sqrt(width))
+
+    def forward(self, x, *, attn_mask=None, is_causal=False):
+        B, T, _ = x.shape
+        q = self.q_proj(x).view(B, T, self.n_heads, self.d).transpose(1, 2)
+        k = self.k_proj(x).view(B, T, self.n_kv_heads, self.d).transpose(1, 2)
+        v = self.v_proj(x).view(B, T, self.n_kv_heads, self.d).transpose(1, 2)
+        o = correct(q, k, v, attn_mask=attn_mask, is_causal=is_causal)
+        return self.o_proj(o.transpose(1, 2).reshape(B, T, -1))
+
+
 class ReshapeWithoutTranspose(SimpleMHA):
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int | None = None):
         super().__init__(d_model, n_heads, n_kv_heads, bugs=("reshape_without_transpose",))

@@ -39,3 +39,23 @@ def crashes_on_odd_lengths(q, k, v, attn_mask=None, is_causal=False, scale=None)
     if k.shape[2] > 64 and k.shape[2] % 64:
         return q.new_zeros(1)[5]                      # IndexError, as an unguarded tail block would
     return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, is_causal=is_causal, scale=scale)
+
+
+def holds_the_gil_on_long_keys(q, k, v, attn_mask=None, is_causal=False, scale=None):
+    if k.shape[2] > 1000:                             # a C call that never releases the GIL: the child's
+        import ctypes                                 # own watchdog thread cannot run (issue 26 item 9)
+        ctypes.PyDLL(None).sleep(3600)                # PyDLL keeps the GIL held during the call
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, is_causal=is_causal, scale=scale)
+
+
+def forks_a_helper_and_exits(q, k, v, attn_mask=None, is_causal=False, scale=None):
+    if k.shape[2] > 100:
+        if os.fork() == 0:                            # the helper inherits every open descriptor
+            time.sleep(3600)
+            os._exit(0)
+        os._exit(3)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, is_causal=is_causal, scale=scale)
+
+
+def returns_a_list_of_ints(q, k, v, attn_mask=None, is_causal=False, scale=None):
+    return [1, 2, 3]                                  # was reported as "returned int" (issue 26 item 18)

@@ -743,3 +743,18 @@ def test_float64_contract_on_both_simd_paths(capability):
     assert low["passed"] and low["status"]["reference"] == "info" and low["dtypes"] == "info", low
     for check in ("gqa_masks", "long_keys", "decode", "padding", "additive_mask"):
         assert low["status"][check] == "info", (check, low)
+
+
+def test_module_whose_head_width_is_d(capsys):
+    """Issue 25 item 4: `d` read as the model width gave x [2, 3, 16] to a module of width 64 (exit 2,
+    a matmul shape error, no word of what was assumed). Now each width the module suggests is tried
+    against it, and the report says which one it took."""
+    # an instance (D = 4 x 16); the class is built with d=64 (its `d` parameter filled as a width), D = 256
+    for target, D, d in ((broken_impls.HeadWidthD(), 64, 16), (broken_impls.HeadWidthD, 256, 64)):
+        report = check_attention(target, signature="module")
+        assert report.passed, str(report)
+        assert any(f"model width D={D}, from the first Linear's in_features" in n and f"D={d} (attribute d)" in n
+                   for n in report.notes), report.notes
+    path = os.path.join(os.path.dirname(__file__), "broken_impls.py")
+    assert main(["check", f"{path}:HeadWidthD", "--signature", "module"]) == 0
+    assert "D=256" in capsys.readouterr().out

@@ -7,7 +7,8 @@ import pytest
 
 from multihead.cost import ModelSpec, catalog_model, load_config_file, model_catalog, param_counts, resolve_model
 from multihead.cost import read_config as spec_from_hf_config
-from multihead.cost import precision, total_params
+from multihead.cost import total_params
+from multihead.cost.spec import precision
 
 # figures.md section 2, row by row: hidden, L, H, H_kv, head_dim, intermediate, vocab, max_pos.
 FIGURES = {
@@ -143,8 +144,8 @@ def test_incomplete_config_needs_params_for_the_total():
 @pytest.mark.parametrize("bad, match", [
     ({"num_key_value_heads": 3}, "kv_heads: expected a divisor of heads=8"),
     ({"hidden_size": 500}, "not divisible"),
-    ({"num_hidden_layers": -2}, "num_layers: expected a positive integer"),
-    ({"num_attention_heads": 8.5}, "num_heads"),
+    ({"num_hidden_layers": -2}, "num_hidden_layers: expected an integer in 1..100,000, got -2"),
+    ({"num_attention_heads": 8.5}, "num_attention_heads: expected an integer"),
 ])
 def test_impossible_shapes(bad, match):
     cfg = {"hidden_size": 512, "num_hidden_layers": 2, "num_attention_heads": 8, **bad}

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from multihead import cost
-from multihead.cost import formulas as f
-from multihead.cost import precision
-from multihead.cost.quantization import from_config, from_flag
+from multihead.cost.counts import formulas as f
+from multihead.cost.spec import precision
+from multihead.cost.spec.quantization import from_config, from_flag
 
 
 def spec(name):
@@ -184,7 +184,7 @@ def test_gpt2_without_n_inner_is_4d():
     ({"num_local_experts": 8}, "no model_type, and 'num_local_experts'"),
     ({"model_type": "llama", "torch_dtype": "float99"}, "torch_dtype: expected one of"),
     ({"model_type": "llama", "rope_scaling": {"type": "yarn", "factor": -2}}, "rope_scaling.factor"),
-    ({"model_type": "llama", "num_hidden_layers": 10 ** 9}, "num_layers: 1,000,000,000 is beyond"),
+    ({"model_type": "llama", "num_hidden_layers": 10 ** 9}, "num_hidden_layers: expected an integer in 1..100,000, got 1000000000"),
     ({"model_type": "mixtral", "num_local_experts": 8}, "missing field 'num_experts_per_tok'"),
     ({"model_type": "llama", "quantization_config": {"quant_method": "squeeze"}}, "quant_method: 'squeeze'"),
     ({"model_type": "llama", "layer_types": ["global"] * 2}, "layer_types: unknown attention kind 'global'"),
@@ -230,7 +230,7 @@ def test_huge_sizes_are_closed_form():
     assert cost.spec_attention_flops(s, T, causal=True) == 32 * 32 * 4 * 128 * (T * (T + 1) // 2)
 
 
-# -- the library allocates what the formulas say (layers.py reads cost.formulas) ----------------------
+# -- the library allocates what the formulas say (layers.py reads cost.counts.formulas) ----------------------
 @settings(max_examples=40, deadline=None)
 @given(H_kv=st.integers(1, 4), G=st.integers(1, 4), d=st.sampled_from([4, 8, 16]), L=st.integers(1, 3),
        B=st.integers(1, 3), T=st.integers(1, 24), bias=st.booleans())
@@ -242,7 +242,7 @@ def test_formulas_equal_what_the_library_builds(H_kv, G, d, L, B, T, bias):
     mha = MultiHeadAttention(D, H, n_kv_heads=H_kv, head_dim=d, bias=bias)
     spec = cost.ModelSpec("p", hidden_size=D, num_layers=L, num_heads=H, num_kv_heads=H_kv, head_dim=d,
                           attention_bias="all" if bias else "none")
-    assert cost.params.attention_params_per_layer(spec) == sum(p.numel() for p in mha.parameters())
+    assert cost.counts.params.attention_params_per_layer(spec) == sum(p.numel() for p in mha.parameters())
     cache = KVCache(B, H_kv, T, d, n_layers=L, dtype=torch.float16)
     allocated = cache.k.numel() * cache.k.element_size() + cache.v.numel() * cache.v.element_size()
     assert cost.kv_bytes(spec, T, "fp16", batch=B) == allocated

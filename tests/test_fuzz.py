@@ -211,3 +211,94 @@ def test_fuzz_default_state_restored(backend):
     """The fixtures above restore torch's defaults: nothing leaks into the next test."""
     assert torch.get_default_dtype() == torch.float32
     assert torch.empty(1).device.type == "cpu"
+
+
+# -- issue 26's round: hostile configs through the one reader, varlen, torch.compile -----------------
+from fuzz_strategies import hostile_configs  # noqa: E402
+
+
+@settings(max_examples=200, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+@given(hostile_configs())
+def test_fuzz_hostile_configs_are_planned_or_refused_by_name(cfg):
+    """A real family's config with 1-4 fields replaced by hostile values (huge / negative / float /
+    string / list / nested / null), removed or added: through the one reader (as the page's upload
+    and a file on disk), the planner and the serving account. Either a plan and a serving answer
+    whose JSON is finite, or ONE ValueError line that names the file; never another exception."""
+    import json
+    from multihead import cost, jsonout, planner
+    from multihead.cost.serving import answer as S
+    from multihead.cost.spec.config_file import parse_config_text
+    try:
+        parsed = parse_config_text(json.dumps(cfg), "fuzz.json")
+        spec = cost.read_config(parsed, name="fuzz.json")
+        jsonout.dumps(planner.plan(spec, tokens=8192, device="H100-SXM").to_dict())
+        gpu, _ = S.gpu_memory_bytes("H100-SXM")
+        from multihead.planner.search import answer as serving_answer     # account + fallbacks + command
+        answer = serving_answer(parsed, S.Request(max_model_len=4096, model="fuzz", gpu=gpu), emit="vllm",
+                                heads=spec.num_heads, input_len=None, output_len=None)
+        jsonout.dumps(answer)
+    except ValueError as err:
+        msg = str(err)
+        assert "\n" not in msg and msg.startswith(("fuzz.json", "model: fuzz.json", "params:", "kv_heads:",
+                                                   "head_dim:", "gpu:")), msg
+
+
+def _packed(gen, lengths, H, d, dtype):
+    return torch.randn(sum(lengths), H, d, generator=gen).to(dtype)
+
+
+@FUZZ
+@given(st.lists(st.tuples(st.integers(0, 12), st.integers(0, 12)), min_size=1, max_size=5),
+       st.sampled_from([(1, 1), (2, 1), (4, 2)]), st.sampled_from([4, 8, 16]), st.booleans(),
+       st.sampled_from([torch.float32, torch.float64]), st.sampled_from(BACKEND_NAMES),
+       st.sampled_from([{}, {}, dict(window_size=(3, 0)), dict(softcap=5.0)]), st.integers(0, 2**16))
+def test_fuzz_varlen_matches_fp64_per_sequence(lens, heads, d, causal, dtype, backend, mods, seed):
+    """Packed sequences of any lengths (empty queries, empty keys, Tq > Tk), against the float64
+    oracle on each sequence alone; lse in the compute dtype, -inf where nothing is visible."""
+    from attention_oracle import oracle
+    gen = torch.Generator().manual_seed(seed)
+    H, H_kv = heads
+    lq, lk = [a for a, _ in lens], [b for _, b in lens]
+    q, k, v = _packed(gen, lq, H, d, dtype), _packed(gen, lk, H_kv, d, dtype), _packed(gen, lk, H_kv, d + 2, dtype)
+    cq = torch.tensor([0, *torch.tensor(lq).cumsum(0).tolist()], dtype=torch.int32)
+    ck = torch.tensor([0, *torch.tensor(lk).cumsum(0).tolist()], dtype=torch.int32)
+    out, lse = mh.attention_varlen(q, k, v, cq, ck, is_causal=causal, return_lse=True, backend=backend, **mods)
+    assert out.dtype == dtype and lse.dtype == (torch.float64 if dtype == torch.float64 else torch.float32)
+    assert out.shape == (sum(lq), H, d + 2) and lse.shape == (H, sum(lq))
+    tol = FLOOR[dtype]
+    for i in range(len(lens)):
+        rows = slice(int(cq[i]), int(cq[i + 1]))
+        if lq[i] == 0:
+            continue
+        if lk[i] == 0:
+            assert (out[rows] == 0).all() and torch.isneginf(lse[:, rows]).all()
+            continue
+        qi = q[rows].transpose(0, 1).unsqueeze(0).double()
+        ki = k[int(ck[i]):int(ck[i + 1])].transpose(0, 1).unsqueeze(0).double()
+        vi = v[int(ck[i]):int(ck[i + 1])].transpose(0, 1).unsqueeze(0).double()
+        ref, ref_lse = oracle(qi, ki, vi, None, causal, None, mods.get("window_size", (-1, -1)), mods.get("softcap", 0.0))
+        assert (out[rows].double() - ref[0].transpose(0, 1)).abs().max() <= tol
+        assert torch.equal(torch.isneginf(lse[:, rows]), torch.isneginf(ref_lse[0]))
+
+
+@pytest.mark.slow
+@settings(max_examples=10, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from([1, 3, 40, 130]), st.sampled_from([1, 17, 130]), st.booleans(),
+       st.sampled_from(BACKEND_NAMES), st.sampled_from([{}, dict(window_size=(8, 0)), dict(softcap=20.0),
+                                                        dict(alibi_slopes="rand")]))
+def test_fuzz_torch_compile_fullgraph_matches_eager(tq, tk, causal, backend, mods):
+    """torch.compile(mh.attention, fullgraph=True) traces (no graph break) and equals the eager call,
+    over shapes, backends and score modifications (dynamo's eager backend: the trace is what is tested)."""
+    gen = torch.Generator().manual_seed(tq * 1000 + tk)
+    q, k, v = torch.randn(1, 4, tq, 16, generator=gen), torch.randn(1, 2, tk, 16, generator=gen), \
+        torch.randn(1, 2, tk, 16, generator=gen)
+    kw = {**mods, "alibi_slopes": torch.rand(4, generator=gen)} if "alibi_slopes" in mods else mods
+    try:
+        torch._dynamo.reset()
+        f = torch.compile(mh.attention, fullgraph=True, backend="eager")
+        out = f(q, k, v, is_causal=causal, backend=backend, **kw)
+        ref = mh.attention(q, k, v, is_causal=causal, backend=backend, **kw)
+        assert (out - ref).abs().max() <= 1e-6
+    finally:
+        torch._dynamo.reset()

@@ -9,6 +9,7 @@ tests/test_cli_table.py holds every command x bad value.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -550,3 +551,475 @@ def test_r3_item18_kvcache_too_large_is_refused_before_allocation(kw):
     with pytest.raises(ValueError, match=r"^max_tokens: K and V need [\d,.]+ GiB .* more than the"):
         mh.KVCache(1, 8, head_dim=128, **kw)
     assert mh.KVCache(1, 2, head_dim=8, max_tokens=2**40, device="meta").k.device.type == "meta"
+
+
+# Items 6, 7, 8, 14, 15 and 18's config part: ONE reader for config files (multihead.cost.spec.config_file)
+# used by plan, serving and the page's uploads; every sizing field checked before per-layer work.
+LLAMA = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+         "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256,
+         "max_position_embeddings": 131072, "torch_dtype": "bfloat16"}
+PLAN = ["--tokens", "1000", "--gpu", "H100-SXM"]
+SERVING = ["--gpu", "H100-SXM", "--max-model-len", "4096"]
+
+
+def _cli(argv, capsys):
+    from multihead.cli import main
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _cli_in_child(tmp_path, calls: list[list[str]], timeout: float = 60) -> list[list]:
+    """[rc, stderr] of ``multihead.cli.main(argv)`` for each argv, in ONE child process with 3 GiB of
+    address space and a time limit: a call that blocks or builds a 10**9-entry list fails its test
+    instead of hanging pytest or the machine."""
+    code = f"""
+        import contextlib, io, json, resource, sys
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+        from multihead.cli import main
+        results = []
+        for argv in {calls!r}:
+            err = io.StringIO()
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+                try:
+                    rc = main(argv)
+                except BaseException as e:
+                    rc, _ = 1, err.write(f"{{type(e).__name__}}: {{e}}")
+            results.append([rc, err.getvalue()])
+        print(json.dumps(results))
+    """
+    full_env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=tmp_path, env=full_env,
+                       capture_output=True, text=True, timeout=timeout)
+    assert r.returncode == 0, r.stderr[-2000:]
+    import json
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def _one_line_exit_2(rc, err, *needles):
+    assert rc == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, (rc, err[-1500:])
+    for needle in needles:
+        assert needle in err, (needle, err)
+
+
+# 7. A model path naming a FIFO hung plan/serving for ever; /dev/zero was read without bound.
+def test_r3_item07_fifo_and_devices_refused_without_blocking(tmp_path):
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "folder").mkdir()
+    os.mkfifo(tmp_path / "folder" / "config.json")           # a model folder whose config.json is a FIFO
+    calls = [[cmd, path, *args] for path in ("fifo", "/dev/zero", "folder") for cmd, args in
+             (("plan", PLAN), ("serving", SERVING))]
+    for (rc, err), argv in zip(_cli_in_child(tmp_path, calls, timeout=60), calls):
+        kind = "a character device" if argv[1] == "/dev/zero" else "a FIFO"
+        _one_line_exit_2(rc, err, "is not a regular file", kind)
+
+
+def test_r3_item07_reader_refuses_special_files_and_caps_size(tmp_path):
+    from multihead.cost.spec.config_file import MAX_CONFIG_BYTES, read_config_file
+    os.mkfifo(tmp_path / "fifo")
+    for path, needle in ((tmp_path / "fifo", "a FIFO"), ("/dev/zero", "a character device"),
+                         (tmp_path, "does not exist"), (tmp_path / "nope.json", "does not exist")):
+        with pytest.raises(ValueError, match=f"^model: .*{needle}"):
+            read_config_file(path)
+    big = tmp_path / "big.json"
+    big.write_text('{"a": "' + "x" * MAX_CONFIG_BYTES + '"}')
+    with pytest.raises(ValueError, match=r"big.json is [\d,]+ bytes, more than the"):
+        read_config_file(big)
+
+
+# 8. num_hidden_layers 1e9 in gemma2 (sliding_window), qwen3_moe and qwen2 (use_sliding_window)
+# built the per-layer lists before the 100,000 bound (a hang with memory growing).
+@pytest.mark.parametrize("family", [
+    dict(model_type="gemma2", sliding_window=4096),
+    dict(model_type="qwen3_moe", num_experts=8, num_experts_per_tok=2, moe_intermediate_size=768),
+    dict(model_type="qwen2", use_sliding_window=True, sliding_window=4096),
+    dict(model_type="qwen2_moe", num_experts=8, num_experts_per_tok=2, moe_intermediate_size=768),
+    dict(model_type="deepseek_v3", n_routed_experts=8, num_experts_per_tok=2, moe_intermediate_size=768,
+         kv_lora_rank=512, qk_rope_head_dim=64, qk_nope_head_dim=128, v_head_dim=128),
+    dict(model_type="llama4_text", num_local_experts=8, num_experts_per_tok=1, attention_chunk_size=8192)],
+    ids=lambda f: f["model_type"])
+def test_r3_item08_huge_layer_counts_refused_before_per_layer_work(tmp_path, family):
+    import json
+    for layers in (10**9, 1e9):
+        (tmp_path / f"{layers}.json").write_text(json.dumps({**LLAMA, **family, "num_hidden_layers": layers}))
+    calls = [[cmd, f"{layers}.json", *args] for layers in (10**9, 1e9) for cmd, args in
+             (("plan", PLAN), ("serving", SERVING))]
+    for rc, err in _cli_in_child(tmp_path, calls, timeout=60):
+        _one_line_exit_2(rc, err, ".json: num_hidden_layers: expected an integer in 1..100,000, got 1000000000")
+
+
+# 14. serving on a config that is a JSON list/string/null, or whose text_config is not an object:
+# AttributeError tracebacks (plan refused them).
+@pytest.mark.parametrize("content, needle", [
+    ("[1, 2]", "expected a JSON object with HF config fields, got a list"),
+    ('"llama"', "got a string"), ("null", "got null"), ("3", "got a number"),
+    ('{"model_type": "gemma3", "text_config": 5}', "text_config: expected an object"),
+    ('{"model_type": "gemma3", "text_config": [1]}', "text_config: expected an object"),
+    ('{"model_type": "llava", "text_config": {}, "vision_config": "x"}', "vision_config: expected an object"),
+])
+@pytest.mark.parametrize("cmd", ["plan", "serving"])
+def test_r3_item14_config_structure_refused_by_name(tmp_path, capsys, content, needle, cmd):
+    path = tmp_path / "cfg.json"
+    path.write_text(content)
+    rc, _, err = _cli([cmd, str(path), *(PLAN if cmd == "plan" else SERVING)], capsys)
+    _one_line_exit_2(rc, err, "cfg.json", needle)
+
+
+# 15. A config nested 50,000 deep: RecursionError traceback (plan, serving), 500 on the page.
+@pytest.mark.parametrize("content", ["[" * 50_000 + "]" * 50_000, '{"a":' * 50_000 + "1" + "}" * 50_000,
+                                     '{"text_config": ' + "[" * 65 + "]" * 65 + "}"])
+@pytest.mark.parametrize("cmd", ["plan", "serving"])
+def test_r3_item15_deep_nesting_refused_by_name(tmp_path, capsys, content, cmd):
+    path = tmp_path / "deep.json"
+    path.write_text(content)
+    rc, _, err = _cli([cmd, str(path), *(PLAN if cmd == "plan" else SERVING)], capsys)
+    _one_line_exit_2(rc, err, "deep.json nests", "levels deep, more than the 64")
+
+
+def test_r3_item15_content_reader_is_the_file_reader(tmp_path):
+    """The page's uploads go through parse_config_text, the function read_config_file ends in."""
+    from multihead.cost.spec.config_file import parse_config_text, read_config_file
+    for text in ("[" * 100 + "]" * 100, "[1]", '{"text_config": 5}', '{"hidden_size": NaN}',
+                 '{"hidden_size": 1' + "0" * 5000 + "}", LLAMA_TEXT_BAD):
+        (tmp_path / "c.json").write_text(text)
+        with pytest.raises(ValueError) as from_file:
+            read_config_file(tmp_path / "c.json")
+        with pytest.raises(ValueError) as from_text:
+            parse_config_text(text, str(tmp_path / "c.json"))
+        assert str(from_file.value) == str(from_text.value)
+    assert parse_config_text(str.encode(__import__("json").dumps(LLAMA)), "x") == LLAMA
+
+
+LLAMA_TEXT_BAD = '{"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, ' \
+                 '"quantization_config": {"quant_method": "gptq", "bits": 0}}'
+
+
+# 6. Garbage quantization and sizing fields were accepted (GPTQ bits 0 planned an 8B Llama at 2.09 GiB).
+@pytest.mark.parametrize("extra, needle", [
+    ({"quantization_config": {"quant_method": "gptq", "bits": 0, "group_size": 128}},
+     "quantization_config.bits: expected one of 2, 3, 4, 8 bits, got 0"),
+    ({"quantization_config": {"quant_method": "gptq", "bits": 1000}}, "quantization_config.bits: expected one of"),
+    ({"quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 0}},
+     "quantization_config.group_size: expected -1 (per channel) or a positive integer, got 0"),
+    ({"quantization_config": {"quant_method": "gptq", "bits": True}}, "quantization_config.bits"),
+    ({"quantization_config": {"quant_method": "awq", "bits": 4, "group_size": -5}}, "quantization_config.group_size"),
+    ({"quantization_config": {"quant_method": "fp8", "weight_block_size": "x"}},
+     "quantization_config.weight_block_size: expected a pair of positive integers"),
+    ({"quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 0]}}, "weight_block_size"),
+    ({"quantization_config": {"quant_method": "bitsandbytes", "load_in_4bit": "maybe"}},
+     "quantization_config.load_in_4bit: expected true or false, got 'maybe'"),
+    ({"quantization_config": {"quant_method": "bitsandbytes"}}, "exactly one of load_in_4bit / load_in_8bit"),
+    ({"quantization_config": {"quant_method": "bitsandbytes", "load_in_4bit": True,
+                              "bnb_4bit_quant_type": "int3"}}, "bnb_4bit_quant_type"),
+    ({"quantization_config": {"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {
+        "num_bits": 0, "type": "int", "strategy": "channel"}}}}}, "weights.num_bits: expected one of"),
+    ({"quantization_config": {"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {
+        "num_bits": 4, "type": "int", "strategy": "group", "group_size": 0}}}}}, "weights.group_size"),
+    ({"model_type": "qwen3_moe", "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 768,
+      "decoder_sparse_step": -1}, "decoder_sparse_step: expected an integer in 1..100,000, got -1"),
+    ({"model_type": "qwen3_moe", "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 768,
+      "mlp_only_layers": "all"}, "mlp_only_layers: expected a list of layer indices, got 'all'"),
+    ({"model_type": "qwen3_moe", "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 768,
+      "mlp_only_layers": [0, 32]}, "mlp_only_layers: layer 32 is outside 0..31"),
+    ({"rope_scaling": {"rope_type": "zzz", "factor": 2.0}}, "rope_scaling.rope_type: 'zzz' is not a rope type"),
+    ({"model_type": "qwen2", "use_sliding_window": "yes"}, "use_sliding_window: expected true or false"),
+    ({"sliding_window": 0}, "sliding_window: expected an integer in 1.."),
+    ({"num_key_value_heads": 8.0}, "num_key_value_heads: expected an integer"),
+])
+@pytest.mark.parametrize("cmd", ["plan", "serving"])
+def test_r3_item06_sizing_fields_validated_by_name(tmp_path, capsys, extra, needle, cmd):
+    import json
+    path = tmp_path / "q.json"
+    path.write_text(json.dumps({**LLAMA, **extra}))
+    rc, _, err = _cli([cmd, str(path), *(PLAN if cmd == "plan" else SERVING)], capsys)
+    _one_line_exit_2(rc, err, "q.json: ", needle)
+
+
+def test_r3_item06_good_quantization_still_read():
+    from multihead.cost.spec.quantization import from_config
+    assert from_config({"quant_method": "gptq", "bits": 3, "group_size": -1}).group_size is None
+    assert from_config({"quant_method": "fp8", "weight_block_size": [128, 128]}).group_size == 16384
+    assert from_config({"quant_method": "bitsandbytes", "load_in_8bit": True, "load_in_4bit": False}).bits == 8
+
+
+# 18 (config part). A 5,001-digit integer's message named no file or field.
+@pytest.mark.parametrize("cmd", ["plan", "serving"])
+def test_r3_item18_huge_integer_names_file_and_field(tmp_path, capsys, cmd):
+    path = tmp_path / "big.json"
+    path.write_text('{"model_type": "llama", "text_config": {"hidden_size": ' + "9" * 5001 + "}}")
+    rc, _, err = _cli([cmd, str(path), *(PLAN if cmd == "plan" else SERVING)], capsys)
+    _one_line_exit_2(rc, err, "big.json", "'text_config.hidden_size' is an integer of 5,001 digits")
+
+
+# 9. `multihead check --timeout T` took 36 s on a target holding the GIL (a 30 s grace on top), a
+# target that forked a helper and exited was reported as `timeout` after 36-43 s (the helper held
+# the event pipe open), and a target whose import hangs waited a fixed 120 s.
+def _check_cli(target: str, timeout: float) -> tuple[int, dict | str, float]:
+    """(exit code, the --json report or stderr, wall seconds) of `python -m multihead check`."""
+    import json
+    import time
+    t0 = time.monotonic()
+    r = subprocess.run([sys.executable, "-m", "multihead", "check", target, "--timeout", str(timeout), "--json"],
+                       cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                       timeout=200)
+    wall = time.monotonic() - t0
+    return r.returncode, json.loads(r.stdout) if r.returncode == 1 else r.stderr, wall
+
+
+def test_r3_item09_check_timeout_kills_a_target_holding_the_gil():
+    code, report, wall = _check_cli("tests/hostile_targets.py:holds_the_gil_on_long_keys", 3)
+    assert code == 1 and report["causes"] == ["timeout"], report
+    finding = next(f for f in report["findings"] if f["check"] == "timeout")
+    assert "probe long_keys did not finish within 3 s" in finding["evidence"]
+    # the parent killed it within GRACE_S (+ scheduling) of --timeout after the probe began
+    assert 3 <= finding["metrics"]["killed_after_s"] <= 5, finding
+    assert wall < 60, wall             # a bound on runaway waiting (36 s of grace before), not a timing claim
+
+
+def test_r3_item09_check_reports_the_exit_of_a_target_that_forks_a_helper():
+    code, report, wall = _check_cli("tests/hostile_targets.py:forks_a_helper_and_exits", 30)
+    assert code == 1 and report["causes"] == ["exit"], report
+    finding = next(f for f in report["findings"] if f["check"] == "exit")
+    assert "exit status 3" in finding["evidence"] and "left a process running (killed)" in finding["evidence"]
+    assert wall < 30, wall             # reported at the exit, not after the 30 s --timeout
+
+
+def test_r3_item09_check_bounds_a_hanging_import_by_timeout():
+    code, err, wall = _check_cli("tests/hostile_import_hangs.py:attention", 2)
+    assert code == 2 and "importing tests/hostile_import_hangs.py:attention did not finish within 2 s" in err, err
+    assert "Traceback" not in err and wall < 60, wall      # was a fixed 120 s
+
+
+# 18 (check part). A target returning [1, 2, 3] was said to have "returned int".
+def test_r3_item18_check_names_a_returned_list():
+    from multihead.checker.adapters import CheckError
+    from multihead.checker.check import check_attention
+    import hostile_targets
+    with pytest.raises((CheckError, ValueError), match=r"returned a list whose first item is int, expected a tensor"):
+        check_attention(hostile_targets.returns_a_list_of_ints)
+
+
+# 12. torch.compile(mh.attention, fullgraph=True) on a prefill shape raised `Unsupported:
+# ContextVar.get` (functional.max_score_bytes) for auto / reference / decode and window / softcap /
+# ALiBi calls. Small shapes: dynamo's tracing is what is tested (backend="eager", no codegen).
+@pytest.mark.slow
+def test_r3_item12_torch_compile_fullgraph_prefill():
+    from multihead.functional import score_limit
+    rng = torch.Generator().manual_seed(12)
+    q = torch.randn(1, 8, 300, 64, generator=rng)
+    k, v = torch.randn(2, 1, 2, 300, 64, generator=rng)
+    slopes = torch.rand(8, generator=rng)
+    cases = [dict(backend="auto"), dict(backend="reference"), dict(backend="decode"),
+             dict(window_size=(64, 0)), dict(softcap=30.0), dict(alibi_slopes=slopes)]
+    try:
+        with torch._dynamo.config.patch(cache_size_limit=16):
+            for kw in cases:
+                torch._dynamo.reset()
+                f = torch.compile(mh.attention, fullgraph=True, backend="eager")
+                out = f(q, k, v, is_causal=True, **kw)
+                ref = mh.attention(q, k, v, is_causal=True, **kw)
+                assert (out - ref).abs().max() < 1e-5, kw
+        # the limit still holds for a compiled call (read while tracing); without fullgraph the
+        # refusal is the ValueError of an eager call
+        torch._dynamo.reset()
+        f = torch.compile(mh.attention, backend="eager")
+        with score_limit(1000), pytest.raises(ValueError, match="over the limit of 1,000 bytes"):
+            f(q, k, v, is_causal=True, backend="reference")
+    finally:
+        torch._dynamo.reset()
+
+
+# 13. GPU figures of 1e300 (ZeroDivisionError, `Infinity` in --json, "cannot convert float NaN");
+# efficiencies of 5e-324 printed `Infinity` seconds. Every GPU figure flag is bounded to a physical
+# range (multihead.values, the same for the request), and the JSON writer never writes non-finite.
+GPU_FIGURES = ["--gpu-memory-gb", "80", "--effective-tflops", "100", "--bandwidth-tbps", "2"]
+
+
+@pytest.mark.parametrize("cmd, flag", [(c, f) for c in ("plan", "serving") for f in (
+    "--gpu-memory-gb", "--effective-tflops", "--bandwidth-tbps", "--flops-efficiency", "--bandwidth-efficiency")
+    if c == "plan" or "efficiency" not in f])        # serving takes no efficiency flags
+@pytest.mark.parametrize("value", ["1e300", "5e-324", "1e-300", "0"])
+def test_r3_item13_gpu_figures_bounded(capsys, flag, value, cmd):
+    base = ["plan", "Llama-3.1-8B", "--tokens", "8192"] if cmd == "plan" else ["serving", "Qwen/Qwen3-8B"]
+    figures = [] if "efficiency" in flag else [a for i, a in enumerate(GPU_FIGURES) if GPU_FIGURES[i - (i % 2)] != flag]
+    rc, out, err = _cli(base + figures + [flag, value, "--json"], capsys)
+    _one_line_exit_2(rc, err, f"argument {flag}: expected a finite number in [")
+
+
+@pytest.mark.parametrize("cmd", ["plan", "serving"])
+@pytest.mark.parametrize("edge", ["lo", "hi"])
+def test_r3_item13_json_at_the_bounds_is_finite(capsys, cmd, edge):
+    import json
+    from multihead import values
+    figs = {"--gpu-memory-gb": values.GPU_MEMORY_GB, "--effective-tflops": values.EFFECTIVE_TFLOPS,
+            "--bandwidth-tbps": values.BANDWIDTH_TBPS}
+    argv = [a for flag, r in figs.items() for a in (flag, repr(getattr(r, edge)))]
+    base = ["plan", "Llama-3.1-8B", "--tokens", "8192"] if cmd == "plan" else ["serving", "Qwen/Qwen3-8B"]
+    rc, out, err = _cli(base + argv + ["--json"], capsys)
+    assert "Traceback" not in err and rc in (0, 2), (rc, err)
+    if rc == 0:
+        json.loads(out, parse_constant=lambda c: pytest.fail(f"{c} in the --json output"))
+
+
+def test_r3_item13_the_json_writer_refuses_non_finite():
+    from multihead import jsonout
+    assert jsonout.dumps({"a": [1.0, 2]}) == '{"a": [1.0, 2]}'
+    for bad, where in (({"plan": {"time": [1.0, float("inf")]}}, "plan.time[1]"), ([float("nan")], "[0]"),
+                       (float("-inf"), "(top level)")):
+        with pytest.raises(ValueError, match=rf"^{re.escape(where)}: .* is not a finite number"):
+            jsonout.dumps(bad)
+
+
+# 17. gpu-time --measurements with a hostile table: {} KeyError 'rows'; an unknown gpu or source
+# KeyError; a list or string value TypeError; tp 0 / value 0 ZeroDivisionError; NaN in -> NaN out.
+_ROW = {"id": "r1", "source": "s", "gpu": "H100-SXM", "tp": 1, "model": "Llama-3.1-8B", "weights": "bf16",
+        "kv": "bf16", "batch": 1, "mode": "static", "input_len": 128, "output_len": 128,
+        "metric": "decode_tokens_per_s", "value": 100.0}
+_TABLE = {"sources": {"s": {"engine_family": "vllm"}}, "rows": [_ROW]}
+
+
+@pytest.mark.parametrize("table, needle", [
+    ({}, "missing 'sources'"), ({"sources": {}}, "missing 'rows'"), ([1], "expected a JSON object"),
+    ({**_TABLE, "rows": []}, "rows: expected a non-empty list"),
+    ({**_TABLE, "rows": [5]}, "rows[0]: expected an object"),
+    ({**_TABLE, "rows": [{**_ROW, "gpu": "TPU-v9"}]}, "rows[0] (r1).gpu: 'TPU-v9' is neither a catalog GPU"),
+    ({**_TABLE, "rows": [{**_ROW, "source": "nope"}]}, "rows[0] (r1).source: 'nope' is not a key of sources"),
+    ({**_TABLE, "rows": [{**_ROW, "model": "GPT-9"}]}, "rows[0] (r1).model: 'GPT-9' is neither"),
+    ({**_TABLE, "rows": [{**_ROW, "value": [1, 2]}]}, "rows[0] (r1).value: expected a finite number > 0"),
+    ({**_TABLE, "rows": [{**_ROW, "value": "fast"}]}, "rows[0] (r1).value: expected a finite number > 0"),
+    ({**_TABLE, "rows": [{**_ROW, "value": 0}]}, "rows[0] (r1).value: expected a finite number > 0 (a measurement), got 0"),
+    ({**_TABLE, "rows": [{**_ROW, "tp": 0}]}, "rows[0] (r1).tp: expected an integer in 1..4,096, got 0"),
+    ({**_TABLE, "rows": [{**_ROW, "batch": "8"}]}, "rows[0] (r1).batch: expected an integer"),
+    ({**_TABLE, "rows": [{**_ROW, "metric": "vibes"}]}, "rows[0] (r1).metric: expected one of"),
+    ({**_TABLE, "rows": [{**_ROW, "weights": "int3"}]}, "rows[0] (r1).weights: expected one of"),
+    ({**_TABLE, "rows": [{**_ROW, "kv": "fp7"}]}, "rows[0] (r1).kv: expected one of"),
+    ({**_TABLE, "rows": [{k: v for k, v in _ROW.items() if k != "input_len"}]}, "rows[0] (r1): missing 'input_len'"),
+    ({**_TABLE, "rows": [_ROW, _ROW]}, "rows[1] (r1).id: given twice"),
+    ({**_TABLE, "sources": {"s": {}}}, "sources.s.engine_family: expected a string"),
+    ({**_TABLE, "devices": {"X": {"base": "H100-SXM", "bandwidth_tbps": 0}}}, "devices.X.bandwidth_tbps"),
+    ({**_TABLE, "devices": {"X": {"base": "nope"}}}, "devices.X.base: expected a catalog GPU"),
+    ({**_TABLE, "models": {"M": {"config": {"hidden_size": "x"}, "source": "x"}}},
+     "models.M.config: hidden_size: expected an integer"),
+])
+def test_r3_item17_hostile_measurement_tables_are_named(tmp_path, capsys, table, needle):
+    import json
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(table))
+    rc, out, err = _cli(["gpu-time", "--measurements", str(path), "--json"], capsys)
+    _one_line_exit_2(rc, err, "measurements: ", needle)
+
+
+def test_r3_item17_nan_in_a_table_is_refused(tmp_path, capsys):
+    path = tmp_path / "m.json"
+    path.write_text(__import__("json").dumps(_TABLE).replace("100.0", "NaN"))
+    rc, out, err = _cli(["gpu-time", "--measurements", str(path), "--json"], capsys)
+    _one_line_exit_2(rc, err, "m.json holds NaN, which is not JSON")
+    path.write_text(__import__("json").dumps(_TABLE))
+    rc, out, err = _cli(["gpu-time", "--measurements", str(path), "--json"], capsys)   # the valid one runs
+    assert rc == 0, err
+    __import__("json").loads(out, parse_constant=lambda c: pytest.fail(f"{c} in the output"))
+
+
+# 18 (serving part). `serving --output-len 5000 --max-model-len 4096` named input-len.
+@pytest.mark.parametrize("lengths, name", [(["--output-len", "5000"], "output-len"),
+                                           (["--input-len", "5000"], "input-len"),
+                                           (["--input-len", "3000", "--output-len", "3000"], "input-len + output-len")])
+@pytest.mark.parametrize("cmd", ["plan", "serving"])
+def test_r3_item18_request_lengths_name_the_argument_given(capsys, lengths, name, cmd):
+    base = ["plan", "Qwen3-8B"] if cmd == "plan" else ["serving", "Qwen/Qwen3-8B"]
+    rc, _, err = _cli(base + ["--max-model-len", "4096", *lengths], capsys)
+    _one_line_exit_2(rc, err, f"error: {name}: ", "exceed max-model-len 4,096")
+
+
+# Found by this round's config fuzz (tests/test_fuzz.py::test_fuzz_hostile_configs_*): the vision
+# tower's fields reached int()/float() unchecked in serving (TypeError tracebacks, a ZeroDivisionError
+# for pixel_shuffle_ratio 0), an explicit null in them crashed, and a rope factor of 1e-300 gave a
+# ZeroDivisionError in the position-interpolation fallback.
+_LLAMA4_MM = {"model_type": "llama4", "text_config": {**LLAMA, "model_type": "llama4_text", "num_local_experts": 16,
+                                                      "num_experts_per_tok": 1, "attention_chunk_size": 8192},
+              "vision_config": {"model_type": "llama4_vision_model", "hidden_size": 1408, "intermediate_size": 5632,
+                                "num_hidden_layers": 34, "patch_size": 14, "image_size": 336,
+                                "pixel_shuffle_ratio": 0.5}}
+
+
+@pytest.mark.parametrize("vision, needle", [
+    ({"hidden_size": [1]}, "vision_config.hidden_size: expected an integer"),
+    ({"num_hidden_layers": {"a": 1}}, "vision_config.num_hidden_layers: expected an integer"),
+    ({"pixel_shuffle_ratio": 0}, "vision_config.pixel_shuffle_ratio: expected a number in (0, 1]"),
+    ({"patch_size": 0}, "vision_config.patch_size: expected an integer"),
+    ({"image_size": 2**70}, "vision_config.image_size: expected an integer"),
+    ({"model_type": 5}, "vision_config.model_type: expected a string"),
+])
+def test_r3_fuzz_vision_fields_named(tmp_path, capsys, vision, needle):
+    import json
+    path = tmp_path / "mm.json"
+    cfg = {**_LLAMA4_MM, "vision_config": {**_LLAMA4_MM["vision_config"], **vision}}
+    path.write_text(json.dumps(cfg))
+    rc, _, err = _cli(["serving", str(path), *SERVING], capsys)
+    _one_line_exit_2(rc, err, "mm.json: ", needle)
+
+
+def test_r3_fuzz_null_vision_fields_take_defaults(tmp_path, capsys):
+    import json
+    path = tmp_path / "mm.json"
+    cfg = {**_LLAMA4_MM, "vision_config": {**_LLAMA4_MM["vision_config"], "pixel_shuffle_ratio": None,
+                                           "intermediate_size": None}}
+    path.write_text(json.dumps(cfg))
+    rc, out, err = _cli(["serving", str(path), *SERVING, "--json"], capsys)
+    assert rc in (0, 2) and "Traceback" not in err, err
+    if rc == 0:
+        json.loads(out)
+
+
+@pytest.mark.parametrize("factor", [1e-300, 0.5, 1e9, "2"])
+def test_r3_fuzz_rope_factor_bounded(tmp_path, capsys, factor):
+    import json
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({**LLAMA, "rope_scaling": {"rope_type": "linear", "factor": factor}}))
+    rc, _, err = _cli(["plan", str(path), "--tokens", "500000", "--gpu", "H100-SXM"], capsys)
+    _one_line_exit_2(rc, err, "r.json: rope_scaling.factor: expected a number in 1..1e6")
+
+
+# -- round 4 of hostile input (helper "hunt"): what round 3's fixes missed ----------------------------
+# A subnormal --request-rate split over replicas was 0 (ZeroDivisionError traceback in --search);
+# the GPU figures' subnormal values are round 3's item 13 (test_r3_item13_*).
+def test_r4_subnormal_request_rate_is_refused_by_name(capsys):
+    rc, out, err = _cli(["plan", "Llama-3.1-8B", "--tokens", "8192", "--search", "--gpu", "H100-SXM,A100-80GB",
+                         "--request-rate", "5e-324", "--json"], capsys)
+    _one_line_exit_2(rc, err, "--request-rate", "1e-06")
+    rc, out, err = _cli(["plan", "Llama-3.1-8B", "--tokens", "8192", "--search", "--gpu", "H100-SXM,A100-80GB",
+                         "--request-rate", "1e-6", "--json"], capsys)
+    assert rc == 0, err
+
+
+def test_r4_library_refuses_subnormal_device_figures():
+    from multihead.cost.operating_point import _check_load
+    from multihead.planner.inputs import resolve_device
+    for kw in ({"effective_tflops": 5e-324}, {"bandwidth_tbps": 1e-310}):
+        with pytest.raises(ValueError, match=next(iter(kw)).replace("_", "-")):
+            resolve_device(None, gpu_memory_gb=80, **{"effective_tflops": 100, "bandwidth_tbps": 2, **kw})
+    with pytest.raises(ValueError, match="flops-efficiency"):
+        resolve_device("H100-SXM", flops_efficiency=5e-324)
+    with pytest.raises(ValueError, match="request-rate"):
+        _check_load(None, 5e-324)
+
+
+def test_r4_head_dim_zero_and_0d_query_are_named_value_errors():
+    """The decode fast path ran before the checks: d = 0 divided by sqrt(0) (ZeroDivisionError), a
+    0-d q read q.shape[-1] (IndexError)."""
+    z = torch.randn(1, 2, 4, 0)
+    with pytest.raises(ValueError, match="q: expected B, H and d >= 1"):
+        mh.attention(torch.randn(1, 2, 3, 0), z, z)
+    with pytest.raises(ValueError, match="q: expected 4 dims"):
+        mh.attention(torch.tensor(1.0), torch.randn(1, 2, 4, 8), torch.randn(1, 2, 4, 8))
+
+
+@pytest.mark.parametrize("shape, dim", [((0,), -1), ((2, 0), -1), ((0, 3), 0), ((3, 0, 2), 1)])
+def test_r4_softmax_of_an_empty_row_is_like_torch(shape, dim):
+    """mh.softmax / log_softmax / logsumexp over an empty dim raised amax's IndexError; torch gives an
+    empty tensor (softmax, log_softmax) and -inf (logsumexp)."""
+    x = torch.randn(*shape, dtype=torch.float64)
+    for ours, theirs in ((mh.softmax, torch.softmax), (mh.log_softmax, torch.log_softmax)):
+        out = ours(x, dim)
+        assert out.shape == theirs(x, dim).shape and out.dtype == x.dtype
+    assert torch.equal(mh.logsumexp(x, dim), torch.logsumexp(x, dim))

@@ -19,9 +19,12 @@ from multihead.planner.request import FIELDS, PlanRequest
     ({"kv_cache_dtype": "fp4"}, "kv_cache_dtype"), ({"block_size": 7}, "block_size"),
     ({"gpu_memory_utilization": 0}, "gpu_memory_utilization"), ({"htm": "x.html"}, "htm"),
     ({"gpus": 2, "tensor_parallel_size": 2}, "tensor_parallel_size"),
-    ({"data_parallel_size": 2}, "data_parallel_size"), ({"engine": "trt"}, "engine"),
-    ({"mem_fraction_static": 2}, "mem_fraction_static"), ({"batching": "static"}, "batching"),
-    ({"concurrency": 8}, "concurrency"), ({"request_rate": 2.0}, "request_rate"),
+    ({"data_parallel_size": 0}, "data_parallel_size"), ({"engine": "trt"}, "engine"),
+    ({"mem_fraction_static": 2}, "mem_fraction_static"), ({"batching": "dynamic"}, "batching"),
+    ({"expert_parallel_size": 3}, "expert_parallel_size"),
+    ({"concurrency": 0}, "concurrency"), ({"request_rate": -2.0}, "request_rate"),
+        ({"concurrency": 8, "request_rate": 2.0}, "concurrency"), ({"gpu": "H100,MI300X"}, "gpu"),
+        ({"search": True, "slo": "x" * 201}, "slo"), ({"search": True, "objective": "speed"}, "objective"),
     ({"enable_dp_attention": True}, "enable_dp_attention"),
 ])
 def test_bad_values_are_one_line_naming_the_field(options, field):
@@ -56,6 +59,29 @@ def test_from_json_never_names_a_server_path(tmp_path):
             PlanRequest.from_json({"model": model})
     with pytest.raises(ValueError, match="^gpu: .*never a file"):
         PlanRequest.from_json({"model": "GPT-2", "gpu": str(tmp_path / "profile.json")})
+
+
+@pytest.mark.parametrize("name", ["Llama-3.1-70B", "Qwen/Qwen3-8B"])
+def test_a_page_catalog_name_never_reads_a_like_named_folder_of_the_server(tmp_path, monkeypatch, name):
+    """The page's catalog name is the catalog's model even when the server runs in a folder holding
+    a model folder of that name (a huggingface-cli --local-dir download): before, the plan read that
+    folder's config.json (a 1.5B model for 'Llama-3.1-70B') and named its path."""
+    from multihead.planner.search import search_report
+    small = PlanRequest.from_json({"model": "Qwen/Qwen2.5-Math-1.5B"})
+    folder = tmp_path / name
+    folder.mkdir(parents=True)
+    from multihead.cost.serving_fit import catalog_config
+    (folder / "config.json").write_text(json.dumps(catalog_config(small.model)))
+    want = planner.report(PlanRequest.from_json({"model": name, "gpu": "H100-SXM", "tokens": 4096}))
+    monkeypatch.chdir(tmp_path)
+    got = planner.report(PlanRequest.from_json({"model": name, "gpu": "H100-SXM", "tokens": 4096}))
+    assert got["params"] == want["params"] and "config.json" not in str(got.get("model"))
+    assert got["serving"]["kv_cache_tokens"] == want["serving"]["kv_cache_tokens"]
+    req = PlanRequest.from_json({"model": name, "gpu": "H100-SXM", "concurrency": 2, "input_len": 1000,
+                                 "gpus_max": 2, "search": True})
+    assert search_report(req)["search"]["results"][0]["kv_cache_tokens"] > 0
+    # the CLI still reads a path first (its documented rule)
+    assert planner.report(PlanRequest(model=name, gpu="H100-SXM", tokens=4096))["params"] != want["params"]
 
 
 def _cli_json(capsys, argv) -> dict:
@@ -93,3 +119,35 @@ def test_one_default_gpu_policy(capsys):
     assert planner.report(PlanRequest(model="GPT-2"))["tokens"] == 1024          # the training length
     with pytest.raises(ValueError, match="missing --bandwidth-tbps"):
         planner.report(PlanRequest(model="GPT-2", gpu_memory_gb=80, effective_tflops=100))
+
+
+def _catalog_cases():
+    from multihead.cost import model_names
+    return [(m, g, n) for m in model_names() for g, n in (("H100", 4096), ("L40S", 32768))]
+
+
+@pytest.mark.parametrize("model,gpu,length", _catalog_cases())
+def test_every_catalog_model_one_answer_from_all_four_doors(capsys, model, gpu, length):
+    """plan --json, serving --json, /api/plan and planner.report for the same request (issue 27)."""
+    library = planner.report(PlanRequest(model=model, gpu=gpu, max_model_len=length))
+    assert _cli_json(capsys, ["plan", model, "--gpu", gpu, "--max-model-len", str(length), "--json"]) == library
+    rc = main(["serving", model, "--gpu", gpu, "--max-model-len", str(length), "--json"])
+    out = capsys.readouterr()
+    if rc == 0:
+        assert json.loads(out.out)["serving"] == library["serving"]
+    else:                      # the engine would not start: serving says so (exit 2), the plan's section agrees
+        assert rc == 2 and library["serving"]["fits"] is False and "does not fit" in out.err
+    page = _page().post("/api/plan", json={"options": {"model": model, "gpu": gpu, "max_model_len": length}})
+    assert page.status_code == 200 and page.json() == library
+
+
+_CLIENT = []
+
+
+def _page():
+    from fastapi.testclient import TestClient
+
+    from multihead.web.app import create_app
+    if not _CLIENT:
+        _CLIENT.append(TestClient(create_app(), base_url="http://127.0.0.1"))
+    return _CLIENT[0]

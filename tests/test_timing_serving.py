@@ -5,14 +5,16 @@ import pytest
 
 from multihead.cli import main
 from multihead.planner.serving import load_model
-from multihead.cost import serving_answer as S, serving_time as T, timing
+from multihead.cost.serving import answer as S
+from multihead.cost.time import serving_time as T
+from multihead.cost.time import timing
 
 
 def answer(model="meta-llama/Llama-3.1-70B-Instruct", **kw):
     cfg, name = load_model(model)
     req = S.Request(**{"tensor_parallel_size": 4, "max_model_len": 131072, "model": name, "gpu": "H100-SXM",
                        "kv_cache_dtype": "fp8", **kw})
-    return S.answer(cfg, req, emit=None)
+    return S.answer(cfg, req)
 
 
 def test_request_lengths():
@@ -150,7 +152,7 @@ def test_planner_tokens_per_second_is_the_communication_aware_decode_step(capsys
     # 8 KB per all-reduce: the engine's one-stage kernel, latency + 7 peers' buffers
     one = c.allreduce_latency("nvlink3") + 7 * 4096 * 2 / (link * c.link_efficiency)
     assert t["link"] == "nvlink3" and t["comm_s"] == pytest.approx(2 * 32 * one) and d1["decode_terms"]["comm_s"] == 0
-    assert d8["decode_seconds_per_token"] == pytest.approx(max(t["compute_s"], t["memory_s"]) + t["dequant_s"]
+    assert d8["decode_seconds_per_token"] == pytest.approx(max(t["compute_s"], t["memory_s"]) + t["attention_s"] + t["dequant_s"]
                                                            + t["overhead_s"] + t["comm_s"])
     assert d8["tokens_per_second"] == pytest.approx(1 / d8["decode_seconds_per_token"])
     assert d8["tokens_per_second"] < 400 < 959                                     # communication and fixed costs

@@ -171,3 +171,93 @@ def test_cli_errors_translate():
         zh = messages.translate(line, "zh")
         assert zh and "expected" not in zh
     assert messages.translate("something no entry has", "zh") is None
+
+
+def test_no_formula_in_any_page_script():
+    """Every script under web/static draws; none computes (the lesson's new files included)."""
+    from pathlib import Path
+    static = Path(__file__).resolve().parents[1] / "multihead" / "web" / "static"
+    scripts = sorted(static.glob("*.js"))
+    assert {p.name for p in scripts} >= {"common.js", "plan_view.js", "planner.js", "lesson.js", "lesson_i18n.js"}
+    for js in scripts:
+        text = js.read_text()
+        for banned in ("Math.exp", "Math.log(", "Math.sqrt", "Math.pow", "**"):
+            assert banned not in text, f"{js.name} computes with {banned}"
+
+
+def test_messages_endpoint(client):
+    rc, out, _ = run_cli(["plan", *CASES[1], "--json"])
+    r = post(client, "/api/messages", {"lang": "zh", "plan": json.loads(out),
+                                       "error": "tokens: expected --tokens T (or --max-model-len; a positive integer)"})
+    assert "最少分段" in r["plan"]["reason"] and r["error"].startswith("tokens：")
+    assert r["plan"]["engine_message"]                         # vLLM's own words, quoted, not translated
+    odd = post(client, "/api/messages", {"lang": "zh", "plan": {"fallbacks": [{"name": "kv_quantization", "effect": {"options": [{}]}}]}})
+    assert odd["plan"]["fallbacks"][0]["text"] is None         # a shape it cannot read: untranslated, not a 500
+    for body, field in (({"lang": "fr"}, "lang"), ({"lang": "zh", "x": 1}, "x"), ({"lang": "zh", "plan": [1]}, "plan")):
+        bad = client.post("/api/messages", json=body)
+        assert bad.status_code == 400 and bad.json()["field"] == field
+
+
+def test_lesson_bodies_are_bounded_and_named(client):
+    for path, body, field in (("/api/lesson/variance", {"d_k": 4096}, "d_k"), ("/api/lesson/variance", {"samples": 10**6}, "samples"),
+                              ("/api/lesson/normalize", {"logits": 5}, "logits"), ("/api/lesson/normalize", {"logits": [1] * 9}, "logits"),
+                              ("/api/lesson/shapes", {"tokens": 65}, "tokens"), ("/api/lesson/accounts", {"d_model": 8, "heads": 3}, "heads")):
+        r = client.post(path, json=body)
+        assert r.status_code == 400 and r.json()["field"] == field, (path, body, r.text)
+    assert client.post("/api/lesson/gqa", content=b"[1]", headers={"content-type": "application/json"}).json()["field"] == "body"
+
+
+@pytest.mark.parametrize("verdict", [
+    "fits on 2x H100-SXM (TP 2 x PP 2) per replica, 2 replicas (8 GPUs in all): 3.00 requests of 8,192 tokens at once "
+    "(100 SGLang max_total_num_tokens, 2.00 GiB KV per GPU); prefill runs as chunked prefill of 8,192 tokens per step, "
+    "full attention over the whole request (nothing is cut)",
+    "fits on 1x H100-SXM: 2.17 requests of 128,000 tokens at once (277,456 KV-cache tokens, 42.34 GiB KV per GPU); "
+    "prefill runs as chunked prefill of 8,192 tokens per step, full attention over the whole request (nothing is cut)",
+])
+def test_serving_verdicts_translate(verdict):
+    zh = messages.translate(verdict, "zh")
+    assert zh and "fits" not in zh and "replica" not in zh and "per step" not in zh
+
+
+def test_message_catalogue_is_torch_free():
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-c", "import sys, multihead.messages; print('torch' in sys.modules)"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.stdout.strip() == "False", r.stderr
+
+
+def test_every_catalogue_entry_has_both_languages_and_the_same_parameters():
+    import string
+    for msg_id, entry in messages.CATALOGUE.items():
+        assert set(entry) == {"en", "zh"}, msg_id
+        en = {f for _, f, _, _ in string.Formatter().parse(entry["en"]) if f}
+        zh = {f for _, f, _, _ in string.Formatter().parse(entry["zh"]) if f}
+        assert zh <= en, (msg_id, zh - en)            # Chinese may leave out a quoted engine message
+        assert all(n in messages.NESTED for n in en if n.startswith("_")), msg_id
+
+
+# -- a crafted line costs linear time (review fix) ----------------------------------------------------
+_CRAFTED = ("import sys; from multihead import messages as M; "
+            "u = 'a (weights a + KV a + workspace a) of a usable: it fits, so read all a'; "
+            "s = 'one full pass needs ' + u * 55 + ' tokens at once and keep every cross-referencX'; "
+            "assert len(s) < 4000; print(M.translate(s, 'zh'))")
+
+
+def test_a_crafted_line_does_not_backtrack_for_ever():
+    """Lazy values between repeated literals backtracked polynomially (degree 6 for the single-pass
+    reason): a 2,000-character line took 10 s, this 3,900-character one minutes, and /api/messages
+    matched it in the server's event loop. A hang guard (60 s, where the match now takes well under
+    a second), not a timing."""
+    import subprocess
+    import sys
+    run = subprocess.run([sys.executable, "-c", _CRAFTED], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and run.stdout.strip() == "None", run.stderr
+
+
+def test_messages_refuses_shapes_no_plan_has(client):
+    for plan in ({"warnings": 5}, {"warnings": ["x"] * 65}, {"fallbacks": {"a": 1}}):
+        bad = client.post("/api/messages", json={"lang": "zh", "plan": plan})
+        assert bad.status_code == 400 and bad.json()["field"] == "plan", bad.text
+    odd = post(client, "/api/messages", {"lang": "zh", "plan": {"reason": 5, "warnings": [None, 3, "x" * 5000]}})
+    assert odd["plan"]["reason"] is None and odd["plan"]["warnings"] == [None, None, None]

@@ -59,15 +59,16 @@ def _first(names: list[str], var_kw: bool, candidates: tuple[str, ...]) -> str |
 
 def _split_output(result, kind: str):
     """fn's return value -> (out, weights or None)."""
-    weights = None
+    weights, returned = None, type(result).__name__
     if isinstance(result, (tuple, list)):
         if not result:
             raise CheckError(f"the {kind} function returned an empty {type(result).__name__}")
         if len(result) > 1 and isinstance(result[1], torch.Tensor) and result[1].dim() == 4:
             weights = result[1]
+        returned = f"a {type(result).__name__} whose first item is {type(result[0]).__name__}"
         result = result[0]
     if not isinstance(result, torch.Tensor):
-        raise CheckError(f"the {kind} function returned {type(result).__name__}, expected a tensor "
+        raise CheckError(f"the {kind} function returned {returned}, expected a tensor "
                          f"(or a tuple whose first item is one)")
     return result, weights
 
@@ -286,33 +287,57 @@ class ModuleTarget:
             module = copy.deepcopy(obj)   # we change dtype/device and mode; the caller's stays as it was
         else:
             raise CheckError(f"signature 'module' expects an nn.Module class or instance, got {type(obj).__name__}")
-        d_model = _attr(module, _D_NAMES)
-        if d_model is None:
-            linears = [m for m in module.modules() if isinstance(m, torch.nn.Linear)]
-            d_model = linears[0].in_features if linears else None
-        if d_model is None:
-            raise CheckError(f"cannot tell the model width of {type(module).__name__}: give it a d_model "
-                             f"(or dim / embed_dim / hidden_size) attribute")
         n_heads = _attr(module, _H_NAMES) or 1
         n_kv = _attr(module, _HKV_NAMES) or n_heads
         module = module.to(device=device, dtype=dtype).eval()
-        t = cls(module, d_model, n_heads, n_kv)
         names, var_kw = _param_names(module.forward)
-        t.takes_mask, t.takes_causal = var_kw or "attn_mask" in names, var_kw or "is_causal" in names
-        g = torch.Generator().manual_seed(99)
-        x = torch.randn(2, 3, d_model, generator=g).to(device=device, dtype=dtype)
-        try:
-            y = t(x)
-        except Exception as err:   # noqa: BLE001
+        # The model width D: every interpretation the module suggests (a width attribute, e.g. `d`
+        # may be the head width rather than the model's; the first Linear's in_features), tried in
+        # that order with a dry forward on x [2, 3, D]; the first that maps x to its own shape is D.
+        cands = {}
+        for n in _D_NAMES:
+            value = getattr(module, n, None)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                cands.setdefault(value, f"attribute {n}")
+        linears = [m for m in module.modules() if isinstance(m, torch.nn.Linear)]
+        if linears:
+            cands.setdefault(linears[0].in_features, "the first Linear's in_features")
+        if not cands:
+            raise CheckError(f"cannot tell the model width of {type(module).__name__}: give it a d_model "
+                             f"(or dim / embed_dim / hidden_size) attribute")
+        tried, errors = [], []
+        for d_model, why in cands.items():
+            t = cls(module, d_model, n_heads, n_kv)
+            t.takes_mask, t.takes_causal = var_kw or "attn_mask" in names, var_kw or "is_causal" in names
+            x = torch.randn(2, 3, d_model, generator=torch.Generator().manual_seed(99)).to(device=device, dtype=dtype)
+            try:
+                y = t(x)
+            except Exception as err:   # noqa: BLE001
+                errors.append((d_model, why, err))
+                tried.append(f"D={d_model} ({why}): {type(err).__name__}")
+                continue
+            if not isinstance(y, torch.Tensor) or tuple(y.shape) != tuple(x.shape):
+                shape = tuple(y.shape) if isinstance(y, torch.Tensor) else type(y).__name__
+                errors.append((d_model, why, f"maps x [2, 3, {d_model}] to {shape}"))
+                tried.append(f"D={d_model} ({why}): output {shape}")
+                continue
+            if len(cands) > 1:
+                t.notes.append(f"model width D={d_model}, from {why}" + (f" (tried first: {'; '.join(tried)})"
+                                                                          if tried else f" (other candidates: "
+                               f"{', '.join(f'D={v} ({w})' for v, w in cands.items() if v != d_model)})"))
+            return t
+        d_model, why, err = errors[0]
+        if len(errors) == 1 and isinstance(err, Exception):
             hint = ("; the module interface is forward(x, *, attn_mask=None, is_causal=False): wrap a module that "
                     "takes (query, key, value), such as nn.MultiheadAttention (docs/checker.md)"
                     if isinstance(err, TypeError) else "")
             raise CheckError(f"calling the module on x [2, 3, {d_model}] raised {type(err).__name__}: {err}"
                              f"{hint}") from None
-        if not isinstance(y, torch.Tensor) or tuple(y.shape) != tuple(x.shape):
-            shape = tuple(y.shape) if isinstance(y, torch.Tensor) else type(y).__name__
-            raise CheckError(f"the module maps x [2, 3, {d_model}] to {shape}; expected the same shape")
-        return t
+        if len(errors) == 1:
+            raise CheckError(f"the module {err}; expected the same shape")
+        raise CheckError(f"no model width works for {type(module).__name__}: "
+                         + "; ".join(f"D={v} ({w}): {e if isinstance(e, str) else f'{type(e).__name__}: {e}'}"
+                                     for v, w, e in errors))
 
     def __call__(self, x, mask=None, is_causal=False):
         kwargs = {}

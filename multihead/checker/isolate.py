@@ -3,14 +3,19 @@
 The CLI's `multihead check` starts `python -m multihead.checker.isolate FD OPTIONS`: the child
 imports the target, runs check_attention and writes one JSON line per event to the pipe FD:
 
+    {"event": "started"}                      the child's own imports done (torch); the target's next
     {"event": "loaded"}                       the target imported
     {"event": "probe", "check": name}         a probe starts
     {"event": "report", "report": {...}}      Report.to_dict(): the check finished
     {"event": "error", "message": "..."}      the target cannot be imported or called (exit 2)
 
 The parent turns a child that exits without a report (sys.exit, os._exit, a crash) into an
-`exit` finding naming the probe in flight, and one that stops writing for longer than the time
-limit into a `timeout` finding, after killing it. The child's stdout goes to the parent's stderr,
+`exit` finding naming the probe in flight (its exit is polled, so a helper process the target
+forked, which keeps the pipe open, does not hide it), and one that stops writing for longer than
+the time limit (+ GRACE_S) into a `timeout` finding, after killing it: whatever the target does
+(a call that holds the GIL stops the child's own watchdog), the answer comes within about a
+second of --timeout. The target's import is bounded by --timeout too. The child runs in its own
+process group, killed as a whole at the end, helpers included. The child's stdout goes to the parent's stderr,
 so a target's prints never mix with --json.
 """
 from __future__ import annotations
@@ -25,8 +30,9 @@ import time
 
 from multihead.checker.report import Finding, Report, _json_safe
 
-STARTUP_S = 120.0       # importing torch and the target, building the adapters
-GRACE_S = 30.0          # beyond the child's own per-probe watchdog, before the parent kills it
+STARTUP_S = 120.0       # the child's own imports (torch, the checker), before the target's: not the target's time
+GRACE_S = 1.0           # after --timeout, for the child's own watchdog to answer before the parent kills it
+POLL_S = 0.1            # how often the parent looks whether the child has ended (not only at EOF)
 
 
 def _package_root() -> str:
@@ -35,57 +41,120 @@ def _package_root() -> str:
 
 
 def run_isolated(spec: str, options: dict, timeout: float) -> Report:
-    """options: check_attention's keyword arguments (JSON-serializable)."""
+    """options: check_attention's keyword arguments (JSON-serializable). The child runs in its own
+    process group (session): whatever it leaves behind (a forked helper) is killed with it."""
     read_fd, write_fd = os.pipe()
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_package_root(), env.get("PYTHONPATH")) if p)
     payload = json.dumps({"spec": spec, "options": options | {"timeout": timeout}})
     proc = subprocess.Popen([sys.executable, "-m", "multihead.checker.isolate", str(write_fd), payload],
-                            pass_fds=(write_fd,), stdin=subprocess.DEVNULL, stdout=2, env=env)
+                            pass_fds=(write_fd,), stdin=subprocess.DEVNULL, stdout=2, env=env,
+                            start_new_session=True)
     os.close(write_fd)
     try:
         return _follow(proc, read_fd, spec, options, timeout)
     finally:
         os.close(read_fd)
-        if proc.poll() is None:
-            proc.kill()
+        _kill_group(proc)
         proc.wait()
 
 
+def _kill_group(proc) -> bool:
+    """SIGKILL the child's process group (the child and anything it forked); True if any was alive."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+        alive = True
+    except (ProcessLookupError, PermissionError):
+        alive = False
+    if proc.poll() is None:
+        proc.kill()
+    return alive
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
 def _follow(proc, fd: int, spec: str, options: dict, timeout: float) -> Report:
-    buf, loaded, probe, found = b"", False, "", []
-    deadline = time.monotonic() + STARTUP_S
-    while True:
-        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
-        if not ready:
-            proc.kill()
-            if not loaded:
-                raise ValueError(f"target: importing {spec} did not finish within {STARTUP_S:g} s")
-            return _partial(spec, options, Finding("timeout", "fail", f"probe {probe} did not finish within "
-                                                   f"{timeout:g} s (the child process was killed)",
-                                                   {"probe": probe, "timeout_s": timeout}))
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            break
-        buf += chunk
+    """Read the child's events until a report, an error, its exit or a silence past the deadline.
+    The deadline is STARTUP_S until the child has started, then --timeout (+ GRACE_S) from each
+    event: the target's import, and every probe. The child's exit is polled, not read from EOF: a
+    helper the target forked keeps the pipe open after the child is gone."""
+    buf, phase, probe = b"", "start", ""
+    last = time.monotonic()
+    deadline = last + STARTUP_S
+    eof = False
+
+    def events(data: bytes):
+        nonlocal buf
+        buf += data
         while b"\n" in buf:
             line, buf = buf.split(b"\n", 1)
-            msg = json.loads(line)
-            if msg["event"] == "error":
+            try:
+                msg = json.loads(line)
+                yield msg["event"], msg
+            except (ValueError, KeyError, TypeError):
+                raise ValueError(f"target: {spec} wrote into the checker's event pipe ({line[:80]!r})") from None
+
+    while True:
+        now = time.monotonic()
+        if now >= deadline:
+            return _timed_out(proc, spec, options, timeout, phase, probe, now - last)
+        data = b""
+        if not eof and select.select([fd], [], [], min(POLL_S, deadline - now))[0]:
+            data = os.read(fd, 65536)
+            eof = not data
+        elif eof:
+            time.sleep(min(POLL_S, max(0.0, deadline - now)))
+        ended = proc.poll() is not None
+        if ended and not eof:             # drain what the child wrote before it ended, without blocking
+            while select.select([fd], [], [], 0)[0]:
+                more = os.read(fd, 65536)
+                if not more:
+                    break
+                data += more
+        for event, msg in events(data):
+            if event == "error":
                 raise ValueError(msg["message"])
-            if msg["event"] == "report":
+            if event == "report":
                 return Report.from_dict(msg["report"])
-            loaded = True
+            phase = {"started": "import", "loaded": "check", "probe": "check"}.get(event, phase)
             probe = msg.get("check", probe)
-            found.append(probe)
-            deadline = time.monotonic() + timeout + GRACE_S
+            last = time.monotonic()
+            deadline = last + timeout + GRACE_S
+        if ended:
+            return _ended(proc, spec, options, phase, probe)
+
+
+def _timed_out(proc, spec: str, options: dict, timeout: float, phase: str, probe: str, silent: float) -> Report:
+    _kill_group(proc)
+    if phase == "start":
+        raise ValueError(f"check: the checker's child process did not start within {STARTUP_S:g} s (importing torch)")
+    if phase == "import":
+        raise ValueError(f"target: importing {spec} did not finish within {timeout:g} s (--timeout; the child "
+                         f"process was killed after {silent:.1f} s)")
+    return _partial(spec, options, Finding(
+        "timeout", "fail", f"probe {probe or '(setup)'} did not finish within {timeout:g} s: the child process "
+                           f"did not answer for {silent:.1f} s and was killed (a call that holds the GIL or blocks "
+                           f"stops the child's own watchdog)",
+        {"probe": probe, "timeout_s": timeout, "killed_after_s": round(silent, 2)}))
+
+
+def _ended(proc, spec: str, options: dict, phase: str, probe: str) -> Report:
     code = proc.wait()
     how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
-    if not loaded:
-        raise ValueError(f"target: importing {spec} ended the process ({how})")
+    left = _group_alive(proc.pid)                  # a helper it forked is still running
+    helpers = "; it left a process running (killed)" if left else ""
+    if phase != "check":
+        raise ValueError(f"target: importing {spec} ended the process ({how}){helpers}")
     return _partial(spec, options, Finding("exit", "fail", f"the process ended ({how}) during probe {probe}, "
                                            f"without an exception: the target exits (sys.exit / os._exit) or "
-                                           f"crashes the interpreter", {"probe": probe, "exit": how}))
+                                           f"crashes the interpreter{helpers}",
+                                           {"probe": probe, "exit": how, "left_processes": left}))
 
 
 def _partial(spec: str, options: dict, finding: Finding) -> Report:
@@ -129,7 +198,9 @@ def main(argv: list[str]) -> int:
     # This process is the checker's own: one intra-op thread, because at probe sizes OpenMP
     # barriers on a busy 2-core machine cost more than the work (0.03 s vs 0.6-2.4 s per call).
     torch.set_num_threads(1)
-    code = serve(request["spec"], request["options"], lambda **msg: out.write(json.dumps(_json_safe(msg)) + "\n"))
+    send = lambda **msg: out.write(json.dumps(_json_safe(msg)) + "\n")      # noqa: E731
+    send(event="started")          # from here on the time is the target's: --timeout bounds its import
+    code = serve(request["spec"], request["options"], send)
     if code:
         return code
     out.flush()

@@ -70,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         return 141
     except ValueError as err:
         return _fail(args.command, str(err))
+    except ImportError as err:           # an optional part not installed: what to install, on one line
+        from multihead._optional import message
+        return _fail(args.command, message(err.name))
     except OSError as err:
         where = f"{err.filename}: " if err.filename else ""
         return _fail(args.command, f"{where}{err.strerror or err}")

@@ -38,7 +38,8 @@ from typing import Callable, Sequence
 from multihead import values
 
 __all__ = ["int_range", "float_range", "list_of", "output_file", "input_file", "SEED", "PROBABILITY",
-           "POSITIVE_FLOAT", "POSITIVE_INT", "MAX_TOKENS", "MAX_THREADS", "check_output_file"]
+           "POSITIVE_FLOAT", "POSITIVE_INT", "MAX_TOKENS", "MAX_THREADS", "check_output_file", "GPU_MEMORY_GB",
+           "EFFECTIVE_TFLOPS", "BANDWIDTH_TBPS", "EFFICIENCY"]
 
 # Upper bounds for "how many" arguments when nothing tighter is known. 10M tokens is 10x the
 # longest context any catalog model supports; a thread count beyond 1024 is a typo; a million of
@@ -108,6 +109,11 @@ POSITIVE_INT = int_range(1, MAX_COUNT)    # "how many" with no tighter bound kno
 SEED = int_range(0, 2**32 - 1)            # numpy's and torch's seeds both take this range
 PROBABILITY = float_range(0.0, 1.0, lo_open=True)
 POSITIVE_FLOAT = float_range(0.0, None, lo_open=True)
+# GPU figures: the physically sensible ranges of multihead.values (the planner's request uses the same)
+GPU_MEMORY_GB = float_range(values.GPU_MEMORY_GB.lo, values.GPU_MEMORY_GB.hi)
+EFFECTIVE_TFLOPS = float_range(values.EFFECTIVE_TFLOPS.lo, values.EFFECTIVE_TFLOPS.hi)
+BANDWIDTH_TBPS = float_range(values.BANDWIDTH_TBPS.lo, values.BANDWIDTH_TBPS.hi)
+EFFICIENCY = float_range(values.EFFICIENCY.lo, values.EFFICIENCY.hi)
 
 
 def check_output_file(path: str | os.PathLike, suffixes: Sequence[str] | None = None) -> Path:

@@ -1,8 +1,7 @@
 """``multihead plan MODEL --search``: the flags, and printing the search's answer (planner/search.py)."""
 from __future__ import annotations
 
-import json
-
+from multihead import jsonout
 from multihead.cli import _args as A
 
 
@@ -29,7 +28,7 @@ def print_search(req, args) -> int:
         from multihead.planner.search_plot import plot_pareto
         plot_pareto(result, args.plot)
     if args.json:
-        print(json.dumps({"search": result}, indent=1, allow_nan=False))
+        print(jsonout.dumps({"search": result}, indent=1))
     else:
         print(render(result))
         if args.plot:
@@ -41,6 +40,12 @@ def _ms(s) -> str:
     if s is None:
         return "-"
     return f"{s * 1e3:,.1f} ms" if s < 1 else f"{s:,.2f} s"
+
+
+def _iv(a: dict, key: str) -> str:
+    if f"{key}_low" not in a:
+        return ""
+    return f" (80%: {_ms(a[key + '_low'])}-{_ms(a[key + '_high'])})"
 
 
 def render(r: dict) -> str:
@@ -64,16 +69,17 @@ def render(r: dict) -> str:
         widths = [max(len(h), *(len(row[j]) for row in rows)) for j, h in enumerate(head)]
         lines.append("  " + "  ".join(h.rjust(w) for h, w in zip(head, widths)))
         lines += ["  " + "  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in rows]
-        if r.get("band") is not None and any(x.get("within_band_of_best") for x in r["results"][1:]):
-            lines.append(f"  yes~: within the time model's error band ({r['band']:.0%}) of the best on the "
-                         "objective: the prediction cannot tell them apart")
+        if any(x.get("within_band_of_best") for x in r["results"][1:]):
+            lines.append(f"  yes~: its {r['interval']['level']:.0%} interval of output tokens/s overlaps the best one's "
+                         "(out-of-document errors of the model's family): the prediction cannot tell them apart")
     best = r["results"][0] if r["results"] and r["results"][0]["meets_slo"] else None
     if best:
         a = best["at"]
         lines.append(f"Best: {best['gpus']}x {best['gpu']} (TP {best['tensor_parallel_size']} x PP "
                      f"{best['pipeline_parallel_size']} x {best['data_parallel_size']} replica(s), weights "
                      f"{best['quantization'] or 'as the checkpoint'}, KV {best['kv_cache_dtype']}): "
-                     f"TTFT {_ms(a['ttft_s'])}, TPOT {_ms(a['tpot_s'])}; binding limit: {best['binding']}")
+                     f"TTFT {_ms(a['ttft_s'])}{_iv(a, 'ttft_s')}, TPOT {_ms(a['tpot_s'])}{_iv(a, 'tpot_s')}; "
+                     f"binding limit: {best['binding']}")
         if a.get("note"):
             lines.append(f"  {a['note']}")
         if best.get("command"):

@@ -1,11 +1,11 @@
 """``multihead bench``: attention throughput vs the machine's limits and torch SDPA, as ratios."""
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 from pathlib import Path
 
+from multihead import jsonout
 from multihead.cli import _args as A
 from multihead.cli._timing import PLOT_FILE, add_timing_args, check_timing_args, write_outputs
 
@@ -70,11 +70,11 @@ def run(args) -> int:
             report["features"] = run_features(FeatureConfig.quick() if args.quick else FeatureConfig(), args.clock)
     to_stdout = args.json == "-"
     if to_stdout:
-        print(json.dumps(report))
+        print(jsonout.dumps(report))
     else:
         print_report(report)
     write_outputs([
-        ("--json", None if to_stdout else args.json, lambda p: Path(p).write_text(json.dumps(report, indent=1))),
+        ("--json", None if to_stdout else args.json, lambda p: Path(p).write_text(jsonout.dumps(report, indent=1))),
         ("--plot", args.plot, lambda p: save(bench_figure(report), p)),
         ("--markdown", args.markdown, lambda p: Path(p).write_text(bench_markdown(report)))])
     return 0

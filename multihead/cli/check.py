@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 
+from multihead import jsonout
 from multihead.cli._args import float_range, int_range
 
 EXAMPLES = """examples:
@@ -79,7 +79,7 @@ def run(args) -> int:
         check_device(args.device)
     report = run_isolated(args.target, options(args), args.timeout)
     if args.json:
-        print(json.dumps(report.to_dict(), indent=2, default=float))
+        print(jsonout.dumps(report.to_dict(), indent=2, default=float))
     else:
         from rich.console import Console
 

@@ -1,8 +1,7 @@
 """``multihead demo``: the attention core at a glance (softmax numbers, exactness, tiled memory)."""
 from __future__ import annotations
 
-import json
-
+from multihead import jsonout
 from multihead.cli import _args as A
 
 # The memory measurement runs causal tiled attention at T tokens: T^2 d FLOPs, ~10 s at this bound
@@ -36,7 +35,7 @@ def run(args) -> int:
     from multihead.demo import run_demo
     result = run_demo(tokens=args.tokens, seed=args.seed, progress=not args.json)
     if args.json:
-        print(json.dumps(result))
+        print(jsonout.dumps(result))
         return 0
     from rich.console import Console
     from rich.table import Table

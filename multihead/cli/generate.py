@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 
+from multihead import jsonout
 from multihead.cli import _args as A
 from multihead.hf.shipped import SMOLLM2
 
@@ -45,7 +45,7 @@ def run(args) -> int:
     r = smollm2_generate(args.prompt if len(args.prompt) > 1 else args.prompt[0], max_new_tokens=args.max_new_tokens,
                          attention=args.attention, chat=not args.raw, page_size=args.page_size)
     if args.json:
-        print(json.dumps(r))
+        print(jsonout.dumps(r))
         return 0
     from rich.console import Console
     from rich.panel import Panel

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 
+from multihead import jsonout
 from multihead.cli import _args as A
 
 
@@ -17,8 +17,30 @@ def add_request_flags(p: argparse.ArgumentParser) -> None:
     load = g.add_mutually_exclusive_group()
     load.add_argument("--concurrency", type=A.int_range(1, 1 << 20),
                       help="evaluate at N requests in flight (closed loop): serving.at")
-    load.add_argument("--request-rate", type=A.float_range(0, 1e6, lo_open=True),
+    load.add_argument("--request-rate", type=A.float_range(1e-6, 1e6),
                       help="evaluate at R requests/s arriving as a Poisson process (open loop): serving.at")
+
+
+def add_time_flags(p: argparse.ArgumentParser) -> None:
+    """The time model's inputs a user states, under the engines' own flag names (``gpu-time MODEL``)."""
+    g = p.add_argument_group("one serving point (with MODEL)")
+    g.add_argument("--gpu", default="H100-SXM", help="catalog GPU (default H100-SXM)")
+    g.add_argument("--tensor-parallel-size", "-tp", type=A.int_range(1, 1024), default=1)
+    g.add_argument("--expert-parallel-size", type=A.int_range(1, 1024), default=1,
+                   help="GPUs the routed experts are spread over (vLLM's --enable-expert-parallel: TP x DP)")
+    g.add_argument("--data-parallel-size", type=A.int_range(1, 1024), default=1,
+                   help="replicas sharing the requests (vLLM's --data-parallel-size, SGLang's --dp-size)")
+    g.add_argument("--enable-dp-attention", action="store_true", help="SGLang's data-parallel attention")
+    g.add_argument("--engine", choices=["vllm", "sglang", "tensorrt-llm", "gpt-fast"], default="vllm",
+                   help="whose fixed costs (default vllm)")
+    g.add_argument("--engine-version", default=None,
+                   help="engine version (default: the newest family; vLLM < 0.8 is the V0 engine)")
+    g.add_argument("--batching", choices=["continuous", "static"], default="continuous")
+    g.add_argument("--concurrency", type=A.int_range(1, 1_000_000), default=1, help="requests in flight (default 1)")
+    g.add_argument("--input-len", type=A.int_range(1, A.MAX_TOKENS), default=1024)
+    g.add_argument("--output-len", type=A.int_range(1, A.MAX_TOKENS), default=256)
+    g.add_argument("--quantization", choices=["gptq", "awq", "fp8", "int8", "bitsandbytes", "mxfp4"], default=None)
+    g.add_argument("--kv-cache-dtype", choices=["auto", "fp8"], default="auto")
 
 
 def register(subparsers) -> None:
@@ -26,9 +48,13 @@ def register(subparsers) -> None:
         "gpu-time", help="validate the GPU-time model (TTFT, TPOT, throughput) against published measurements",
         description="Predict every row of reports/gpu-time/measurements.json (published TTFT, decode tokens/s, "
                     "ITL and throughput on A100/H100/H200/L40S/MI300X) with the committed constants and print the "
-                    "error by split: the fitted rows (training, and sets 1 and 2, seen) and held-out set 3. --fit "
-                    "refits the constants on the fitted rows only and rewrites "
+                    "error by split: the fitted rows (training, sets 1 and 2, and session 5's training documents) and "
+                    "the held-out sets 3 and 5 (documents never fitted; set 4 is fitted since session 6). With MODEL: one serving point with 80%% "
+                    "intervals from the inputs you state. --fit refits the constants on the fitted rows only and rewrites "
                     "multihead/cost/catalog/gpu_time_fit.json and reports/gpu-time/.")
+    p.add_argument("model", nargs="?", help="a catalog model, HF id or config.json: predict one serving point "
+                   "(TTFT, TPOT, throughput with 80%% intervals) instead of validating the table")
+    add_time_flags(p)
     p.add_argument("--fit", action="store_true", help="refit the constants and rewrite the fit file and the reports")
     p.add_argument("--measurements", type=A.input_file(), help="table of measurements (default reports/gpu-time/measurements.json)")
     p.add_argument("--out", type=A.output_dir(), help="report folder for --fit (default reports/gpu-time/)")
@@ -38,12 +64,55 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
+def _predict(args) -> int:
+    from multihead import cost
+    from multihead.cost.time import time_request
+    from multihead.cost.time import timing
+    from multihead.cost.spec.quantization import from_flag
+    from multihead.cost.serving.answer import gpu_memory_bytes
+    from multihead.planner.serving import load_model
+    cfg, name = load_model(args.model)
+    spec = cost.read_config(cfg, name=name)
+    gpu_name, _ = gpu_memory_bytes(args.gpu)
+    gpu = timing.make_gpu(gpu_name, cost.gpu_catalog()[gpu_name])
+    quantization = from_flag(args.quantization) if args.quantization else spec.quantization
+    weights = "fp16" if spec.dtype == "fp16" else "bf16"
+    out = time_request.predict(spec, gpu, tensor_parallel_size=args.tensor_parallel_size,
+                               expert_parallel_size=args.expert_parallel_size,
+                               data_parallel_size=args.data_parallel_size, enable_dp_attention=args.enable_dp_attention,
+                               engine=args.engine, engine_version=args.engine_version, batching=args.batching,
+                               concurrency=args.concurrency, input_len=args.input_len, output_len=args.output_len,
+                               weights=weights, quantization=quantization,
+                               kv="fp8" if args.kv_cache_dtype == "fp8" else weights)
+    out = {"model": name, "gpu": gpu_name, **out}
+    if args.json:
+        print(jsonout.dumps(out, indent=1))
+        return 0
+
+    def iv(k, fmt):
+        return f" (80%: {fmt(out[k + '_low'])}-{fmt(out[k + '_high'])})" if k + "_low" in out else ""
+    ms = lambda x: f"{x * 1e3:,.1f} ms"          # noqa: E731
+    rate = lambda x: f"{x:,.0f}"                 # noqa: E731
+    replicas = 1 if args.enable_dp_attention else args.data_parallel_size
+    print(f"{name} on {replicas * args.tensor_parallel_size} {gpu_name} ({replicas} x TP {args.tensor_parallel_size}; "
+          f"{out['engine']} {out['version_family']}, {out['batching']} batching, EP {out['expert_parallel_size']}"
+          f"{', DP attention ' + str(out['data_parallel_size']) if out['enable_dp_attention'] else ''}), "
+          f"{out['concurrency']} requests of {out['input_len']:,} + {out['output_len']:,} tokens:")
+    print(f"  TTFT {ms(out['ttft_s'])}{iv('ttft_s', ms)}, TPOT {ms(out['tpot_s'])}{iv('tpot_s', ms)}")
+    print(f"  request latency {out['request_latency_s']:,.2f} s, {out['output_tokens_per_s']:,.0f} output tokens/s in all"
+          f"{iv('output_tokens_per_s', rate)} (decode {out['decode_bound']}-bound)")
+    print(f"  constants: {out['time_constants']}; intervals: out-of-document errors of the family (docs/gpu-time.md)")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
-    from multihead.cost import timing_validation as tv
+    from multihead.fits import timing_validation as tv
+    if args.model:
+        return _predict(args)
     if args.cv:
         summ = tv.cross_validate(tv.load_table(args.measurements))
         if args.json:
-            print(json.dumps(summ, indent=1))
+            print(jsonout.dumps(summ, indent=1))
             return 0
         print("out-of-fold error of the fitted rows (4 folds):")
         for fam, s in summ.items():
@@ -53,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     result = tv.run(refit=args.fit, measurements=args.measurements, out_dir=args.out)
     if args.json:
-        print(json.dumps(result, indent=1))
+        print(jsonout.dumps(result, indent=1))
         return 0
     print(f"constants: {result['source'] if not args.fit else 'refitted on the fitted rows (training, sets 1 and 2)'}")
     print(f"split: {tv.SPLIT_RULE}")

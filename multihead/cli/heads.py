@@ -6,6 +6,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from multihead import jsonout
 from multihead.cli import _args as A
 from multihead.hf.shipped import MINILM, SMOLLM2
 
@@ -126,7 +127,7 @@ def _finish(args, result: dict, plot_fn, table_fn) -> int:
     if args.plot:
         result["plot"] = plot_fn(result, args.plot)
     if args.json:
-        print(json.dumps(result))
+        print(jsonout.dumps(result))
     else:
         table_fn(result)
     return 0
@@ -194,7 +195,7 @@ def run_report(args) -> int:
         else "multihead heads report"
     result = build_report(args.out_dir, _text(args), merge, enc, command, reuse=args.reuse, progress=not args.json)
     if args.json:
-        print(json.dumps(result))
+        print(jsonout.dumps(result))
     else:
         print(f"wrote {args.out_dir}/REPORT.md, summary.json and {len(result['figures'])} figures "
               f"in {result['seconds'] / 60:.1f} min")

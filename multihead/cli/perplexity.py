@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 
+from multihead import jsonout
 from multihead.cli import _args as A
 from multihead.hf.shipped import SMOLLM2
 
@@ -44,7 +44,7 @@ def run(args) -> int:
     r = smollm2_perplexity(args.attention, windows=args.windows, window_tokens=args.window_tokens,
                            seed=args.seed, batch_size=args.batch_size, progress=not args.json)
     if args.json:
-        print(json.dumps(r))
+        print(jsonout.dumps(r))
         return 0
     from rich.console import Console
     from rich.table import Table

@@ -85,13 +85,13 @@ def _device_args(d) -> None:
                    help="catalog GPU (see --list; 'H100' is H100-SXM) or a measured profile JSON from "
                         "`multihead calibrate` (default H100-SXM, unless --gpu-memory-gb, --effective-tflops "
                         "and --bandwidth-tbps describe the GPU)")
-    d.add_argument("--gpu-memory-gb", type=A.POSITIVE_FLOAT, help="GPU memory in GB (1e9 B)")
-    d.add_argument("--effective-tflops", type=A.POSITIVE_FLOAT, help="sustained matmul TFLOP/s (already effective)")
-    d.add_argument("--bandwidth-tbps", type=A.POSITIVE_FLOAT,
+    d.add_argument("--gpu-memory-gb", type=A.GPU_MEMORY_GB, help="GPU memory in GB (1e9 B)")
+    d.add_argument("--effective-tflops", type=A.EFFECTIVE_TFLOPS, help="sustained matmul TFLOP/s (already effective)")
+    d.add_argument("--bandwidth-tbps", type=A.BANDWIDTH_TBPS,
                    help="sustained memory bandwidth in TB/s (already effective)")
-    d.add_argument("--flops-efficiency", type=A.PROBABILITY,
+    d.add_argument("--flops-efficiency", type=A.EFFICIENCY,
                    help="fraction of a catalog GPU's peak FLOP/s reached (default 0.5, see cost/device.py)")
-    d.add_argument("--bandwidth-efficiency", type=A.PROBABILITY,
+    d.add_argument("--bandwidth-efficiency", type=A.EFFICIENCY,
                    help="fraction of a catalog GPU's bandwidth reached (default 0.8, see cost/device.py)")
     d.add_argument("--gpus", "--tensor-parallel-size", "-tp", dest="gpus", type=A.int_range(1, 4096), default=1,
                    help="tensor-parallel GPUs (must divide H and fit H_kv); vLLM's --tensor-parallel-size")

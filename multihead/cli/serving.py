@@ -9,6 +9,7 @@ import argparse
 import json
 from pathlib import Path
 
+from multihead import jsonout
 from multihead.cli import _args as A
 
 EXAMPLES = """examples:
@@ -35,6 +36,11 @@ def add_engine_flags(p: argparse.ArgumentParser, for_plan: bool = False) -> None
     g.add_argument("--data-parallel-size", "-dp", type=A.int_range(1, 1024), default=1,
                    help="replicas of the model behind a router, each TP x PP GPUs (default 1; the load of "
                         "--concurrency / --request-rate is split between them)")
+    g.add_argument("--expert-parallel-size", type=A.int_range(1, 1024), default=None,
+                   help="GPUs the routed experts are spread over (vLLM's --enable-expert-parallel over the TP "
+                        "group; the time model's load imbalance; default 1)")
+    g.add_argument("--batching", choices=["continuous", "static"], default=None,
+                   help="the times' batching: continuous (in-flight, default) or static (a batch started together)")
     g.add_argument("--max-model-len", type=A.int_range(1, A.MAX_TOKENS),
                    help="the longest request, tokens" + (" (default: --tokens; and --tokens defaults to it)"
                                                           if for_plan else ""))
@@ -70,12 +76,12 @@ def register(subparsers) -> None:
                     "command.", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", nargs="?", help="HF id of a catalog config (see --list), or a config.json path / folder")
     p.add_argument("--gpu", default=None, help="GPU from the catalog (see --list; default H100-SXM)")
-    p.add_argument("--gpu-memory-gb", type=A.float_range(1.0, 4096.0), default=None,
+    p.add_argument("--gpu-memory-gb", type=A.GPU_MEMORY_GB, default=None,
                    help="a GPU outside the catalog: its memory in GB (1e9 B, as in `plan`), the figure the device "
                         "reports (torch's total_memory: an H100 80GB reports 85.03 GB = 79.19 GiB)")
-    p.add_argument("--effective-tflops", type=A.POSITIVE_FLOAT, default=None,
+    p.add_argument("--effective-tflops", type=A.EFFECTIVE_TFLOPS, default=None,
                    help="with --gpu-memory-gb: its achievable 16-bit matmul TFLOP/s, for the serving times")
-    p.add_argument("--bandwidth-tbps", type=A.POSITIVE_FLOAT, default=None,
+    p.add_argument("--bandwidth-tbps", type=A.BANDWIDTH_TBPS, default=None,
                    help="with --gpu-memory-gb: its achievable memory bandwidth, TB/s, for the serving times")
     add_engine_flags(p)
     from multihead.cli.gpu_time import add_request_flags
@@ -107,7 +113,7 @@ def run(args) -> int:
     else:                                # a GPU outside the catalog by its memory alone: the account only
         out = _memory_only(args)
     if args.json:
-        print(json.dumps({"serving": out}, indent=1))
+        print(jsonout.dumps({"serving": out}, indent=1))
     else:
         print(render(out))
     if not out["fits"]:
@@ -118,7 +124,7 @@ def run(args) -> int:
 
 def _memory_only(args) -> dict:
     """The serving account of a GPU given by --gpu-memory-gb alone (no time figures: the plan needs them)."""
-    from multihead.cost import serving_answer as S
+    from multihead.planner.search import answer      # the planner's one fallback search (issue 27)
     from multihead.planner.serving import load_model
     cfg, name = load_model(args.model)
     req = request_from(args, name, cfg)
@@ -128,12 +134,13 @@ def _memory_only(args) -> dict:
         from multihead.planner.inputs import resolve_device
         device = resolve_device(gpu_memory_gb=args.gpu_memory_gb, effective_tflops=args.effective_tflops,
                                 bandwidth_tbps=args.bandwidth_tbps)
-    return S.answer(cfg, req, emit=args.emit or args.engine, heads=_heads(cfg), input_len=args.input_len,
-                    output_len=args.output_len, device=device, **kw)
+    return answer(cfg, req, emit=args.emit or args.engine, heads=_heads(cfg), input_len=args.input_len,
+                  output_len=args.output_len, device=device, concurrency=args.concurrency,
+                  request_rate=args.request_rate, **kw)
 
 
 def request_from(args, name: str, cfg: dict):
-    from multihead.cost import serving_answer as S
+    from multihead.cost.serving import answer as S
     if args.gpu_memory_gb is not None:
         if args.gpu is not None:
             raise ValueError("gpu-memory-gb: give either --gpu (a catalog GPU) or --gpu-memory-gb, not both")
@@ -154,32 +161,32 @@ def request_from(args, name: str, cfg: dict):
 
 
 def _max_position(cfg: dict) -> int | None:
-    from multihead.cost.serving_model import text_config
+    from multihead.cost.serving.extras import text_config
     return text_config(cfg).get("max_position_embeddings")
 
 
 def _heads(cfg: dict) -> int | None:
-    from multihead.cost.serving_model import text_config
+    from multihead.cost.serving.extras import text_config
     return text_config(cfg).get("num_attention_heads")
 
 
 def _list() -> int:
-    from multihead.cost.serving_answer import gpu_catalog
-    from multihead.cost.serving_fit import CATALOG
+    from multihead.cost.serving.answer import gpu_memory_catalog
+    from multihead.cost.serving.fitted import CATALOG
     print("Catalog configs (HF id -> source):")
     for k, v in json.loads((CATALOG / "configs" / "index.json").read_text()).items():
         print(f"  {k:<62} {v['source']}")
     print("GPUs (physical memory as the device reports it):")
-    for k, v in gpu_catalog().items():
+    for k, v in gpu_memory_catalog().items():
         print(f"  {k:<10} {v['bytes'] / 2**30:8.2f} GiB  {'reported' if v['reported'] else 'estimated'}")
     return 0
 
 
 def _validate(out_dir: Path) -> int:
-    from multihead.cost.serving_report import write_report
+    from multihead.fits.serving_report import write_report
     if out_dir.exists() and not out_dir.is_dir():
         raise ValueError(f"out: {out_dir} exists and is not a folder")
     summary = write_report(out_dir)
-    print(json.dumps(summary, indent=1))
+    print(jsonout.dumps(summary, indent=1))
     print(f"written: {out_dir / 'table.md'}, {out_dir / 'table.json'}")
     return 0

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
+from multihead import jsonout
 from multihead.cli import _args as A
 from multihead.cli._timing import PLOT_FILE, add_timing_args, write_outputs
 
@@ -67,11 +67,11 @@ def run(args) -> int:
     if args.plot:
         result["plot"] = str(args.plot)
     if args.json:
-        print(json.dumps(result))
+        print(jsonout.dumps(result))
     else:
         print_result(result)
     write_outputs([
-        ("--out", args.out, lambda p: Path(p).write_text(json.dumps(result, indent=2) + "\n")),
+        ("--out", args.out, lambda p: Path(p).write_text(jsonout.dumps(result, indent=2) + "\n")),
         ("--plot", args.plot, lambda p: save(validation_figure(result), p)),
         ("--markdown", args.markdown, lambda p: Path(p).write_text(validation_markdown(result, _command(args))))])
     return 0

@@ -35,10 +35,14 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from pathlib import Path
 
+    from multihead._optional import require
+    # every module the page needs, before a word is printed (no "serving on" then a traceback)
+    require("fastapi", "uvicorn", "plotly")
     if args.screenshot is not None:
         out = Path(args.screenshot)
         if not out.is_dir():
             raise ValueError(f"screenshot: {out} is not an existing folder")
+        require("playwright")
         from multihead.web.shots import take_screenshots
         for line in take_screenshots(out):
             print(line)

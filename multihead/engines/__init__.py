@@ -8,6 +8,7 @@ pipeline parallelism across nodes) get the engine's multi-node form: a Ray clust
 """
 from __future__ import annotations
 
+import json
 import shlex
 from dataclasses import dataclass
 
@@ -30,6 +31,12 @@ class LaunchPlan:
     quantization: str | None = None
     block_size: int | None = None
     data_parallel_size: int = 1         # replicas of the model (each tensor_parallel_size x pipeline_parallel_size GPUs)
+    hf_overrides: dict | None = None    # config keys the engine must override (rope scaling past the config's length)
+
+    @property
+    def overrides_json(self) -> str | None:
+        """The overrides as compact JSON, the engine flag's value (None: none)."""
+        return json.dumps(self.hf_overrides, separators=(",", ":")) if self.hf_overrides else None
 
     @property
     def gpus(self) -> int:

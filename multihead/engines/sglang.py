@@ -30,6 +30,8 @@ def flags(plan: LaunchPlan) -> list[str]:
         out += ["--quantization", plan.quantization]
     if plan.block_size:
         out += ["--page-size", str(plan.block_size)]
+    if plan.hf_overrides:     # SGLang's name for the same config override
+        out += ["--json-model-override-args", plan.overrides_json]
     return out
 
 

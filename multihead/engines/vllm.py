@@ -22,6 +22,8 @@ def flags(plan: LaunchPlan) -> list[str]:
         out += ["--quantization", plan.quantization]
     if plan.block_size:
         out += ["--block-size", str(plan.block_size)]
+    if plan.hf_overrides:     # vLLM refuses a --max-model-len past the config's derived length without it
+        out += ["--hf-overrides", plan.overrides_json]
     return out
 
 

@@ -173,7 +173,7 @@ def corpus_tokens(tokenizer) -> torch.Tensor:
     under the cache directory keyed by the tokenizer's identity and the cleaner version).
     """
     ident = f"{getattr(tokenizer, 'name_or_path', '')}|{len(tokenizer)}|{type(tokenizer).__name__}|v{CLEANER_VERSION}"
-    key = hashlib.sha1(ident.encode()).hexdigest()[:16]
+    key = hashlib.sha1(ident.encode(), usedforsecurity=False).hexdigest()[:16]    # a cache key, not a secret
     if key in _TOKEN_CACHE:
         return _TOKEN_CACHE[key]
     path = _cache_file().with_name(f"enwiki-tokens-{key}.npy")

@@ -215,7 +215,8 @@ def fast_call(q: Tensor, k: Tensor, v: Tensor, is_causal: bool, scale: float | N
     """(out, lse) for a call whose shape was validated before (lse None unless ``want_lse``), or
     None: then the caller runs the full checks. Per call only what may differ between calls of
     one shape is tested: Tk, the last-dim strides, the device, autograd and torch.compile."""
-    if type(q) is not Tensor or type(k) is not Tensor or type(v) is not Tensor or k.dim() != 4 or v.dim() != 4:
+    if (type(q) is not Tensor or type(k) is not Tensor or type(v) is not Tensor or q.dim() != 4 or k.dim() != 4
+            or v.dim() != 4 or q.shape[3] == 0):      # d = 0 or a 0-d q: the full checks name it
         return None
     if scale is None:                          # the default, resolved as functional.attention does
         scale = 1.0 / math.sqrt(q.shape[-1])

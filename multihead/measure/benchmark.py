@@ -4,7 +4,7 @@ Every number is measured in this process and reported as a ratio: ours / SDPA (s
 ours / the limit (the share of the machine reached). Absolute timings on a shared CPU are noise;
 ratios measured seconds apart are not.
 
-Work counted per call (``AttnShape``, formulas from multihead.cost.formulas):
+Work counted per call (``AttnShape``, formulas from multihead.cost.counts.formulas):
     decode   bytes of K and V read, kv_cache_bytes(1 layer) = 2 * B * H_kv * Tk * d * bytes;
              limit: the streaming-read bandwidth (sum of a large fp32 tensor).
     prefill  attention_flops(causal=True), ~2 * B * H * T^2 * d for Tq = Tk = T;
@@ -19,8 +19,8 @@ import time
 from dataclasses import dataclass, field
 
 
-from multihead.cost.formulas import score_matrix_bytes
-from multihead.cost.units import dtype_bytes
+from multihead.cost.counts.formulas import score_matrix_bytes
+from multihead.cost.spec.units import dtype_bytes
 from multihead.measure import limits as machine
 from multihead.measure.memory import peak_extra_memory
 from multihead.measure.shapes import TORCH_DTYPES, AttnShape

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from multihead.cost.device import DeviceSpec
-from multihead.cost.model import ModelSpec
-from multihead.cost.precision import resolve as resolve_precision
+from multihead.cost.time.device import DeviceSpec
+from multihead.cost.spec.model import ModelSpec
+from multihead.cost.spec.precision import resolve as resolve_precision
 from multihead.planner import sections
 from multihead.planner.accounts import MemoryAccount, Setup, chunk_tokens, fewest_chunks, max_tokens_that_fit
 from multihead.planner.decision import build_outcome
@@ -72,6 +72,9 @@ def plan(model: str | ModelSpec | None = None, *, tokens: int, batch: int = 1, p
 def build(st: Setup, work: Workload, quality_report=None, options: dict | None = None) -> Plan:
     """The plan of one Setup and workload: parts, outcome, warnings, fallbacks, sections, explanation."""
     T = work.tokens
+    from multihead.planner.serving import engine_for
+    engine = engine_for(st, st.spec.name, T, (options or {}).get("serving"))
+    st.engine = None if isinstance(engine, str) else engine      # read by the decision, fallbacks, section
     single = st.memory(T)
     compute = build_compute(st, single, T, work.passes, work.causal_skip)
     outcome = build_outcome(st, T, work.passes, work.chunks, single, work.causal_skip,

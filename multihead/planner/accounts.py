@@ -2,8 +2,11 @@
 
 ``Setup`` is asked the same questions by the plan, the chunked alternative, the fallbacks and the
 memory plot, each with a knob turned (fewer KV heads, another KV dtype, quantized weights, more
-GPUs), so every number comes from one place. Counts come from ``multihead.cost``; seconds from
-``cost.attention_time`` (roofline, plus a measured profile's terms).
+GPUs), so every number comes from one place. Counts come from ``multihead.cost``. Seconds come from
+ONE time model per device: a GPU (catalog or explicit figures) is timed by the fitted GPU-time model
+(``cost/time/timing.py``, the model the serving section times requests with), a measured CPU profile by
+its own kernel terms (``cost.time.attention_time``). The reference text's 4*T^2*D*L is timed at the
+same GPU rate and labelled "the text's count"; it is a second FLOP count, not a second GPU model.
 
 Workspace (activations) of a prefill: layers run one at a time and nothing is kept for a backward
 pass, so the peak is the widest moment of one layer. Gated MLP: the residual x (D), the fused
@@ -14,18 +17,19 @@ the last position only: B*V*4.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 
-from multihead.cost import attention_time as at
-from multihead.cost.device import DeviceSpec, compute_seconds
-from multihead.cost.formulas import (ceil_div, decode_attention_flops, linear_flops, pair_flops, score_matrix_bytes,
+from multihead.cost.time import attention_time as at
+from multihead.cost.time.device import DeviceSpec, compute_seconds
+from multihead.cost.counts.formulas import (ceil_div, decode_attention_flops, linear_flops, pair_flops, score_matrix_bytes,
                                      spec_attention_flops, tiled_state_bytes)
-from multihead.cost.memory import WeightBytes, decode_weight_bytes, kv_bytes, kv_heads_per_gpu, weight_bytes
-from multihead.cost.model import ModelSpec
-from multihead.cost.params import mlp_width, non_embedding_params
-from multihead.cost.precision import Precision
-from multihead.cost.quantization import Quantization
-from multihead.cost.units import dtype_bytes
+from multihead.cost.counts.memory import WeightBytes, decode_weight_bytes, kv_bytes, kv_heads_per_gpu, weight_bytes
+from multihead.cost.spec.model import ModelSpec
+from multihead.cost.counts.params import mlp_width, non_embedding_params
+from multihead.cost.spec.precision import Precision
+from multihead.cost.spec.quantization import Quantization
+from multihead.cost.spec.units import dtype_bytes
 
 
 @dataclass
@@ -56,6 +60,9 @@ class Setup:
     gpus: int
     attention: str                 # "tiled" or "materialized"
     memory_utilization: float
+    # the engine's account of this plan (planner/serving.Engine), set by planner.build; None: a CPU
+    # profile, whose one-pass decision is the plan's own account
+    engine: object = dataclasses.field(default=None, repr=False, compare=False)
 
     @property
     def usable(self) -> float:
@@ -113,6 +120,51 @@ class Setup:
             usable_bytes=self.usable)
 
     # -- compute and time --------------------------------------------------------------------------
+    @functools.cached_property
+    def gpu_time(self):
+        """The GPU-time model's setup of this plan (cost/timing.Setup; TP = the plan's GPUs), or None
+        for a measured CPU profile (timed by its own kernel terms)."""
+        if self.device.kind == "measured":
+            return None
+        from multihead.cost.time.serving_time import plan_setup
+        return plan_setup(self.spec, self.device, self.precision, self.gpus)
+
+    def _gpu_time(self, gpus: int | None):
+        ts = self.gpu_time
+        return ts if ts is None or not gpus or gpus == ts.tp else dataclasses.replace(ts, tp=gpus)
+
+    def prefill(self, tokens: int, gpus: int | None = None, causal_skip: bool = False) -> tuple[float, dict | None]:
+        """(seconds, terms) of one prefill of the batch's T-token prompts. A GPU: the GPU-time model's
+        phase (max(compute, memory) + dequantization + fixed costs + all-reduces; terms = its Phase as a
+        dict); a measured CPU profile: attention (causal count with ``causal_skip``) + linear layers."""
+        ts = self._gpu_time(gpus)
+        if ts is None:
+            flops = self.attention_flops(tokens, causal=causal_skip)
+            att = self.attention_seconds(flops, tokens, gpus=gpus, causal=causal_skip)
+            return att + self.linear_seconds(self.linear_flops(tokens), gpus), None
+        from multihead.cost.time import timing
+        phase = timing.prefill(ts, tokens, batch=self.batch)
+        return phase.total_s, {**dataclasses.asdict(phase), "engine": ts.engine, "constants": ts.constants.source,
+                               "link": ts.gpu.link}
+
+    def effective_rates(self) -> tuple[float, float]:
+        """(attention FLOP/s, bytes/s) per GPU that time this plan: the GPU-time model's (peak x
+        mamf_share x fitted efficiency; explicit figures as given), or a measured profile's roofline."""
+        ts = self.gpu_time
+        if ts is None:
+            return self.device.effective_flops(self.precision.activation), self.device.effective_bandwidth()
+        from multihead.cost.time import timing
+        return timing.attention_flops_per_s(ts), ts.gpu.bandwidth * ts.constants.bandwidth_efficiency
+
+    def read_seconds(self, nbytes: float) -> float:
+        """Streaming ``nbytes`` per GPU: the GPU-time model's rate, or the profile's bandwidth."""
+        ts = self.gpu_time
+        if ts is None:
+            from multihead.cost.time.device import memory_seconds
+            return memory_seconds(nbytes, self.device)
+        from multihead.cost.time import timing
+        return timing.read_seconds(ts, nbytes)
+
     def attention_flops(self, tokens: int, causal: bool) -> float:
         """Whole-model attention FLOPs of one T-token prefill (all GPUs), windows and chunks included."""
         return float(spec_attention_flops(self.spec, tokens, self.batch, causal))
@@ -122,6 +174,10 @@ class Setup:
         """Seconds of the attention core: ``flops`` (all GPUs) over ``calls_per_layer`` kernel calls per
         layer of ``tokens`` query rows each, split over the GPUs."""
         s, n = self.spec, gpus or self.gpus
+        ts = self._gpu_time(n)
+        if ts is not None:        # the GPU-time model's attention rate, whatever count is asked
+            from multihead.cost.time import timing
+            return flops / n / timing.attention_flops_per_s(ts)
         return at.attention_seconds(self.device, flops / n, self.precision.activation, head_dim=pair_flops(s) / 4,
                                     heads=s.num_heads // n, tokens=tokens, kv_tokens=tokens, batch=self.batch,
                                     calls=s.num_layers * calls_per_layer, causal=causal)
@@ -134,6 +190,8 @@ class Setup:
         """One decode step at ``context`` cached tokens reading ``kv`` and ``weights`` bytes per GPU
         (weights=0: the attention's KV read alone)."""
         s = self.spec
+        if self.gpu_time is not None:     # the GPU-time model: reads at its rate, decode FLOPs hidden
+            return self.read_seconds(kv + weights)
         flops = decode_attention_flops(s, context, self.batch, heads=s.num_heads // self.gpus)
         return at.decode_step_seconds(self.device, kv, weights, dtype=kv_dtype or self.precision.kv, flops=flops,
                                       calls=s.num_layers, rows_per_kv_head=s.num_heads // s.num_kv_heads)
@@ -145,9 +203,8 @@ class Setup:
         if self.device.kind == "measured":
             kv, (weights, _) = self.kv_bytes(context), self.decode_weight_bytes()
             return self.decode_seconds(context, kv, weights), None
-        from multihead.cost import timing
-        from multihead.cost.serving_time import plan_setup
-        setup = plan_setup(self.spec, self.device, self.precision, self.gpus)
+        from multihead.cost.time import timing
+        setup = self.gpu_time
         phase = timing.decode_step(setup, self.batch, context)
         return phase.total_s, {**dataclasses.asdict(phase), "engine": setup.engine,
                                "constants": setup.constants.source, "link": setup.gpu.link}
@@ -156,6 +213,10 @@ class Setup:
         return linear_flops(non_embedding_params(self.spec)[0], tokens, self.batch)
 
     def linear_seconds(self, flops: float, gpus: int | None = None) -> float:
+        ts = self._gpu_time(gpus)
+        if ts is not None:
+            from multihead.cost.time import timing
+            return flops / (gpus or self.gpus) / timing.linear_flops_per_s(ts)
         return compute_seconds(flops / (gpus or self.gpus), self.device, self.precision.weights)
 
     def kv_heads_per_gpu(self, kv_heads: int | None = None) -> int:

@@ -5,10 +5,10 @@ explanation cannot disagree with the numbers it explains.
 """
 from __future__ import annotations
 
-from multihead.cost.formulas import attention_params
-from multihead.cost.memory import kv_heads_per_gpu
-from multihead.cost.params import mlp_width, non_embedding_params, param_counts
-from multihead.cost.units import dtype_bytes, fmt_bytes, fmt_int, fmt_passes, fmt_seconds
+from multihead.cost.counts.formulas import attention_params
+from multihead.cost.counts.memory import kv_heads_per_gpu
+from multihead.cost.counts.params import mlp_width, non_embedding_params, param_counts
+from multihead.cost.spec.units import dtype_bytes, fmt_bytes, fmt_int, fmt_passes, fmt_seconds
 from multihead.planner.plan import Plan
 
 
@@ -87,9 +87,9 @@ def _memory(p: Plan) -> list[str]:
                f"{fmt_bytes(m.kv_cache_bytes_no_window)}"
                + (f"; with {', '.join(f'''{g['layers']} layers capped at {fmt_int(g['window'])}''' for g in windowed)}:"
                   f" {fmt_bytes(st.kv_bytes(T, gpus=1))}" if windowed else ""))
-    if i.gpus > 1:
+    if i.tensor_parallel_size > 1:
         out.append("KV cache per GPU = " + ("the whole MLA latent on each GPU" if s.mla else
-                   f"{kv_heads_per_gpu(Hkv, i.gpus)} of {Hkv} KV heads on each of {i.gpus} GPUs")
+                   f"{kv_heads_per_gpu(Hkv, i.tensor_parallel_size)} of {Hkv} KV heads on each of {i.tensor_parallel_size} GPUs")
                    + f" = {fmt_bytes(m.kv_cache_bytes)}")
     out.append(_weights_line(p))
     return out + _workspace_lines(p)
@@ -98,11 +98,11 @@ def _memory(p: Plan) -> list[str]:
 def _weights_line(p: Plan) -> str:
     st, i, m = p.setup, p.inputs, p.memory
     w = st.weights()
-    per_gpu = f" / {i.gpus}" if i.gpus > 1 else ""
+    per_gpu = f" / {i.tensor_parallel_size}" if i.tensor_parallel_size > 1 else ""
     if not w.quantization:
-        return (f"weights = params * bytes{' / GPUs' if i.gpus > 1 else ''} = {fmt_int(p.parameters.params)} * "
+        return (f"weights = params * bytes{' / GPUs' if i.tensor_parallel_size > 1 else ''} = {fmt_int(p.parameters.params)} * "
                 f"{dtype_bytes(w.plain_dtype):g} B{per_gpu} = {fmt_bytes(m.weights_bytes)} ({w.plain_dtype})")
-    n = i.gpus
+    n = i.tensor_parallel_size
     return (f"weights = 16-bit part (embedding, LM head, norms, routers) {fmt_int(w.plain_params * n)} * "
             f"{dtype_bytes(w.plain_dtype):g} B + quantized {fmt_int(w.quantized_params * n)} * "
             f"{w.bytes_per_quantized:.4g} B ({w.quantization.describe()}: bits/8 + scales and zeros per group)"
@@ -129,7 +129,7 @@ def _workspace_lines(p: Plan) -> list[str]:
         + (f" (I = {width} assumed)" if assumed and not s.moe else ""),
         f"total = weights + KV + workspace{' + score matrix' if i.attention_mode == 'materialized' else ''} = "
         f"{fmt_bytes(m.weights_bytes)} + {fmt_bytes(m.kv_cache_bytes)} + {fmt_bytes(m.workspace_bytes)}"
-        f"{' + ' + fmt_bytes(score / i.gpus) if i.attention_mode == 'materialized' else ''} = "
+        f"{' + ' + fmt_bytes(score / i.tensor_parallel_size) if i.attention_mode == 'materialized' else ''} = "
         f"{fmt_bytes(m.total_memory_bytes)} vs usable {fmt_bytes(i.usable_memory_bytes)} (= "
         f"{fmt_bytes(i.gpu_memory_bytes)} * {st.memory_utilization:g}) -> {'fits' if p.fits else 'does not fit'}"]
 
@@ -141,7 +141,7 @@ def _compute(p: Plan) -> list[str]:
 def _attention_lines(p: Plan) -> list[str]:
     st, c, i = p.setup, p.compute, p.inputs
     s, dev = st.spec, st.device
-    T, B, L, n = i.tokens, i.batch, s.num_layers, i.gpus
+    T, B, L, n = i.tokens, i.batch, s.num_layers, i.tensor_parallel_size
     plain = all(g["window"] is None for g in p.memory.kv_layer_groups) and not s.mla
     out = [f"attention FLOPs (the text's count, no causal halving) = 4*T^2*(H*d_k)*L*B = 4*{fmt_int(T)}^2*"
            f"{s.attention_width}*{L}*{B} = {c.attention_flops:.3g}" if plain else
@@ -149,9 +149,17 @@ def _attention_lines(p: Plan) -> list[str]:
            f"layers meet at most their window of keys per query; MLA in the naive, decompressed form)",
            f"attention FLOPs with the causal mask (kept pairs T(T+1)/2 per head and layer) = "
            f"{c.attention_flops_causal:.3g} = {c.attention_flops_causal / c.attention_flops:.4f} of the full count"]
-    eff = dev.effective_flops(i.activation_dtype) * n
-    out.append(f"effective compute = {dev.peak_flops(i.activation_dtype) / 1e12:g} TFLOP/s * efficiency "
-               f"{dev.flops_efficiency:g}{f' * {n} GPUs' if n > 1 else ''} = {eff / 1e12:g} TFLOP/s ({i.activation_dtype})")
+    eff = st.effective_rates()[0] * n
+    if c.prefill_terms is not None:
+        ts = st.gpu_time
+        out.append(f"effective compute (the GPU-time model's attention rate) = {ts.gpu.flops('fp16') / 1e12:g} TFLOP/s "
+                   f"* measured matmul ceiling {ts.gpu.mamf_share:g} * fitted efficiency "
+                   f"{ts.constants.flops_efficiency:.3g}{f' * {n} GPUs' if n > 1 else ''} = {eff / 1e12:.4g} TFLOP/s "
+                   f"(explicit figures are taken as achievable: ceiling and efficiency 1)")
+    else:
+        out.append(f"effective compute = {dev.peak_flops(i.activation_dtype) / 1e12:g} TFLOP/s * efficiency "
+                   f"{dev.flops_efficiency:g}{f' * {n} GPUs' if n > 1 else ''} = {eff / 1e12:g} TFLOP/s "
+                   f"({i.activation_dtype})")
     used = c.attention_flops_causal if i.causal_skip else c.attention_flops
     att = c.attention_prefill_seconds
     alt = st.attention_seconds(c.attention_flops, T) if i.causal_skip else c.attention_prefill_seconds_causal
@@ -166,18 +174,33 @@ def _attention_lines(p: Plan) -> list[str]:
             f"{fmt_seconds(c.attention_prefill_seconds_all_passes)}",
             f"linear layers = 2 * N_non_embedding * T * B = 2 * {non_emb:.4g} * {fmt_int(T)} * {B} = "
             f"{c.linear_flops:.3g} FLOPs -> {fmt_seconds(c.linear_prefill_seconds)} (N: {how})",
-            f"prefill per pass = attention + linear = {fmt_seconds(att)} + {fmt_seconds(c.linear_prefill_seconds)} = "
-            f"{fmt_seconds(c.prefill_seconds)}; {fmt_passes(i.passes)} = {fmt_seconds(c.prefill_seconds_all_passes)}"]
+            ]
+    t = c.prefill_terms
+    if t is None:
+        out.append(f"prefill per pass = attention + linear = {fmt_seconds(att)} + "
+                   f"{fmt_seconds(c.linear_prefill_seconds)} = {fmt_seconds(c.prefill_seconds)}; "
+                   f"{fmt_passes(i.passes)} = {fmt_seconds(c.prefill_seconds_all_passes)}")
+        return out
+    out.append(f"prefill per pass (GPU-time model, docs/gpu-time.md; the serving section's TTFT uses the same "
+               f"phase) = max(compute {fmt_seconds(t['compute_s'])} = linear "
+               f"{fmt_seconds(c.linear_prefill_seconds)} + causal attention "
+               f"{fmt_seconds(c.attention_prefill_seconds_causal)}, memory {fmt_seconds(t['memory_s'])}) + "
+               f"dequantization {fmt_seconds(t['dequant_s'])} + fixed costs {fmt_seconds(t['overhead_s'])} + "
+               f"all-reduces {fmt_seconds(t['comm_s'])} = {fmt_seconds(c.prefill_seconds)}; {fmt_passes(i.passes)} "
+               f"= {fmt_seconds(c.prefill_seconds_all_passes)}")
     return out
 
 
 def _decode_lines(p: Plan) -> list[str]:
     st, c, i, m = p.setup, p.compute, p.inputs, p.memory
-    dev, n = st.device, i.gpus
-    bw = dev.effective_bandwidth() * n
+    dev, n = st.device, i.tensor_parallel_size
+    bw = st.effective_rates()[1] * n
     kv_roof = m.kv_cache_bytes * n / bw
-    out = [f"effective bandwidth = {dev.bandwidth_bytes_per_s / 1e12:g} TB/s * {dev.bandwidth_efficiency:g}"
-           f"{f' * {n} GPUs' if n > 1 else ''} = {bw / 1e12:g} TB/s",
+    ts = st.gpu_time
+    out = [f"effective bandwidth = {dev.bandwidth_bytes_per_s / 1e12:g} TB/s * "
+           f"{ts.constants.bandwidth_efficiency if ts else dev.bandwidth_efficiency:.3g}"
+           f"{' (the GPU-time model: fitted; explicit figures: 1)' if ts else ''}"
+           f"{f' * {n} GPUs' if n > 1 else ''} = {bw / 1e12:.4g} TB/s",
            f"decode KV read per token = KV bytes / bandwidth = {fmt_bytes(m.kv_cache_bytes * n)} / {bw / 1e12:g} TB/s = "
            f"{fmt_seconds(kv_roof)} (KV-only upper bound {c.tokens_per_second_kv_only:,.0f} tokens/s)"]
     if abs(c.decode_kv_read_seconds - kv_roof) > 1e-9 * max(c.decode_kv_read_seconds, 1e-12):
@@ -194,10 +217,12 @@ def _decode_lines(p: Plan) -> list[str]:
                    f"{fmt_seconds(c.decode_weight_read_seconds)} = {fmt_seconds(c.decode_seconds_per_token)} -> {rate}")
         return out
     out.append(f"decode per token (GPU-time model, docs/gpu-time.md) = max(compute {fmt_seconds(t['compute_s'])}, "
-               f"memory {fmt_seconds(t['memory_s'])}) + dequantization {fmt_seconds(t['dequant_s'])} + fixed costs "
+               f"memory {fmt_seconds(t['memory_s'])}) + attention kernel {fmt_seconds(t.get('attention_s', 0.0))} "
+               f"+ dequantization {fmt_seconds(t['dequant_s'])} + fixed costs "
                f"{fmt_seconds(t['overhead_s'])} ({t['engine']}) + all-reduces {fmt_seconds(t['comm_s'])} "
                f"({n} GPUs over {t['link']}) = {fmt_seconds(c.decode_seconds_per_token)} -> {rate}")
-    out.append(f"  memory = weight and KV bytes per GPU / (bandwidth x fitted efficiency); constants: {t['constants']}")
+    out.append(f"  memory = weight bytes per GPU / (bandwidth x fitted efficiency); attention kernel = max(its FLOPs, "
+               f"KV bytes / bandwidth) after the GEMMs (cost/decode_attention.py); constants: {t['constants']}")
     return out
 
 

@@ -13,7 +13,7 @@ them computes anything itself (they parse into a PlanRequest and print)::
 Model names resolve in one place (``resolve_model``) for every door: a config.json path or model
 folder (where the request may name paths), a catalog HF id (catalog/configs, e.g.
 ``meta-llama/Llama-3.1-70B-Instruct``), a planner catalog name (catalog/models.json), or an
-uploaded config's content. GPU names resolve through cost.device.gpu_key ('H100' is H100-SXM).
+uploaded config's content. GPU names resolve through cost.time.device.gpu_key ('H100' is H100-SXM).
 """
 from __future__ import annotations
 
@@ -25,21 +25,22 @@ from multihead.planner.request import DEFAULT_GPU, ENGINE_TO_PLAN_DTYPE, UPLOAD_
 
 _SERVING_KEYS = ("pipeline_parallel_size", "max_model_len", "max_num_batched_tokens", "max_num_seqs",
                  "kv_cache_dtype", "dtype", "block_size", "emit", "quantization", "input_len", "output_len", "engine",
-                 "engine_version", "mem_fraction_static", "concurrency", "request_rate", "data_parallel_size")
+                 "engine_version", "mem_fraction_static", "concurrency", "request_rate", "data_parallel_size",
+                 "expert_parallel_size", "batching")
 
 
 @dataclass
 class ResolvedModel:
     """What a model name stands for: the ModelSpec (or a path/None for the planner's own reader),
     the raw config.json the serving account reads, and the id `vllm serve` takes."""
-    model: object                   # ModelSpec, a path string (read by cost.lookup) or None (flags only)
+    model: object                   # ModelSpec, a path string (read by cost.spec.lookup) or None (flags only)
     config: dict | None
     model_id: str | None
 
 
 def resolve_model(req: PlanRequest) -> ResolvedModel:
     """The request's model, by the one rule of the module doc."""
-    from multihead.cost.hf_config import read_config
+    from multihead.cost.spec.hf_config import read_config
     if req.config is not None:
         label = req.model or UPLOAD_LABEL
         cfg = copy.deepcopy(req.config)
@@ -49,23 +50,29 @@ def resolve_model(req: PlanRequest) -> ResolvedModel:
         return ResolvedModel(None, None, None)
     from multihead.planner.serving import load_model
     name = req.model
-    if not Path(name).exists():
-        from multihead.catalog import read_json
-        from multihead.cost.serving_fit import CATALOG, catalog_config
-        index = read_json(CATALOG / "configs" / "index.json")
+    if req.names_only or not Path(name).exists():
+        from multihead.cost.serving.fitted import catalog_config, config_index
+        index = config_index()
         key = {k.lower(): k for k in index}.get(name.lower())
         if key is not None:                     # a catalog HF id: its published config
-            from multihead.cost.serving_shape import read_spec
+            from multihead.cost.serving.shape import read_spec
             cfg = catalog_config(key)
-            return ResolvedModel(read_spec(copy.deepcopy(cfg), key), cfg, key)
+            spec = read_spec(copy.deepcopy(cfg), key)
+            source = index[key].get("source")
+            if source:
+                spec = spec.with_overrides(source=f"{key} config.json ({source})")
+            return ResolvedModel(spec, cfg, key)
         if "/" in name and not name.endswith(".json"):      # an HF id we do not hold
-            from multihead.cost.lookup import model_names
+            from multihead.cost.spec.lookup import model_names
             raise ValueError(f"model: {name!r} is neither a config.json path nor a catalog model or HF id "
                              f"(known: {', '.join(list(index) + model_names())})")
     try:
-        cfg, model_id = load_model(name)        # the serving side's view: raw config and HF id
+        cfg, model_id = load_model(name, paths=not req.names_only)   # the serving side's view: raw config, HF id
     except ValueError:
         cfg, model_id = None, None
+    if req.names_only:                          # the page: the catalog's model, whatever the server's folder holds
+        from multihead.cost.lookup import catalog_model
+        return ResolvedModel(catalog_model(name), cfg, model_id)
     return ResolvedModel(name, cfg, model_id)   # the planner's reader: catalog name or path
 
 

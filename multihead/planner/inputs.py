@@ -6,11 +6,12 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from multihead.cost.cpu_profile import load_device
-from multihead.cost.device import DeviceSpec
-from multihead.cost.lookup import resolve_model
-from multihead.cost.model import ModelSpec
-from multihead.cost.units import SIXTEEN_BIT
+from multihead.cost.time.cpu_profile import load_device
+from multihead.cost.time.device import DeviceSpec
+from multihead.cost.spec.lookup import resolve_model
+from multihead.cost.counts.memory import check_tensor_parallel as check_tensor_parallel_rule
+from multihead.cost.spec.model import ModelSpec
+from multihead.cost.spec.units import SIXTEEN_BIT
 
 MAX_TOKENS = 1 << 40            # every account is closed-form; beyond this nothing is meaningful
 
@@ -49,12 +50,16 @@ def resolve_device(device: str | DeviceSpec | None = None, *, gpu_memory_gb: flo
                    flops_efficiency: float | None = None, bandwidth_efficiency: float | None = None) -> DeviceSpec:
     """A DeviceSpec from a catalog name / profile path / DeviceSpec, with explicit figures on top.
     Explicit figures are already effective: they replace the peak and set its efficiency to 1.0."""
-    for name, v in (("gpu-memory-gb", gpu_memory_gb), ("effective-tflops", effective_tflops),
-                    ("bandwidth-tbps", bandwidth_tbps)):
-        _positive(name, v)
-    for name, v in (("flops-efficiency", flops_efficiency), ("bandwidth-efficiency", bandwidth_efficiency)):
-        if v is not None and not 0 < v <= 1:
-            raise ValueError(f"{name}: expected a fraction in (0, 1], got {v}")
+    from multihead import values as V
+    _positive("gpu-memory-gb", gpu_memory_gb)
+    # the CLI's and the page's physical ranges (values.py) for library callers too: a subnormal
+    # rate or efficiency (5e-324) made every time Infinity
+    for name, check, v in (("effective-tflops", V.EFFECTIVE_TFLOPS, effective_tflops),
+                           ("bandwidth-tbps", V.BANDWIDTH_TBPS, bandwidth_tbps),
+                           ("flops-efficiency", V.EFFICIENCY, flops_efficiency),
+                           ("bandwidth-efficiency", V.EFFICIENCY, bandwidth_efficiency)):
+        if v is not None:
+            V.checked(check, name, v)
     if device is None:
         missing = [n for n, v in (("--gpu-memory-gb", gpu_memory_gb), ("--effective-tflops", effective_tflops),
                                   ("--bandwidth-tbps", bandwidth_tbps)) if v is None]
@@ -111,11 +116,7 @@ def resolve_spec(model=None, *, params=None, layers=None, heads=None, kv_heads=N
 
 
 def check_tensor_parallel(spec: ModelSpec, gpus: int) -> None:
-    """Tensor parallelism splits query heads evenly and KV heads evenly (or replicates each KV head
-    over N / H_kv GPUs); anything else leaves some GPU with a fraction of a head."""
-    if spec.num_heads % gpus:
-        raise ValueError(f"tensor_parallel_size: expected a divisor of heads={spec.num_heads} for tensor parallelism "
-                         f"(--gpus / --tensor-parallel-size), got {gpus}")
-    if spec.mla is None and spec.num_kv_heads % gpus and gpus % spec.num_kv_heads:
-        raise ValueError(f"tensor_parallel_size: kv_heads={spec.num_kv_heads} neither divides by {gpus} nor divides "
-                         f"it; tensor parallelism (--gpus / --tensor-parallel-size) cannot place the KV heads")
+    """Tensor parallelism's placement rule (cost.counts.memory.check_tensor_parallel, the one the serving
+    account checks too) for the plan's --tensor-parallel-size / --gpus."""
+    check_tensor_parallel_rule(spec.num_heads, spec.num_kv_heads, gpus, spec.mla is not None, "tensor_parallel_size",
+                               "--gpus / --tensor-parallel-size")

@@ -7,14 +7,14 @@ side (the flat keys the CLI has always printed) plus one object per section (``s
 """
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from multihead.cost.device import memory_seconds
-from multihead.cost.memory import kv_bytes_per_token, kv_layer_groups
-from multihead.cost.params import attention_params_per_layer, non_embedding_params, param_counts, total_params
+from multihead import jsonout
+from multihead.cost.counts.memory import kv_bytes_per_token, kv_layer_groups
+from multihead.cost.counts.params import attention_params_per_layer, non_embedding_params, param_counts, total_params
 from multihead.planner.accounts import MemoryAccount, Setup
+from multihead.planner.names import RENAMED, with_aliases
 
 
 @dataclass
@@ -25,15 +25,15 @@ class Inputs:
     model_type: str
     model_features: list[str]
     attention_kind: str
-    d_model: int
-    n_layers: int
-    n_heads: int
-    n_kv_heads: int
+    hidden_size: int                   # D (HF names; the old keys are aliases: planner/names.py)
+    num_hidden_layers: int             # L
+    num_attention_heads: int           # H
+    num_kv_heads: int                  # H_kv
     head_dim: int
     tokens: int
     batch: int
     passes: int
-    gpus: int
+    tensor_parallel_size: int          # GPUs of the tensor-parallel group (the old key: gpus)
     device: str
     device_kind: str
     device_source: str
@@ -95,6 +95,7 @@ class Compute:
     tokens_per_second: float           # batch / decode_seconds_per_token
     tokens_per_second_kv_only: float
     decode_terms: dict | None = None   # the GPU-time model's terms of that step (None: a measured CPU profile)
+    prefill_terms: dict | None = None  # the GPU-time model's terms of the one-pass prefill (None: a CPU profile)
 
 
 @dataclass
@@ -107,6 +108,7 @@ class Outcome:
     reason: str
     chunking_loses: str
     positions: dict
+    decided_by: str = "plan"           # "engine": the engine's account (serving section); "plan": its own
 
 
 @dataclass
@@ -141,6 +143,7 @@ class Plan:
         """The JSON's flat names (p.kv_cache_bytes, p.decision) resolve to the part that holds them."""
         if name.startswith("_") or name in _PARTS:
             raise AttributeError(name)
+        name = RENAMED.get(name, name)          # an old key (one release): planner/names.py
         for part in _PARTS:
             obj = self.__dict__.get(part)
             if obj is not None and name in obj.__dataclass_fields__:
@@ -155,23 +158,25 @@ class Plan:
                    explain=list(self.explain))
         for name, section in self.sections.items():
             out[name] = section.to_dict() if hasattr(section, "to_dict") else section
-        return out
+        return with_aliases(out)
 
     def to_json(self, **kw) -> str:
-        return json.dumps(self.to_dict(), **kw)
+        return jsonout.dumps(self.to_dict(), **kw)
 
 
 # -- the parts, one function each ---------------------------------------------------------------------
 def build_inputs(st: Setup, tokens: int, passes: int, causal_skip: bool) -> Inputs:
     s, d, p = st.spec, st.device, st.precision
     q = p.quantization
+    flops_per_s, bytes_per_s = st.effective_rates()
     return Inputs(
         model=s.name, model_source=s.source, model_type=s.model_type, model_features=s.features(),
-        attention_kind=s.attention_kind, d_model=s.hidden_size, n_layers=s.num_layers, n_heads=s.num_heads,
-        n_kv_heads=s.num_kv_heads, head_dim=s.head_dim, tokens=tokens, batch=st.batch, passes=passes, gpus=st.gpus,
+        attention_kind=s.attention_kind, hidden_size=s.hidden_size, num_hidden_layers=s.num_layers,
+        num_attention_heads=s.num_heads, num_kv_heads=s.num_kv_heads, head_dim=s.head_dim, tokens=tokens,
+        batch=st.batch, passes=passes, tensor_parallel_size=st.gpus,
         device=d.name, device_kind=d.kind, device_source=d.source, gpu_memory_bytes=d.memory_bytes,
-        usable_memory_bytes=st.usable, effective_tflops=d.effective_flops(p.activation) / 1e12,
-        effective_bandwidth_tbps=d.effective_bandwidth() / 1e12, weights_dtype=p.weights_label, kv_dtype=p.kv,
+        usable_memory_bytes=st.usable, effective_tflops=flops_per_s / 1e12,
+        effective_bandwidth_tbps=bytes_per_s / 1e12, weights_dtype=p.weights_label, kv_dtype=p.kv,
         activation_dtype=p.activation, quantization=_quant_dict(q, s.hidden_size) if q else None,
         attention_mode=st.attention, causal_skip=causal_skip)
 
@@ -212,17 +217,20 @@ def build_compute(st: Setup, single: MemoryAccount, tokens: int, passes: int, ca
     att_causal = st.attention_seconds(causal, tokens, causal=True)
     att = att_causal if causal_skip else att_full
     lin_flops = st.linear_flops(tokens)
-    lin = st.linear_seconds(lin_flops)
+    prefill, prefill_terms = st.prefill(tokens, causal_skip=causal_skip)
+    # a GPU: the time model's linear term (its compute less its causal attention); a profile: its own
+    lin = prefill_terms["compute_s"] - att_causal if prefill_terms else st.linear_seconds(lin_flops)
     read_bytes, experts = st.decode_weight_bytes()
     kv_read = st.decode_seconds(tokens, single.kv_cache_bytes, 0.0)
     step, terms = st.decode_step(tokens)
     return Compute(
         attention_flops=full, attention_flops_causal=causal, linear_flops=lin_flops, attention_prefill_seconds=att,
         attention_prefill_seconds_causal=att_causal, attention_prefill_seconds_all_passes=att * passes,
-        linear_prefill_seconds=lin, prefill_seconds=att + lin, prefill_seconds_all_passes=(att + lin) * passes,
+        linear_prefill_seconds=lin, prefill_seconds=prefill, prefill_seconds_all_passes=prefill * passes,
         decode_weight_read_bytes=read_bytes, decode_experts_read=experts, decode_kv_read_seconds=kv_read,
-        decode_weight_read_seconds=memory_seconds(read_bytes, st.device), decode_seconds_per_token=step,
-        tokens_per_second=st.batch / step, tokens_per_second_kv_only=st.batch / kv_read, decode_terms=terms)
+        decode_weight_read_seconds=st.read_seconds(read_bytes), decode_seconds_per_token=step,
+        tokens_per_second=st.batch / step, tokens_per_second_kv_only=st.batch / kv_read, decode_terms=terms,
+        prefill_terms=prefill_terms)
 
 
 # The measured GQA-conversion summary committed with the repository (written by `multihead heads

@@ -5,11 +5,11 @@ s or ms. JSON keeps raw numbers (bytes, FLOPs, seconds).
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from multihead.cost.units import fmt_bytes, fmt_count, fmt_flops, fmt_passes as _passes, fmt_seconds
+from multihead import jsonout
+from multihead.cost.spec.units import fmt_bytes, fmt_count, fmt_flops, fmt_passes as _passes, fmt_seconds
 from multihead.planner.accounts import max_tokens_that_fit
 from multihead.planner.plan import Plan
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:       # rich is imported by the table functions only: --json n
 # -- JSON -------------------------------------------------------------------------------------------
 def to_json(p: Plan) -> str:
     """One JSON object: every field of the plan (bytes, FLOPs, seconds as plain numbers)."""
-    return json.dumps(p.to_dict(), indent=2)
+    return jsonout.dumps(p.to_dict(), indent=2)
 
 
 # -- tables -----------------------------------------------------------------------------------------
@@ -52,13 +52,19 @@ def _summary(p: Plan, con: Console) -> None:
     from rich.markup import escape
     features = "".join(f"; {f}" for f in p.model_features)
     con.print(f"[bold]{escape(p.model)}[/bold] " + escape(
-        f"({p.attention_kind}: L={p.n_layers}, H={p.n_heads}, H_kv={p.n_kv_heads}, d_k={p.head_dim}, D={p.d_model}"
+        f"({p.attention_kind}: L={p.num_hidden_layers}, H={p.num_attention_heads}, H_kv={p.num_kv_heads}, d_k={p.head_dim}, D={p.hidden_size}"
         f"{features}; weights {p.weights_dtype}, KV {p.kv_dtype}) - {p.model_source}"), highlight=False)
     con.print(f"Workload: T={p.tokens:,} tokens, batch {p.batch}, {_passes(p.passes)}.  "
-              f"GPU: {p.device} x{p.gpus} ({fmt_bytes(p.gpu_memory_bytes)}, usable {fmt_bytes(p.usable_memory_bytes)}; "
+              f"GPU: {p.device} x{p.tensor_parallel_size} ({fmt_bytes(p.gpu_memory_bytes)}, usable {fmt_bytes(p.usable_memory_bytes)}; "
               f"{p.effective_tflops:,.4g} TFLOP/s and {p.effective_bandwidth_tbps:,.4g} TB/s effective) - {p.device_source}")
-    con.print(f"[bold]Answer: {_verdict(p)}[/bold] ({fmt_bytes(p.total_memory_bytes)} for one pass vs "
-              f"{fmt_bytes(p.usable_memory_bytes)} usable; details below)")
+    if p.decided_by == "engine":
+        a = p.setup.engine.account
+        why = (f"the engine's account: requests of up to {a.max_model_len_fit:,} tokens fit, "
+               f"{a.max_concurrency:.2f}x of {p.tokens:,}" if a.fits else
+               f"the engine's account: requests of up to {a.max_model_len_fit:,} tokens fit")
+    else:
+        why = f"{fmt_bytes(p.total_memory_bytes)} for one pass vs {fmt_bytes(p.usable_memory_bytes)} usable"
+    con.print(f"[bold]Answer: {_verdict(p)}[/bold] ({why}; details below)")
 
 
 def _table(title: str, *columns: str) -> Table:
@@ -95,7 +101,7 @@ def _memory_table(p: Plan) -> Table:
     c = p.chunked
     t = _table(f"Memory per GPU (one pass vs {c['chunks']} chunks)", "quantity", "one pass",
                f"{c['chunks']} chunks of {c['chunk_tokens']:,}", "formula")
-    t.add_row("KV cache per token" + (" (all GPUs)" if p.gpus > 1 else ""), fmt_bytes(p.kv_cache_bytes_per_token), "",
+    t.add_row("KV cache per token" + (" (all GPUs)" if p.tensor_parallel_size > 1 else ""), fmt_bytes(p.kv_cache_bytes_per_token), "",
               "(kv_lora_rank + rope) * L * bytes" if p.attention_kind == "MLA" else "2 * L * H_kv * d_k * bytes")
     t.add_row("KV cache", fmt_bytes(p.kv_cache_bytes), fmt_bytes(c["kv_cache_bytes"]), "per token * T * B (window-capped)")
     quant = p.quantization
@@ -105,7 +111,14 @@ def _memory_table(p: Plan) -> Table:
               "one layer's peak: max(MLP, attention) + logits")
     t.add_row("[bold]total[/bold]", f"[bold]{fmt_bytes(p.total_memory_bytes)}[/bold]",
               f"[bold]{fmt_bytes(c['total_memory_bytes'])}[/bold]", f"vs usable {fmt_bytes(p.usable_memory_bytes)}")
-    t.add_row("fits?", _yes(p.fits), _yes(c["fits"]), "")
+    if p.decided_by == "engine":      # decision.engine_decides: the engine's account decides
+        longest = p.setup.engine.account.max_model_len_fit
+        t.add_row("fits? (one unchunked forward)", _yes(p.total_memory_bytes <= p.usable_memory_bytes),
+                  _yes(c["fits"]), "the reference text's account")
+        t.add_row("fits? (the engine's account: decides)", _yes(p.fits), "",
+                  f"{p.setup.engine.request.engine}'s account (serving section): requests of up to {longest:,} tokens")
+    else:
+        t.add_row("fits?", _yes(p.fits), _yes(c["fits"]), "")
     t.add_row("score matrix, one layer, materialized", fmt_bytes(p.score_matrix_bytes_per_layer), "",
               "B * H * T^2 * bytes (never stored when tiled)")
     t.add_row("tiled attention state, one layer", fmt_bytes(p.tiled_attention_bytes_per_layer), "",
@@ -121,17 +134,22 @@ def _time_table(p: Plan) -> Table:
     t.add_row("attention FLOPs, causal", fmt_flops(p.attention_flops_causal), fmt_flops(c["attention_flops_causal"]),
               "kept pairs T(T+1)/2: about half")
     basis = "causal count (--causal-skip)" if p.causal_skip else "the text's count"
+    gpu = p.compute.prefill_terms is not None       # one time model: the GPU-time model (else the CPU profile)
     rows = [(f"attention prefill, per pass ({basis})", p.attention_prefill_seconds, c["attention_prefill_seconds"],
-             "FLOPs / effective FLOP/s"),
+             "FLOPs / effective FLOP/s" + (" (the GPU-time model's rate)" if gpu else "")),
             ("attention prefill, per pass (causal kernel)", p.attention_prefill_seconds_causal, None,
-             "causal FLOPs / effective FLOP/s (FlashAttention-class: masked tiles skipped)"),
-            (f"attention prefill, {_passes(p.passes)}", p.attention_prefill_seconds_all_passes,
+             "causal FLOPs / effective FLOP/s (FlashAttention-class: masked tiles skipped)"
+             + ("; the GPU-time model's attention term" if gpu else "")),
+            (f"attention prefill, {_passes(p.passes)} ({basis})", p.attention_prefill_seconds_all_passes,
              c["attention_prefill_seconds_all_passes"], ""),
             ("linear layers, per pass", p.linear_prefill_seconds, p.linear_prefill_seconds,
-             "2 * N_non_embedding * T * B FLOPs"),
+             "the GPU-time model's linear term (2 FLOPs per active weight per token)" if gpu
+             else "2 * N_non_embedding * T * B FLOPs"),
             (f"prefill, {_passes(p.passes)}", p.prefill_seconds_all_passes, c["prefill_seconds_all_passes"],
-             "(attention + linear) * passes"),
-            ("decode: KV read per token", p.decode_kv_read_seconds, c["decode_kv_read_seconds"], "KV bytes / bandwidth"),
+             "GPU-time model: max(linear + causal attention, memory) + fixed costs + TP all-reduces, * passes"
+             if gpu else "(attention + linear) * passes"),
+            ("decode: KV read per token", p.decode_kv_read_seconds, c["decode_kv_read_seconds"],
+             "KV bytes / (bandwidth x fitted efficiency)" if gpu else "KV bytes / bandwidth"),
             ("decode: weight read per token", p.decode_weight_read_seconds, p.decode_weight_read_seconds,
              "active weight bytes / bandwidth" if p.decode_experts_read else "weight bytes / bandwidth"),
             ("decode per token", p.decode_seconds_per_token, c["decode_seconds_per_token"],
@@ -204,9 +222,9 @@ def memory_figure(p: Plan):
     top = max(4 * p.tokens, 8192)
     grid = sorted({int(round(1024 * (top / 1024) ** (i / 80))) for i in range(81)} | {p.tokens})
     fig, ax = plt.subplots(figsize=(8, 5))
-    for kv, style in sorted({(p.n_heads, "-"), (p.n_kv_heads, "--"), (1, ":")}, reverse=True):
-        label = "MHA" if kv == p.n_heads else ("MQA" if kv == 1 else f"GQA-{kv}")
-        label += f" (H_kv={kv}{', this model' if kv == p.n_kv_heads else ''})"
+    for kv, style in sorted({(p.num_attention_heads, "-"), (p.num_kv_heads, "--"), (1, ":")}, reverse=True):
+        label = "MHA" if kv == p.num_attention_heads else ("MQA" if kv == 1 else f"GQA-{kv}")
+        label += f" (H_kv={kv}{', this model' if kv == p.num_kv_heads else ''})"
         ys = [p.setup.memory(t, kv_heads=kv).total_bytes / 1e9 for t in grid]
         (line,) = ax.plot(grid, ys, style, label=label)
         limit = max_tokens_that_fit(p.setup, kv)

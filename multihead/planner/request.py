@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,13 +60,10 @@ MAX_PLAN_TOKENS = 1 << 40      # every account is closed-form: a trillion tokens
 MAX_TOKENS = 10_000_000        # an engine's max_model_len: 10x the longest context of any catalog model
 MAX_COUNT = 1_000_000
 MAX_CONFIG_BYTES = 1_000_000   # an uploaded config.json; the largest published one is well under
-MAX_CONFIG_DEPTH = 64          # nesting of an uploaded config (HF configs nest 2-3 deep)
 UPLOAD_LABEL = "uploaded/config.json"
 
 _SIZE = V.IntRange(1, 1 << 24)
-_GB = V.FloatRange(0, 1e6, lo_open=True)          # up to a petabyte of memory per GPU
-_TFLOPS = V.FloatRange(0, 1e7, lo_open=True)       # up to 10 EFLOP/s per GPU
-_TBPS = V.FloatRange(0, 1e6, lo_open=True)         # up to 1 PB/s per GPU
+_GB, _TFLOPS, _TBPS = V.GPU_MEMORY_GB, V.EFFECTIVE_TFLOPS, V.BANDWIDTH_TBPS    # physical ranges (values.py)
 _FRACTION = V.FloatRange(0, 1, lo_open=True)
 _PARALLEL = V.IntRange(1, 4096)
 
@@ -103,12 +99,12 @@ FIELDS: dict[str, _Field] = {
     # the GPU
     "gpu": _Field(V.Text(1000), aliases=("device",)),
     "gpu_memory_gb": _Field(_GB), "effective_tflops": _Field(_TFLOPS), "bandwidth_tbps": _Field(_TBPS),
-    "flops_efficiency": _Field(_FRACTION), "bandwidth_efficiency": _Field(_FRACTION),
+    "flops_efficiency": _Field(V.EFFICIENCY), "bandwidth_efficiency": _Field(V.EFFICIENCY),
     # the engine (vLLM's flag names)
     "tensor_parallel_size": _Field(_PARALLEL, 1, aliases=("gpus", "tp")),
     "pipeline_parallel_size": _Field(V.IntRange(1, 1024), 1, aliases=("pp",)),
     "data_parallel_size": _Field(V.IntRange(1, 1024), 1, aliases=("dp",)),   # replicas behind a router
-    "expert_parallel_size": _Field(V.IntRange(1, 1024), 1, modelled=1),
+    "expert_parallel_size": _Field(V.IntRange(1, 1024), 1),     # the time model's (cost/time/moe_time.py)
     "enable_dp_attention": _Field(V.flag, False, modelled=False),
     "gpu_memory_utilization": _Field(_FRACTION, 0.9, aliases=("memory_utilization",)),
     "max_model_len": _Field(V.IntRange(1, MAX_TOKENS)),
@@ -118,9 +114,9 @@ FIELDS: dict[str, _Field] = {
     "engine": _Field(V.choices(ENGINES), "vllm"),
     "engine_version": _Field(V.Text(40), None),       # None: the newest modelled (the engine account checks it)
     "mem_fraction_static": _Field(_FRACTION, None),    # SGLang's --mem-fraction-static
-    "batching": _Field(V.choices(BATCHING), "continuous", modelled="continuous"),
+    "batching": _Field(V.choices(BATCHING), "continuous"),           # the time model's serving_point mode
     "concurrency": _Field(V.IntRange(1, MAX_COUNT), None),          # serving.at: N requests in flight
-    "request_rate": _Field(V.FloatRange(0, 1e6, lo_open=True), None),   # serving.at: Poisson arrivals per second
+    "request_rate": _Field(V.FloatRange(1e-6, 1e6), None),   # serving.at: Poisson arrivals per second (cost/operating_point.py's range)
     "emit": _Field(V.choices(("vllm", "sglang")), None),     # None: the engine's own launch command
     # the request the serving times are for
     "input_len": _Field(V.IntRange(1, MAX_TOKENS)),
@@ -136,7 +132,8 @@ FIELDS: dict[str, _Field] = {
 ALIASES = {a: name for name, f in FIELDS.items() for a in f.aliases}
 _NOT_MODELLED = {
     "expert_parallel_size": "expert parallelism is not modelled yet: expected 1",
-    "enable_dp_attention": "DP attention is not modelled yet: expected false",
+    "enable_dp_attention": ("DP attention is not in the memory account yet (its time is: multihead gpu-time "
+                            "--enable-dp-attention): expected false"),
     "batching": "only continuous batching is modelled yet: expected 'continuous'",
 }
 
@@ -198,8 +195,13 @@ class PlanRequest:
     top: int = 10
     # an uploaded config.json, parsed (the model is then ``model`` or "uploaded/config.json")
     config: dict | None = field(default=None, compare=False, repr=False)
+    # set by from_json (the page): ``model`` is a catalog name, resolved from the catalog only, never
+    # a file or folder of that name in the server's working directory
+    names_only: bool = field(default=False, compare=False, repr=False)
 
     def __post_init__(self):
+        if isinstance(self.gpu, str) and not self.gpu.strip():
+            raise ValueError(f"gpu: expected a catalog GPU name or a profile .json path, got {self.gpu!r}")
         for name, f in FIELDS.items():
             value = getattr(self, name)
             if value is None:
@@ -208,6 +210,10 @@ class PlanRequest:
             object.__setattr__(self, name, value)
             if f.modelled != "<any>" and value != f.modelled:
                 raise ValueError(f"{name}: {_NOT_MODELLED[name]}, got {value!r}")
+        if self.expert_parallel_size not in (1, self.tensor_parallel_size):
+            raise ValueError(f"expert_parallel_size: the engines spread the experts over the tensor-parallel group "
+                             f"(vLLM's --enable-expert-parallel): expected 1 or {self.tensor_parallel_size}, "
+                             f"got {self.expert_parallel_size}")
         if self.chunks is not None and self.tokens is not None and self.chunks > self.tokens:
             raise ValueError(f"chunks: expected an integer from 1 to tokens={self.tokens}, got {self.chunks}")
         if self.gpu is not None and "," in self.gpu and not self.search:
@@ -257,12 +263,12 @@ class PlanRequest:
         if "gpu" in got:
             got["gpu"] = ",".join(_served_gpu(g.strip()) for g in str(got["gpu"]).split(",")) \
                 if isinstance(got["gpu"], str) and "," in got["gpu"] else _served_gpu(got["gpu"])
-        return cls(**got, config=config)
+        return cls(**got, config=config, names_only=True)
 
     def to_dict(self) -> dict:
         """The fields that differ from their defaults (what a caller set), by name."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-                if f.name != "config" and getattr(self, f.name) != f.default}
+                if f.name not in ("config", "names_only") and getattr(self, f.name) != f.default}
 
     def cli_args(self) -> list[str]:
         """The `multihead plan` arguments that state this request (for display: the page's CLI line,
@@ -280,54 +286,21 @@ class PlanRequest:
 
 
 # -- uploaded content and served names ---------------------------------------------------------------
-def _depth(x, limit: int) -> int:
-    """Nesting depth of a parsed JSON value, iteratively (never a RecursionError); stops past limit."""
-    stack, deepest = [(x, 1)], 0
-    while stack:
-        node, d = stack.pop()
-        deepest = max(deepest, d)
-        if deepest > limit:
-            return deepest
-        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
-        stack.extend((c, d + 1) for c in children if isinstance(c, (dict, list)))
-    return deepest
-
-
 def parse_config_text(text, label: str = UPLOAD_LABEL) -> dict:
-    """An uploaded config.json's text -> its JSON object; bounded in size and nesting."""
-    if isinstance(text, bytes):
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError:
-            raise ValueError(f"model: {label} is not text (a binary file?); expected a config.json") from None
-    if not isinstance(text, str):
-        raise ValueError("model: the uploaded config.json must be text")
-    if len(text) > MAX_CONFIG_BYTES:
-        raise ValueError(f"model: a config.json over {MAX_CONFIG_BYTES // 1_000_000} MB is not a model config")
-    try:
-        config = json.loads(text, parse_constant=_no_constant)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"model: {label} is not valid JSON ({err})") from None
-    except RecursionError:
-        config = None
-    if config is None or _depth(config, MAX_CONFIG_DEPTH) > MAX_CONFIG_DEPTH:
-        raise ValueError(f"model: {label} nests more than {MAX_CONFIG_DEPTH} levels deep; not a model config")
-    if not isinstance(config, dict):
-        raise ValueError(f"{label}: expected a JSON object with HF config fields, got {type(config).__name__}")
-    return config
-
-
-def _no_constant(name: str):
-    raise ValueError(f"model: the config holds {name}, which is not JSON")
+    """An uploaded config.json's text -> its JSON object: the one config reader's content path
+    (cost.config_file: size, nesting, digits, structure and every sizing field checked), with the
+    page's upload cap."""
+    from multihead.cost.spec.config_file import parse_config_text as parse
+    return parse(text, label, max_bytes=MAX_CONFIG_BYTES)
 
 
 def _catalog_key(name: str) -> str | None:
     """The catalog's own spelling of a model name or HF id (case-insensitive), or None."""
-    from multihead.catalog import entries, read_json
-    from multihead.cost.lookup import MODELS_JSON
-    from multihead.cost.serving_fit import CATALOG
+    from multihead.catalog import entries
+    from multihead.cost.serving.fitted import config_index
+    from multihead.cost.spec.lookup import MODELS_JSON
     low = name.lower()
-    for keys in (entries(MODELS_JSON), read_json(CATALOG / "configs" / "index.json")):
+    for keys in (entries(MODELS_JSON), config_index()):
         key = {k.lower(): k for k in keys if not k.startswith("_")}.get(low)
         if key is not None:
             return key
@@ -343,8 +316,8 @@ def _served_model(name, config_dir) -> tuple[str, dict | None]:
     if config_dir is not None:
         path = served_config_path(name, config_dir)
         if path is not None:
-            return name, parse_config_text(_read_bounded(path), label=name)
-    from multihead.cost.lookup import model_names
+            return name, _read_served(path, name)
+    from multihead.cost.spec.lookup import model_names
     where = " or a config in the server's --config-dir" if config_dir is not None else \
         " (or drop a config.json on the page; the server reads no paths)"
     raise ValueError(f"model: unknown model {name[:80]!r}: expected a catalog name ({', '.join(model_names())})"
@@ -370,17 +343,19 @@ def served_config_path(name: str, config_dir) -> Path | None:
     return None
 
 
-def _read_bounded(path: Path) -> bytes:
-    with open(path, "rb") as f:            # a regular file (checked), read at most the cap + 1 byte
-        data = f.read(MAX_CONFIG_BYTES + 1)
-    if len(data) > MAX_CONFIG_BYTES:
-        raise ValueError(f"model: a config.json over {MAX_CONFIG_BYTES // 1_000_000} MB is not a model config")
-    return data
+def _read_served(path: Path, label: str) -> dict:
+    """A config in the server's --config-dir, through the one config reader (regular file, never
+    blocking, the page's upload cap); errors name the page's model name, not the server path."""
+    from multihead.cost.spec.config_file import read_config_file
+    try:
+        return read_config_file(path, max_bytes=MAX_CONFIG_BYTES)[0]
+    except ValueError as err:
+        raise ValueError(str(err).replace(str(path), label)) from None
 
 
 def _served_gpu(name) -> str:
     """A page's GPU: a catalog name or alias only (never a profile path on the server)."""
-    from multihead.cost.device import catalog_gpu
+    from multihead.cost.time.device import catalog_gpu
     name = V.checked(V.Text(100), "gpu", name)
     if "/" in name or "\\" in name or name.lower().endswith(".json"):
         from multihead.cost import gpu_catalog

@@ -11,6 +11,10 @@ that meet the SLO are ranked by the objective:
     cost        lowest dollars per million output tokens (catalog prices, or --price GPU=$/h)
     throughput  highest output tokens/s per GPU
 
+The fallback search at the end of this module (``fallback_search``: the ways out when one request
+does not fit, read by the plan's decision, its fallbacks and its serving section) uses the same
+candidate type (``Candidate``) and the same evaluation (the engine's memory account).
+
 Nothing here builds a plan report: a memory account is computed once per (GPU, TP, PP,
 quantization, KV dtype, max_num_seqs), a time Setup once per (GPU, TP, PP, quantization, KV
 dtype), and a batch's times once per Setup and per-replica load; replicas reuse them.
@@ -34,6 +38,8 @@ MAX_NUM_SEQS = (8, 16, 32, 64, 128, 256, 512, 1024)
 OBJECTIVES = ("gpus", "cost", "throughput")
 GPUS_PER_NODE = 8
 MAX_GPUS = 4096
+MAX_CANDIDATES = 200_000     # one search's bound (~30 s and ~300 MB here): 4096 GPUs over the default
+                             # axes would be 2.5 million configurations, minutes and gigabytes
 DEFAULT_GPUS = ("H100-SXM", "H200-SXM", "B200", "MI300X", "A100-80GB", "L40S")
 
 _UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "min": 60.0}
@@ -92,12 +98,6 @@ def parse_prices(items: list[str] | None) -> dict[str, float]:
     return out
 
 
-def trust_band() -> float | None:
-    """Relative error band of predicted times when configurations are compared (catalog/time_trust.json)."""
-    from importlib import resources
-    return read_json(resources.files("multihead.catalog") / "time_trust.json").get("relative_band")
-
-
 def gpu_prices() -> dict[str, dict]:
     """Catalog prices: GPU name -> {"usd_per_hour", "source", "date"} (catalog/gpu_prices.json)."""
     from importlib import resources
@@ -137,14 +137,24 @@ class Space:
     data_parallel: bool = True
     engines: tuple[str, ...] = ("vllm",)
 
+    def _replicas(self, tp: int, pp: int) -> int:
+        """How many data-parallel sizes (1..n) a TP x PP replica takes; 0: not a configuration."""
+        if tp * pp > self.gpus_max or (pp > 1 and tp < GPUS_PER_NODE and tp * pp > GPUS_PER_NODE):
+            return 0
+        return self.gpus_max // (tp * pp) if self.data_parallel else 1
+
+    def count(self) -> int:
+        """len(self.candidates()), without building them."""
+        per = sum(self._replicas(tp, pp) for tp in self.tensor_parallel_sizes for pp in self.pipeline_parallel_sizes)
+        return per * len(self.engines) * len(self.gpus) * len(self.quantizations) * len(self.kv_cache_dtypes) \
+            * len(self.max_num_seqs)
+
     def candidates(self) -> list[Candidate]:
         out = []
         for engine, gpu, tp, pp, q, kv, mns in itertools.product(
                 self.engines, self.gpus, self.tensor_parallel_sizes, self.pipeline_parallel_sizes, self.quantizations,
                 self.kv_cache_dtypes, self.max_num_seqs):
-            if tp * pp > self.gpus_max or (pp > 1 and tp < GPUS_PER_NODE and tp * pp > GPUS_PER_NODE):
-                continue
-            for dp in range(1, (self.gpus_max // (tp * pp) if self.data_parallel else 1) + 1):
+            for dp in range(1, self._replicas(tp, pp) + 1):
                 out.append(Candidate(gpu, tp, pp, dp, q, kv, mns, engine))
         return out
 
@@ -170,12 +180,17 @@ class _Evaluator:
     """Memory accounts, time Setups and batch times, each computed once and reused."""
 
     def __init__(self, cfg: dict, model: str, work: Workload, base_request=None):
-        from multihead.cost import serving_answer as S
+        from multihead.cost.serving import answer as S
         self.S, self.cfg, self.model, self.work = S, cfg, model, work
-        from multihead.cost.serving_shape import read_spec
+        from multihead.cost.serving.shape import read_spec
         self.base = base_request or S.Request(model=model)
         self.spec = read_spec(cfg, model)           # read once: every account and Setup shares it
         self.max_model_len = work.max_model_len or work.input_len + work.output_len
+        # the positions every candidate's launch needs (one model, one length): the rope override
+        # past the config's derived length (as the serving answer's command carries it), or a refusal
+        self.positions, refusal = S.length_override(self.spec, self.max_model_len)
+        if refusal:
+            raise ValueError(f"max_model_len: {refusal}")
         self.devices: dict = {}
         self.accounts: dict = {}
         self.setups: dict = {}
@@ -206,7 +221,7 @@ class _Evaluator:
     def setup(self, c: Candidate, dtype: str):
         key = (c.engine, c.gpu, c.tensor_parallel_size, c.pipeline_parallel_size, c.quantization, c.kv_cache_dtype)
         if key not in self.setups:
-            from multihead.cost.serving_time import setup_for
+            from multihead.cost.time.serving_time import setup_for
             try:
                 self.setups[key] = setup_for(self.cfg, self.request(c), dtype, spec=self.spec,
                                              device=self.device(c.gpu))
@@ -216,7 +231,7 @@ class _Evaluator:
         return self.setups[key], self.caches[key]
 
     def evaluate(self, c: Candidate) -> dict:
-        from multihead.cost.operating_point import evaluate
+        from multihead.cost.time.operating_point import evaluate
         w = self.work
         acct = self.account(c)
         row = {"candidate": c}
@@ -287,12 +302,14 @@ def rank_key(row: dict, objective: str):
 
 
 def search(cfg: dict, model: str, work: Workload, space: Space | None = None, *, emit: str | None = "auto",
-           top: int = 10, base_request=None, band: float | None = None) -> dict:
+           top: int = 10, base_request=None) -> dict:
     """The ``search`` object: candidates evaluated, the ranked results (best first), the Pareto front
     of output tokens/s per GPU vs TPOT among the configurations that run, and the seconds it took.
 
-    ``band``: relative error of the predicted times on held-out measurements; results within it of
-    the best on the objective are marked ``within_band_of_best``. ``emit``: the engine whose launch
+    Each result's ``at`` carries the 80% interval of every time (``*_low`` / ``*_high``: the GPU time
+    model's out-of-document errors for the model's family, cost/time/timing_intervals.py); a result whose
+    throughput interval overlaps the best one's is marked ``within_band_of_best``: the prediction
+    cannot tell the two apart. ``emit``: the engine whose launch
     command each result carries ("auto": the candidate's own engine; None: no command).
     """
     t0 = time.perf_counter()
@@ -301,6 +318,9 @@ def search(cfg: dict, model: str, work: Workload, space: Space | None = None, *,
     space = space or Space()
     if not 1 <= space.gpus_max <= MAX_GPUS:
         raise ValueError(f"gpus-max: expected an integer in [1, {MAX_GPUS}], got {space.gpus_max!r}")
+    if (n := space.count()) > MAX_CANDIDATES:
+        raise ValueError(f"gpus-max: {space.gpus_max} GPUs over {len(space.gpus)} GPU type(s) make {n:,} configurations, "
+                         f"more than the {MAX_CANDIDATES:,} one search evaluates: lower gpus-max or name fewer GPUs")
     prices = gpu_prices()
     if work.objective == "cost":
         missing = [g for g in space.gpus if _price(g, work, prices) is None]
@@ -319,12 +339,13 @@ def search(cfg: dict, model: str, work: Workload, space: Space | None = None, *,
     rows.sort(key=lambda r: rank_key(r, work.objective))
     running = [r for r in rows if r["fits"] and r["binding"] not in ("throughput", "kv_pool", "max_num_seqs")]
     results = [_result(r, ev, emit, prices, work) for r in distinct(rows, top)]
-    _mark_band(results, work.objective, band)
+    _mark_band(results, work.objective)
     out = {"candidates": len(cands), "feasible": len(running),      # fit and carry the load without queueing
            "meeting_slo": sum(r["meets_slo"] for r in rows), "objective": work.objective,
            "slo": work.slo.targets(), "slo_text": work.slo.describe(), "load": _load(work),
            "input_len": work.input_len, "output_len": work.output_len, "max_model_len": ev.max_model_len,
-           "results": results, "pareto": pareto(running), "band": band,
+           "results": results, "pareto": pareto(running),
+           "interval": next((r["at"].get("interval") for r in results if r["at"].get("interval")), None),
            "prices": {g: {"usd_per_hour": _price(g, work, prices),
                           "source": "--price" if g in work.prices else (prices.get(g) or {}).get("source")}
                       for g in space.gpus}}
@@ -362,8 +383,12 @@ def _load(work: Workload) -> str:
 
 
 def _result(row: dict, ev: _Evaluator, emit: str | None, prices: dict, work: Workload) -> dict:
+    from multihead.cost.time.timing_intervals import add_intervals
     c = row["candidate"]
     a = row["account"]
+    if not row["at"]["overloaded"]:
+        setup, _ = ev.setup(c, row["dtype"])
+        row["at"] = add_intervals(dict(row["at"]), setup)
     out = {"engine": c.engine, "gpu": c.gpu, "gpus": c.gpus, "tensor_parallel_size": c.tensor_parallel_size,
            "pipeline_parallel_size": c.pipeline_parallel_size, "data_parallel_size": c.data_parallel_size,
            "quantization": c.quantization, "kv_cache_dtype": c.kv_cache_dtype, "max_num_seqs": c.max_num_seqs,
@@ -377,29 +402,54 @@ def _result(row: dict, ev: _Evaluator, emit: str | None, prices: dict, work: Wor
 
 
 def launch_command(ev: _Evaluator, c: Candidate, dtype: str, emit: str) -> dict:
-    """The engine's launch line for one replica, and how the replicas are served."""
+    """The engine's launch line for one replica, and how the replicas are served: the flags the
+    candidate's memory account was computed for, as planner/launch.add_command emits them for the
+    serving answer (SGLang's own --mem-fraction-static and --chunked-prefill-size; the rope override
+    past the config's length, computed once in _Evaluator: a length no override reaches is refused
+    there)."""
     from multihead.engines import command
-    plan = ev.S.launch_plan(ev.request(c), dtype)
+    from multihead.planner.launch import launch_plan
+    req, fraction = ev.request(c), None
+    dev = ev.device(c.gpu)
+    total = dev.memory_bytes if dev is not None else None
+    if c.engine == "sglang" and emit == "sglang":
+        from multihead.cost.serving_sglang import details
+        a, _ = ev.account(c)
+        sg = details(ev.S.sglang_args(ev.cfg, req), a, total or ev.S.gpu_memory_bytes(c.gpu)[1])
+        fraction = sg["mem_fraction_static"]
+        req = dataclasses.replace(req, max_num_batched_tokens=sg["chunked_prefill_size"])
+    positions = ev.positions
+    plan = launch_plan(req, dtype, fraction, positions["rope_override"] if positions else None, total)
     plan = dataclasses.replace(plan, data_parallel_size=c.data_parallel_size)
     cmd = command(emit, plan)
-    return {"engine": emit, "text": cmd.render(), "argv": cmd.argv, "nodes": cmd.nodes, "note": cmd.note}
+    note = "; ".join(x for x in (cmd.note, positions["note"] if positions else "") if x)
+    return {"engine": emit, "text": cmd.render(), "argv": cmd.argv, "nodes": cmd.nodes, "note": note}
 
 
-def _mark_band(results: list[dict], objective: str, band: float | None) -> None:
-    """Mark the results whose objective figure lies within ``band`` (relative) of the best one's."""
-    key = {"gpus": "output_tokens_per_s_per_gpu", "throughput": "output_tokens_per_s_per_gpu",
-           "cost": "usd_per_million_output_tokens"}[objective]
+def _mark_band(results: list[dict], objective: str) -> None:
+    """Mark the SLO-meeting results the prediction cannot tell from the best: the 80% intervals of
+    the quantity the objective ranks on overlap the best one's: output tokens/s per GPU ("gpus": only
+    among results with as many GPUs as the best; "throughput"), or dollars per million output tokens
+    ("cost": gpus x price / tokens/s, so GPUs of different prices compare by cost, not by rate)."""
     ok = [r for r in results if r["meets_slo"]]
     for r in results:
         r["within_band_of_best"] = None
-    if not ok or band is None:
+    if not ok or "output_tokens_per_s_low" not in ok[0]["at"]:
         return
+    key = "output_tokens_per_s"
+
+    def band(r):
+        lo, hi = r["at"][key + "_low"], r["at"][key + "_high"]
+        if objective == "cost" and r.get("usd_per_hour"):
+            k = r["usd_per_hour"] * 1e6 / 3600          # $ per million tokens = k / (tokens/s)
+            return k / hi, k / lo
+        return lo / r["gpus"], hi / r["gpus"]
     best = ok[0]
-    b = best[key] if key == "usd_per_million_output_tokens" else best["at"][key]
+    lo_b, hi_b = band(best)
     for r in ok:
-        v = r[key] if key == "usd_per_million_output_tokens" else r["at"][key]
         same_gpus = objective != "gpus" or r["gpus"] == best["gpus"]
-        r["within_band_of_best"] = bool(same_gpus and v is not None and b and abs(v - b) <= band * abs(b))
+        lo_r, hi_r = band(r)
+        r["within_band_of_best"] = bool(same_gpus and lo_r <= hi_b and lo_b <= hi_r)
 
 
 def pareto(rows: list[dict]) -> list[dict]:
@@ -420,26 +470,32 @@ def pareto(rows: list[dict]) -> list[dict]:
     return front
 
 
+QUEUE_LIMITS = ("kv_pool", "max_num_seqs")      # a closed loop's requests wait: the load is not carried
+
+
 def _closest_miss(rows: list[dict], slo: SLO) -> dict | None:
-    """When nothing meets the SLO: the running configuration whose worst target ratio is smallest."""
+    """When nothing meets the SLO: the running configuration whose worst target ratio is smallest,
+    preferring those that carry the load (a closed loop whose requests queue behind max_num_seqs or
+    the KV pool misses on that, whatever its ratios: its binding limit says so)."""
     best = None
     for r in rows:
         if not r["fits"] or r["at"]["overloaded"]:
             continue
         ratios = {k: r["at"][k] / v for k, v in slo.targets().items()}
-        worst = max(ratios.values()) if ratios else 0.0
-        if best is None or worst < best[0]:
-            best = (worst, r, ratios)
+        queues = r["binding"] in QUEUE_LIMITS
+        key = (queues, max(ratios.values()) if ratios else 0.0)
+        if best is None or key < best[0]:
+            best = (key, r, ratios)
     if best is None:
         limits = sorted({r["binding"] for r in rows})
         return {"note": f"no configuration runs at this load (limits: {', '.join(limits)})"}
-    worst, r, ratios = best
+    (queues, _), r, ratios = best
     c = r["candidate"]
     name = {"ttft_s": "ttft", "tpot_s": "tpot", "request_latency_s": "e2e"}
     return {"gpu": c.gpu, "gpus": c.gpus, "tensor_parallel_size": c.tensor_parallel_size,
             "pipeline_parallel_size": c.pipeline_parallel_size, "data_parallel_size": c.data_parallel_size,
             "quantization": c.quantization, "kv_cache_dtype": c.kv_cache_dtype, "max_num_seqs": c.max_num_seqs,
-            "binding": name[max(ratios, key=ratios.get)] if ratios else r["binding"],
+            "binding": name[max(ratios, key=ratios.get)] if ratios and not queues else r["binding"],
             "over_target": {name[k]: v for k, v in ratios.items()}, "at": r["at"]}
 
 
@@ -449,8 +505,8 @@ def search_report(req) -> dict:
     the page's /api/search): the model as the planner resolves it, the GPUs named in ``gpu`` (a
     comma list; the figures gpu_memory_gb / effective_tflops / bandwidth_tbps give one GPU called
     'custom'; neither: DEFAULT_GPUS), the request's lengths and load, its engine flags."""
-    from multihead.cost import serving_answer as S
-    from multihead.cost.serving_time import request_lengths
+    from multihead.cost.serving import answer as S
+    from multihead.cost.time.serving_time import request_lengths
     from multihead.planner.front import resolve_model
     if req.concurrency is None and req.request_rate is None:
         raise ValueError("concurrency: a search needs the load: concurrency N (closed loop) or request_rate R")
@@ -475,8 +531,7 @@ def search_report(req) -> dict:
                      max_num_batched_tokens=req.max_num_batched_tokens, block_size=req.block_size, dtype=req.dtype,
                      engine=req.engine, engine_version=req.engine_version,
                      mem_fraction_static=req.mem_fraction_static)
-    return {"search": search(m.config, name, work, space, emit=req.emit or "auto", top=req.top, band=trust_band(),
-                             base_request=base)}
+    return {"search": search(m.config, name, work, space, emit=req.emit or "auto", top=req.top, base_request=base)}
 
 
 def _search_gpus(req) -> tuple[tuple[str, ...], dict]:
@@ -492,8 +547,110 @@ def _search_gpus(req) -> tuple[tuple[str, ...], dict]:
         return ("custom",), {"custom": dataclasses.replace(dev, name="custom")}
     if not req.gpu:
         return DEFAULT_GPUS, {}
-    from multihead.cost.serving_answer import gpu_memory_bytes
+    from multihead.cost.serving.answer import gpu_memory_bytes
     names = [n.strip() for n in req.gpu.split(",") if n.strip()]
     if not names:
         raise ValueError("gpu: expected GPU names separated by commas")
     return tuple(dict.fromkeys(gpu_memory_bytes(n)[0] for n in names)), {}
+
+
+# -- the fallback search: the ways out when one request does not fit ---------------------------------
+# The same candidate type (Candidate) and evaluation (the engine's memory account) as the search
+# above, over the axes a request that does not fit can turn: more GPUs of its own type (TP up to one
+# node; PP across nodes once TP fills one), an fp8 KV cache, fp8 weights. Order: fewest GPUs first
+# (money), then the least precision lost (quality); the length cut (it changes the request) comes last.
+FALLBACK_LOSS = {"kv_cache_dtype": 1, "quantization": 2}
+FALLBACK_FLAGS = {"tensor_parallel_size": "--tensor-parallel-size",
+                  "pipeline_parallel_size": "--pipeline-parallel-size", "kv_cache_dtype": "--kv-cache-dtype",
+                  "quantization": "--quantization"}
+
+
+def fallback_candidates(req, heads: int) -> list[Candidate]:
+    """The Candidates a request can turn to (itself excluded), in the configuration search's Space."""
+    keep = lambda *v: tuple(dict.fromkeys(v))  # noqa: E731 - the request's own value first, once
+    space = Space(gpus=(req.gpu,), gpus_max=GPUS_PER_NODE * PP_SIZES[-1],
+                  tensor_parallel_sizes=tuple(t for t in TP_SIZES if t >= req.tensor_parallel_size and heads % t == 0),
+                  pipeline_parallel_sizes=keep(req.pipeline_parallel_size, *PP_SIZES[1:]),
+                  quantizations=keep(req.quantization, "fp8"), kv_cache_dtypes=keep(req.kv_cache_dtype, "fp8"),
+                  max_num_seqs=(req.max_num_seqs,), data_parallel=False, engines=(req.engine,))
+    own = Candidate(req.gpu, req.tensor_parallel_size, req.pipeline_parallel_size, 1, req.quantization,
+                    req.kv_cache_dtype, req.max_num_seqs, req.engine)
+    return [c for c in space.candidates() if c != own and (c.pipeline_parallel_size == req.pipeline_parallel_size
+                                                           or c.tensor_parallel_size == GPUS_PER_NODE)]
+
+
+def request_of(req, c: Candidate):
+    """The request with a candidate's settings (the engine's flags)."""
+    return dataclasses.replace(req, tensor_parallel_size=c.tensor_parallel_size,
+                               pipeline_parallel_size=c.pipeline_parallel_size, quantization=c.quantization,
+                               kv_cache_dtype=c.kv_cache_dtype)
+
+
+def fallback_cost(cand, base) -> tuple[int, int]:
+    """(GPUs, precision lost): the fallback search's order."""
+    return (cand.tensor_parallel_size * cand.pipeline_parallel_size,
+            sum(w for k, w in FALLBACK_LOSS.items() if getattr(cand, k) != getattr(base, k)))
+
+
+def changes(cand, base) -> list[str]:
+    """The engine flags that differ from the request, as they are typed (SGLang: its own names and
+    values for the same levers)."""
+    flags, kv = dict(FALLBACK_FLAGS), {}
+    if base.engine == "sglang":
+        flags.update(tensor_parallel_size="--tp-size", pipeline_parallel_size="--pp-size")
+        kv = {"fp8": "fp8_e4m3"}
+    value = lambda k: kv.get(getattr(cand, k), getattr(cand, k)) if k == "kv_cache_dtype" else getattr(cand, k)  # noqa: E731
+    return [f"{flag} {value(k)}" for k, flag in flags.items() if getattr(cand, k) != getattr(base, k)]
+
+
+def fallback_search(cfg: dict, req, heads: int, min_concurrency: float = 1.0, limit: int | None = 5,
+                    **account_kw) -> list[tuple]:
+    """[(Request, ServingAccount)] that serve ``req`` at ``min_concurrency`` or more, cheapest first;
+    under TP every KV figure is per GPU. ``account_kw``: ``spec`` / ``gpu_bytes`` for serving_account."""
+    from multihead.cost.serving.answer import serving_account
+    found = []
+    for c in fallback_candidates(req, heads):
+        cand = request_of(req, c)
+        try:
+            a, _ = serving_account(cfg, cand, **account_kw)
+        except ValueError:
+            continue                      # e.g. TP not dividing the KV heads
+        if a.fits and a.max_concurrency >= min_concurrency:
+            found.append((fallback_cost(cand, req), -a.max_concurrency, cand, a))
+    found.sort(key=lambda f: (f[0], f[1]))
+    return [(c, a) for _, _, c, a in found[:limit]]
+
+
+def fallback_rows(found: list[tuple], req, account) -> list[dict]:
+    """The serving object's ``fallbacks`` list: one row per found setting, then the length cut
+    (it changes the request itself) when one shorter request would fit."""
+    out = [{"flags": changes(c, req), "gpus": c.tensor_parallel_size * c.pipeline_parallel_size,
+            "max_concurrency": f.max_concurrency, "kv_cache_tokens": f.kv_cache_tokens,
+            "kv_cache_gib_per_gpu": f.kv_cache_gib} for c, f in found]
+    if account.max_model_len_fit > 0:
+        cut = "--context-length" if req.engine == "sglang" else "--max-model-len"
+        out.append({"flags": [f"{cut} {account.max_model_len_fit}"],
+                    "gpus": req.tensor_parallel_size * req.pipeline_parallel_size, "max_concurrency": 1.0,
+                    "kv_cache_tokens": None, "kv_cache_gib_per_gpu": account.kv_cache_gib,
+                    "note": "shorter requests: a longer document must be cut"})
+    return out
+
+
+def answer(cfg: dict, req, emit: str | None = "vllm", heads: int | None = None, input_len: int | None = None,
+           output_len: int | None = None, device=None, concurrency: int | None = None,
+           request_rate: float | None = None, **account_kw) -> dict:
+    """The serving object of a request outside a plan (``serving --gpu-memory-gb``): the account and
+    times, the fallback search's settings when one request does not fit (``heads``: the model's query
+    heads; None: no search) and the launch command for the request or the cheapest setting."""
+    from multihead.cost.serving.answer import answer as account_answer
+    from multihead.cost.serving.answer import serving_account
+    from multihead.planner.launch import add_command
+    from multihead.planner.names import serving_bytes
+    a, _ = serving_account(cfg, req, **account_kw)
+    found = fallback_search(cfg, req, heads, **account_kw) if heads and (not a.fits or a.max_concurrency < 1) else None
+    out = account_answer(cfg, req, input_len=input_len, output_len=output_len, device=device,
+                         concurrency=concurrency, request_rate=request_rate, **account_kw)
+    add_command(out, req, emit, found[0][0] if found else None, account_kw.get("gpu_bytes"))
+    if found is not None:
+        out["fallbacks"] = fallback_rows(found, req, a)
+    return serving_bytes(out)

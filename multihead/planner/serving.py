@@ -2,7 +2,7 @@
 
 Always built (registered in ``sections``): what vLLM will allocate per GPU for this model on this
 GPU, how many requests of ``--max-model-len`` (default: the plan's T) fit at once, the longest
-one, and the launch command (``--emit``). The numbers come from ``cost/serving_answer.py``; this
+one, and the launch command (``--emit``). The numbers come from ``cost/serving/answer.py``; this
 module only maps the plan's inputs onto an engine request, finds the model's config.json
 (``load_model``) and renders the section as text (``render``). `multihead serving` (cli/serving.py)
 uses the same two: the library never imports CLI code (docs/layout.md).
@@ -10,11 +10,13 @@ uses the same two: the library never imports CLI code (docs/layout.md).
 from __future__ import annotations
 
 import copy
-import json
+import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from multihead.planner import sections
 
+SHOWN = 5          # settings of the one search the section lists (cheapest first)
 _FLAGS = ("pipeline_parallel_size", "max_num_batched_tokens", "max_num_seqs", "block_size")
 
 
@@ -46,7 +48,7 @@ class ServingSection:
 def _physical_bytes(device) -> tuple[float | None, str]:
     """(physical bytes, where from): the catalog's reported memory for a catalog GPU, the stated
     --gpu-memory-gb for an explicit one; None for a measured CPU profile."""
-    from multihead.cost.serving_answer import gpu_memory_bytes
+    from multihead.cost.serving.answer import gpu_memory_bytes
     if device.kind == "catalog":
         name, total = gpu_memory_bytes(device.name)
         return total, name
@@ -72,44 +74,96 @@ def _config(o: dict, model: str) -> tuple[dict, str | None]:
         return {}, None
 
 
-def build(ctx: sections.Context):
-    """The serving section of a plan (None is never returned: a CPU profile gets a one-line reason)."""
-    from multihead.cost.serving_answer import Request, answer
-    o, setup = dict(ctx.options), ctx.setup
-    cfg, model_id = _config(o, ctx.plan.inputs.model)
+@dataclass
+class Engine:
+    """The engine's view of a plan, computed once per plan (planner.build) and read by the one-pass
+    decision, the fallbacks and this section: the config, the request in vLLM's flags, the GPU's
+    physical bytes, the account of the request and the one search's result (None: it fits)."""
+    cfg: dict
+    model_id: str | None
+    request: object
+    total_bytes: float
+    account: object
+    found: list | None
+    options: dict
+    refusal: str | None = None       # the length is past every position the model can reach (no command)
+
+
+def engine_for(setup, model: str, tokens: int, options: dict | None) -> Engine | str:
+    """The Engine of a plan, or the reason there is none (a measured CPU profile)."""
+    from multihead.cost.serving.answer import Request, serving_account
+    from multihead.planner.search import fallback_search
+    o = dict(options or {})
+    cfg, model_id = _config(o, model)
     total, gpu = _physical_bytes(setup.device)
     if total is None:
-        return ServingSection({"fits": False, "reason": f"no serving account: {gpu} is a measured CPU "
-                               "profile, not a GPU a serving engine runs on"})
+        return f"no serving account: {gpu} is a measured CPU profile, not a GPU a serving engine runs on"
     req = Request(tensor_parallel_size=setup.gpus, gpu_memory_utilization=setup.memory_utilization,
-                  max_model_len=o.get("max_model_len") or ctx.plan.inputs.tokens,
+                  max_model_len=o.get("max_model_len") or tokens,
                   **{k: o[k] for k in _FLAGS if o.get(k) is not None},
                   model=model_id or setup.spec.name, gpu=gpu, kv_cache_dtype=_kv_flag(o, setup.precision),
                   dtype=o.get("dtype") or "auto", quantization=o.get("quantization"),
                   engine=o.get("engine") or "vllm", engine_version=o.get("engine_version"),
-                  mem_fraction_static=o.get("mem_fraction_static"), data_parallel_size=o.get("data_parallel_size") or 1)
-    data = answer(cfg, req, emit=o.get("emit") or o.get("engine") or "vllm", heads=setup.spec.num_heads,
-                  input_len=o.get("input_len"), output_len=o.get("output_len"), spec=setup.spec, gpu_bytes=total,
-                  device=setup.device, concurrency=o.get("concurrency"), request_rate=o.get("request_rate"))
-    return ServingSection(data)
+                  mem_fraction_static=o.get("mem_fraction_static"), data_parallel_size=o.get("data_parallel_size") or 1,
+                  expert_parallel_size=o.get("expert_parallel_size") or 1, batching=o.get("batching") or "continuous")
+    a, _ = serving_account(cfg, req, spec=setup.spec, gpu_bytes=total)
+    from multihead.cost.serving.answer import length_override
+    refusal = length_override(setup.spec, req.max_model_len)[1]   # a length no rope override reaches
+    found = (fallback_search(cfg, req, setup.spec.num_heads, limit=None, spec=setup.spec, gpu_bytes=total)
+             if not a.fits or a.max_concurrency < 1 else None)
+    return Engine(cfg, model_id, req, total, a, found, o, refusal)
 
 
-def load_model(model: str) -> tuple[dict, str]:
-    """(config dict, name): a config.json path or folder, else a catalog HF id (case-insensitive)."""
-    from multihead.catalog import entries, read_json
-    from multihead.cost.serving_fit import CATALOG, catalog_config
+def engine_fits(e: Engine, spec, **flags) -> bool:
+    """Whether one request fits the engine's account with some flags changed (vLLM's names:
+    kv_cache_dtype, quantization, tensor_parallel_size) and/or the model changed (``spec``: e.g. fewer
+    KV heads). The same account as the one-pass decision, so a fallback's ``fits`` means the same."""
+    import dataclasses
+
+    from multihead.cost.serving.answer import serving_account
+    try:
+        a, _ = serving_account(e.cfg, dataclasses.replace(e.request, **flags), spec=spec, gpu_bytes=e.total_bytes)
+    except ValueError:
+        return False                       # a setting the engine refuses (TP not placing the KV heads)
+    return a.fits
+
+
+def build(ctx: sections.Context):
+    """The serving section of a plan (None is never returned: a CPU profile gets a one-line reason)."""
+    from multihead.cost.serving.answer import answer
+    from multihead.planner.launch import add_command
+    from multihead.planner.names import serving_bytes
+    from multihead.planner.search import fallback_rows
+    e = getattr(ctx.setup, "engine", None) or engine_for(ctx.setup, ctx.plan.inputs.model, ctx.plan.inputs.tokens,
+                                                         ctx.options)
+    if isinstance(e, str):
+        return ServingSection({"fits": False, "reason": e})
+    o = e.options
+    data = answer(e.cfg, e.request, input_len=o.get("input_len"), output_len=o.get("output_len"),
+                  spec=ctx.setup.spec, gpu_bytes=e.total_bytes, device=ctx.setup.device,
+                  concurrency=o.get("concurrency"), request_rate=o.get("request_rate"))
+    add_command(data, e.request, o.get("emit") or o.get("engine") or "vllm", e.found[0][0] if e.found else None,
+                e.total_bytes)
+    if e.found is not None:
+        data["fallbacks"] = fallback_rows(e.found[:SHOWN], e.request, e.account)
+    return ServingSection(serving_bytes(data))
+
+
+def load_model(model: str, paths: bool = True) -> tuple[dict, str]:
+    """(config dict, name): a config.json path or folder (unless ``paths`` is False: catalog names
+    only), else a catalog HF id (case-insensitive)."""
+    from multihead.catalog import entries
+    from multihead.cost.serving.fitted import catalog_config, config_index
+    from multihead.cost.spec.config_file import read_config_file
     path = Path(model)
-    if path.exists():
-        file = path / "config.json" if path.is_dir() else path
-        try:       # vllm serve takes the model folder
-            return json.loads(file.read_text()), str(path if path.is_dir() else path.parent)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise ValueError(f"model: cannot read {file} as a config.json ({err})") from None
-    index = read_json(CATALOG / "configs" / "index.json")
+    if paths and os.path.lexists(path):            # a FIFO or device exists too: the one reader refuses it by name
+        config, _ = read_config_file(path)
+        return config, str(path if path.is_dir() else path.parent)    # vllm serve takes the model folder
+    index = config_index()
     key = {k.lower(): k for k in index}.get(model.lower())
     if key is not None:
         return catalog_config(key), key
-    from multihead.cost.lookup import MODELS_JSON      # the planner's catalog (short names)
+    from multihead.cost.spec.lookup import MODELS_JSON      # the planner's catalog (short names)
     planner = entries(MODELS_JSON)
     key = {k.lower(): k for k in planner}.get(model.lower())
     if key is None or "config" not in planner[key]:
@@ -147,7 +201,7 @@ def render(out: dict) -> str:
     lines.append(f"  longest request   {out['max_model_len_fit']:>9,} tokens at concurrency 1 (searched up to the "
                  f"model's positions or --max-model-len)")
     lines.append(f"  prefill           {out['prefill']}")
-    from multihead.cost.serving_time import render_lines
+    from multihead.cost.time.serving_time import render_lines
     lines += ["  " + x for x in render_lines(out)]
     lines.append(f"Verdict: {out['verdict']}")
     if out.get("fallbacks"):

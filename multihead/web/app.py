@@ -4,7 +4,11 @@ Safe by default (docs/web.md, "Security"):
 
 - only its own Host names: 127.0.0.1, localhost, [::1] (any port) and the names given to
   ``create_app(allowed_hosts=...)`` (``multihead web --host``); any other Host header is a 400
-  before any endpoint runs (a page elsewhere cannot reach the server through DNS rebinding);
+  before any endpoint runs (a page elsewhere cannot reach the server through DNS rebinding); the
+  Host's port, if any, is digits ('[::1]evil.com' and 'localhost:abc' are foreign names);
+- a request whose Origin header is not one of those names is a 403 (a page of another site, whose
+  cross-site POSTs carry our own Host), and a POST body must be ``application/json`` (415: a
+  text/plain or form body is what a cross-site "simple request" can send without a preflight);
 - every request body bounded WHILE it is read (``MAX_BODY_BYTES``): a Content-Length over the
   limit is refused before reading, a chunked body as soon as the limit is passed (413);
 - the body is parsed strictly: a JSON object, finite numbers only (no NaN / Infinity / 1e5000),
@@ -16,7 +20,8 @@ Safe by default (docs/web.md, "Security"):
   ``HEAVY_QUEUE`` waiting, then 503), so the pages and the cheap endpoints stay responsive.
 
 Every error is JSON ``{"error": one line, "field": the input it names or null}``: 400 for bad
-input, 404/405 for unknown routes, 413 for a body too large, 503 when busy or when the weights
+input, 403 for a foreign Origin, 404/405 for unknown routes, 413 for a body too large, 415 for a
+body that is not application/json, 503 when busy or when the weights
 are not installed, 500 (a one-line message; the traceback only in the server's log) for a bug.
 """
 from __future__ import annotations
@@ -28,6 +33,7 @@ import logging
 
 import anyio
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -60,11 +66,25 @@ def _field(message: str) -> str | None:
 
 # -- the two guards in front of everything: Host names and the body's size -----------------------------
 def _host_name(value: str) -> str:
-    """'127.0.0.1:8000' -> '127.0.0.1'; '[::1]:8000' -> '::1'; lower case."""
+    """'127.0.0.1:8000' -> '127.0.0.1'; '[::1]:8000' -> '::1'; lower case. Anything after the name
+    but a ':digits' port ('[::1]evil.com', 'localhost:abc') is kept, so it matches no allowed name."""
     value = value.strip().lower()
-    if value.startswith("["):
-        return value[1:value.find("]")] if "]" in value else value
-    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+    if value.startswith("[") and "]" in value:
+        name, rest = value[1:value.find("]")], value[value.find("]") + 1:]
+        return name if rest == "" or (rest[:1] == ":" and rest[1:].isdigit()) else value
+    if value.count(":") == 1:
+        name, port = value.split(":")
+        return name if port.isdigit() else value
+    return value
+
+
+def _origin_host(origin: str) -> str | None:
+    """The Host part of an Origin header ('http://127.0.0.1:8000' -> '127.0.0.1:8000'); None for
+    'null' or a value that is not scheme://host[:port]."""
+    scheme, sep, rest = origin.strip().partition("://")
+    if not sep or scheme.lower() not in ("http", "https") or "/" in rest or "@" in rest or not rest:
+        return None
+    return rest
 
 
 class Guard:
@@ -82,6 +102,12 @@ class Guard:
         if _host_name(headers.get("host", "")) not in self.hosts:
             return await error("host: this server answers only its own names (Host header "
                                f"{headers.get('host', '')[:80]!r} refused)", "host", 400)(scope, receive, send)
+        origin = headers.get("origin")
+        if origin is not None and _host_name(_origin_host(origin) or "") not in self.hosts:
+            # a page of another site (a cross-site form or no-cors fetch reaches 127.0.0.1 with our
+            # own Host header): its requests carry its Origin; refused before any work
+            return await error(f"origin: this server answers only its own pages (Origin {origin[:80]!r} refused)",
+                               "origin", 403)(scope, receive, send)
         if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
             return await self.app(scope, receive, send)
         too_big = error(f"body: larger than {self.max_body:,} bytes", "body", 413)
@@ -100,6 +126,16 @@ class Guard:
             if not message.get("more_body", False):
                 break
         body, sent = b"".join(chunks), False
+        kind = headers.get("content-type", "").split(";")[0].strip().lower()
+        if body.strip() and kind != "application/json":
+            # the page sends application/json; a text/plain or form body is what a cross-site
+            # "simple request" (no CORS preflight) can send
+            return await error(f"body: expected Content-Type application/json, got {kind[:60] or 'none'!r}",
+                               "body", 415)(scope, receive, send)
+        try:                        # one strict JSON rule for every endpoint (the lesson router's too)
+            strict_json(body)
+        except BadRequest as err:
+            return await error(err.message, err.field, err.status)(scope, receive, send)
 
         async def replay():
             nonlocal sent
@@ -123,7 +159,12 @@ def _constant(name: str):
 
 
 async def json_body(request: Request) -> dict:
-    raw = await request.body()
+    return strict_json(await request.body())
+
+
+def strict_json(raw: bytes) -> dict:
+    """A request body as a JSON object: finite numbers only (no NaN, Infinity, 1e5000), integers of at
+    most 4,300 digits, nesting bounded by the parser; an empty body is {}. BadRequest (400) otherwise."""
     if not raw.strip():
         return {}
     try:
@@ -192,13 +233,19 @@ def _params(fn) -> dict:
 
 
 def _routes(app: FastAPI, pool: HeavyPool, config_dir) -> None:
+    # the two pages are read in the event loop (small files): their first byte never waits for a
+    # thread, whatever the computing endpoints (or the lesson router's sync ones) keep busy
     @app.get("/", include_in_schema=False)
     async def planner_page():
-        return FileResponse(STATIC / "planner.html")
+        return Response((STATIC / "planner.html").read_bytes(), media_type="text/html; charset=utf-8")
+
+    @app.get("/search", include_in_schema=False)
+    async def search_page():
+        return FileResponse(STATIC / "search.html")
 
     @app.get("/lesson", include_in_schema=False)
     async def lesson_page():
-        return FileResponse(STATIC / "lesson.html")
+        return Response((STATIC / "lesson.html").read_bytes(), media_type="text/html; charset=utf-8")
 
     @app.get("/vendor/plotly.min.js", include_in_schema=False)
     async def plotly():
@@ -223,6 +270,16 @@ def _routes(app: FastAPI, pool: HeavyPool, config_dir) -> None:
         options, config = _plan_body(await json_body(request))
         text = await pool.run(plan_api.plan_text, options, config, config_dir)
         return Response(text, media_type="application/json")
+
+    @app.get("/api/search/catalog")
+    async def search_catalog():
+        return plan_api.search_catalog()
+
+    @app.post("/api/search", openapi_extra=plan_schema)
+    async def search(request: Request):
+        """The object `multihead plan --search --json` prints for the same request (planner/search.py)."""
+        options, config = _plan_body(await json_body(request))
+        return await pool.run(plan_api.search, options, config, config_dir)
 
     @app.post("/api/plan/curve", openapi_extra=plan_schema)
     async def curve(request: Request):
@@ -282,7 +339,8 @@ def create_app(allowed_hosts=(), config_dir=None, max_body: int = MAX_BODY_BYTES
     ``config_dir``: a folder whose config files the page may name (default: none, names only)."""
     app = FastAPI(title="multihead", docs_url=None, redoc_url=None, lifespan=_lifespan)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    _routes(app, HeavyPool(heavy_threads), config_dir)
+    app.state.heavy_pool = HeavyPool(heavy_threads)   # also bounds the lesson router's computing calls
+    _routes(app, app.state.heavy_pool, config_dir)
 
     @app.exception_handler(BadRequest)
     async def bad_request(request, err: BadRequest):
@@ -296,6 +354,11 @@ def create_app(allowed_hosts=(), config_dir=None, max_body: int = MAX_BODY_BYTES
     @app.exception_handler(ValueError)
     async def value_error(request, err: ValueError):
         return error(str(err), _field(str(err)))
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request, err: RequestValidationError):
+        first = err.errors()[0] if err.errors() else {}
+        return error(f"body: {first.get('msg', 'invalid request')}", "body")
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request, err: StarletteHTTPException):

@@ -9,9 +9,10 @@ of the app does. Tensors go out as lists (inf/nan as strings, lesson.plain).
 from __future__ import annotations
 
 import math
+from typing import Annotated
 
 import torch
-from fastapi import APIRouter, Body
+from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import multihead
@@ -42,15 +43,21 @@ def _parse(model: type[_Body], body: dict) -> _Body:
         if kind == "extra_forbidden":
             msg = f"{field}: not a parameter of this card (expected some of {', '.join(model.model_fields)})"
         elif kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
-            lo = model.model_fields[field].metadata
-            bounds = {type(m).__name__: getattr(m, n) for m in lo for n in ("ge", "le", "gt", "lt") if hasattr(m, n)}
+            meta = model.model_fields[field].metadata if len(loc) == 1 else []
+            bounds = {type(m).__name__: getattr(m, n) for m in meta for n in ("ge", "le", "gt", "lt") if hasattr(m, n)}
+            if not bounds:                               # a list item: its bounds are the item type's
+                bounds = {"Ge": -LOGIT_BOUND, "Le": LOGIT_BOUND}
             msg = f"{where}: must be {_span(bounds)}, got {e.get('input')!r}"
+        elif kind == "list_type":
+            msg = f"{field}: enter numbers separated by commas"
+        elif kind == "finite_number":
+            msg = f"{where}: expected a finite number, got {e.get('input')!r}"
         elif kind in ("too_short", "too_long"):
             meta = model.model_fields[field].metadata
             lo = next((m.min_length for m in meta if hasattr(m, "min_length")), 1)
             hi = next((m.max_length for m in meta if hasattr(m, "max_length")), "?")
             msg = f"{field}: enter {lo} to {hi} numbers, got {len(e.get('input') or [])}"
-        elif kind in ("float_parsing", "float_type", "int_parsing", "int_type", "int_from_float", "finite_number"):
+        elif kind in ("float_parsing", "float_type", "int_parsing", "int_type", "int_from_float"):
             got = e.get("input")
             msg = (f"{where}: this entry is empty; enter a number" if got in (None, "")
                    else f"{where}: expected {'a whole number' if 'int' in kind else 'a number'}, got {got!r}")
@@ -67,21 +74,19 @@ def _span(bounds: dict) -> str:
     return f">= {lo:g}" if lo is not None else f"<= {hi:g}"
 
 
-Finite = Field(allow_inf_nan=False)
+LOGIT_BOUND = 1e4
+Logit = Annotated[float, Field(allow_inf_nan=False, ge=-LOGIT_BOUND, le=LOGIT_BOUND)]   # a finite, bounded score
 
 
 # -- 3.1 / 4.1: the Jacobian, and gradient saturation without 1/sqrt(d_k) -------------------------
 class JacobianIn(_Body):
-    logits: list[float] = Field(default=[0.0, 11.3], min_length=2, max_length=6)
+    logits: list[Logit] = Field(default=[0.0, 11.3], min_length=2, max_length=6)
     d_k: int = Field(default=128, ge=1, le=65536)
 
 
 def jacobian(body: JacobianIn) -> dict:
     """p and diag(p) - p p^T for the logits as given (an unscaled q.k) and divided by sqrt(d_k);
     and the largest off-diagonal |dp_i/dz_j| of two logits (0, g) for g = 0..16 (the saturation curve)."""
-    for v in body.logits:
-        if not math.isfinite(v) or abs(v) > 1e4:
-            raise ValueError(f"logits: each must be a finite number between -10000 and 10000, got {v!r}")
     z = torch.tensor(body.logits, dtype=torch.float64)
     scale = 1 / math.sqrt(body.d_k)
     out = {}
@@ -100,6 +105,9 @@ def jacobian(body: JacobianIn) -> dict:
 
 
 # -- 1.3: q.k has variance d_k --------------------------------------------------------------------
+CURVE_SAMPLES = 2000          # per point of the std-vs-d_k curve (11 points, up to d_k = 1024)
+
+
 class VarianceIn(_Body):
     d_k: int = Field(default=128, ge=1, le=1024)
     samples: int = Field(default=4000, ge=100, le=20000)
@@ -112,12 +120,17 @@ def variance(body: VarianceIn) -> dict:
     the sample std for d_k = 1..1024 (powers of two) with the same draws' seed."""
     g = torch.Generator().manual_seed(body.seed)
 
-    def draw(d: int) -> torch.Tensor:
-        q = torch.randn(body.samples, d, generator=g, dtype=torch.float64)
-        k = torch.randn(body.samples, d, generator=g, dtype=torch.float64)
-        return (q * k).sum(-1)
+    def draw(d: int, n: int) -> torch.Tensor:
+        """n dot products of independent N(0, I_d) pairs, drawn in blocks of <= 2^20 numbers (16 MB)."""
+        rows, out = max(1, 2**20 // d), []
+        for start in range(0, n, rows):
+            m = min(rows, n - start)
+            q = torch.randn(m, d, generator=g, dtype=torch.float64)
+            k = torch.randn(m, d, generator=g, dtype=torch.float64)
+            out.append((q * k).sum(-1))
+        return torch.cat(out)
 
-    s = draw(body.d_k)
+    s = draw(body.d_k, body.samples)
     scaled = s / math.sqrt(body.d_k)
     edges = torch.linspace(-40, 40, 81, dtype=torch.float64)
     hist = lambda x: plain(torch.histogram(x.clamp(-40, 40), bins=edges).hist)   # noqa: E731
@@ -128,7 +141,8 @@ def variance(body: VarianceIn) -> dict:
             "share_over_fp16_scaled": plain((scaled.abs() > FP16_OVERFLOW).double().mean()),
             "hist_edges": plain(edges), "hist": hist(s), "hist_scaled": hist(scaled),
             "sqrt_d_k": math.sqrt(body.d_k),
-            "curve": {"d_k": dks, "std": [plain(draw(d).std()) for d in dks]}}
+            "curve": {"d_k": dks, "samples": CURVE_SAMPLES,
+                      "std": [plain(draw(d, CURVE_SAMPLES).std()) for d in dks]}}
 
 
 # -- 2.4 / 5.3: which K/V head each query head reads (GQA), observed ------------------------------
@@ -155,7 +169,7 @@ def gqa(body: GqaIn) -> dict:
 
 # -- 3: why not plain normalization -------------------------------------------------------------------
 class NormalizeIn(_Body):
-    logits: list[float] = Field(default=[2.0, 1.0, -1.5], min_length=2, max_length=8)
+    logits: list[Logit] = Field(default=[2.0, 1.0, -1.5], min_length=2, max_length=8)
 
 
 def normalize(body: NormalizeIn) -> dict:
@@ -178,7 +192,7 @@ class AccountsIn(_Body):
 def accounts(body: AccountsIn) -> dict:
     """Parameters counted on multihead.MultiHeadAttention modules (on the meta device: no memory),
     for H heads and for one head of width D; attention FLOPs per layer 4*T^2*D for both."""
-    from multihead.cost.formulas import attention_flops
+    from multihead.cost.counts.formulas import attention_flops
 
     D, H, T = body.d_model, body.heads, body.tokens
     if D % H:
@@ -196,7 +210,7 @@ def accounts(body: AccountsIn) -> dict:
 
 # -- 6, misconception 3: softmax is not a calibrated probability ---------------------------------------
 class CalibrationIn(_Body):
-    logits: list[float] = Field(default=[2.0, 1.0, 0.0], min_length=2, max_length=8)
+    logits: list[Logit] = Field(default=[2.0, 1.0, 0.0], min_length=2, max_length=8)
 
 
 def calibration(body: CalibrationIn) -> dict:
@@ -279,39 +293,27 @@ def exercise_note() -> dict:
             "first_4dp": round(float(p[0]), 4)}
 
 
-@router.post("/api/lesson/jacobian")
-def _jacobian(body: dict = Body(default_factory=dict)):
-    return jacobian(_parse(JacobianIn, body))
+async def _run(request: Request, fn, model: type[_Body]):
+    """The app's JSON reader (bounded, one error shape) and its pool of computing threads."""
+    from starlette.concurrency import run_in_threadpool
+
+    from multihead.web.app import json_body
+    body = _parse(model, await json_body(request))
+    pool = getattr(request.app.state, "heavy_pool", None)
+    return await (pool.run(fn, body) if pool is not None else run_in_threadpool(fn, body))
 
 
-@router.post("/api/lesson/variance")
-def _variance(body: dict = Body(default_factory=dict)):
-    return variance(_parse(VarianceIn, body))
+def _endpoint(fn, model: type[_Body]):
+    async def endpoint(request: Request):
+        return await _run(request, fn, model)
+    endpoint.__doc__ = fn.__doc__
+    return endpoint
 
 
-@router.post("/api/lesson/gqa")
-def _gqa(body: dict = Body(default_factory=dict)):
-    return gqa(_parse(GqaIn, body))
-
-
-@router.post("/api/lesson/normalize")
-def _normalize(body: dict = Body(default_factory=dict)):
-    return normalize(_parse(NormalizeIn, body))
-
-
-@router.post("/api/lesson/accounts")
-def _accounts(body: dict = Body(default_factory=dict)):
-    return accounts(_parse(AccountsIn, body))
-
-
-@router.post("/api/lesson/calibration")
-def _calibration(body: dict = Body(default_factory=dict)):
-    return calibration(_parse(CalibrationIn, body))
-
-
-@router.post("/api/lesson/shapes")
-def _shapes(body: dict = Body(default_factory=dict)):
-    return shapes(_parse(ShapesIn, body))
+for _path, _fn, _model in (("jacobian", jacobian, JacobianIn), ("variance", variance, VarianceIn), ("gqa", gqa, GqaIn),
+                           ("normalize", normalize, NormalizeIn), ("accounts", accounts, AccountsIn),
+                           ("calibration", calibration, CalibrationIn), ("shapes", shapes, ShapesIn)):
+    router.add_api_route(f"/api/lesson/{_path}", _endpoint(_fn, _model), methods=["POST"], name=f"lesson_{_path}")
 
 
 @router.get("/api/lesson/notes")
@@ -321,20 +323,31 @@ def _notes():
 
 
 @router.post("/api/messages")
-def _messages(body: dict = Body(default_factory=dict)):
+async def _messages(request: Request):
     """Server-made text of a plan (decision, fallbacks, warnings, serving verdict, an error) in the
     language asked: {"plan": <plan JSON>?, "error": "..."?, "lang": "zh" | "en"}."""
+    from starlette.concurrency import run_in_threadpool
+
     from multihead import messages
-    if not isinstance(body, dict) or body.get("lang") not in messages.LANGS:
+    from multihead.web.app import json_body
+    body = await json_body(request)
+    unknown = [k for k in body if k not in ("plan", "error", "lang")]
+    if unknown:
+        raise ValueError(f"{str(unknown[0])[:60]}: unknown key (expected plan, error, lang)")
+    if body.get("lang") not in messages.LANGS:
         raise ValueError(f"lang: expected one of {', '.join(messages.LANGS)}")
-    plan, error = body.get("plan"), body.get("error")
+    plan, err = body.get("plan"), body.get("error")
     if plan is not None and not isinstance(plan, dict):
         raise ValueError("plan: expected the plan JSON object")
-    if error is not None and (not isinstance(error, str) or len(error) > 2000):
-        raise ValueError("error: expected one line of text")
-    out = {}
-    if plan is not None:
-        out["plan"] = messages.plan_texts(plan, body["lang"])
-    if error is not None:
-        out["error"] = messages.translate(error, body["lang"])
-    return out
+    if err is not None and (not isinstance(err, str) or len(err) > 2000):
+        raise ValueError("error: expected one line of text (at most 2000 characters)")
+    def texts() -> dict:
+        out = {}
+        if plan is not None:
+            out["plan"] = messages.plan_texts(plan, body["lang"])
+        if err is not None:
+            out["error"] = messages.translate(err, body["lang"])
+        return out
+    pool = getattr(request.app.state, "heavy_pool", None)       # regex work: never in the event loop
+    from starlette.concurrency import run_in_threadpool
+    return await (pool.run(texts) if pool is not None else run_in_threadpool(texts))

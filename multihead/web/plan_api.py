@@ -74,6 +74,35 @@ def memory_curve(options, config_text=None, config_dir=None) -> dict:
     return _planned(options, config_text, config_dir, planner.curve)[1]
 
 
+def search(options, config_text=None, config_dir=None) -> dict:
+    """The object ``multihead plan --search --json`` prints for the same request (planner/search.py)."""
+    from multihead.planner.search import search_report
+    if not isinstance(options, dict):
+        raise PlanError("options: expected a JSON object of search options", "options")
+    return _planned({**options, "search": True}, config_text, config_dir, search_report)[1]
+
+
+def search_catalog() -> dict:
+    """What the search page offers: the models with a config.json the memory account reads, the GPUs
+    the memory account and the time model both know, and the search's defaults."""
+    from multihead.catalog import read_json
+    from multihead.cost.serving.answer import gpu_memory_catalog as gpu_catalog
+    from multihead.cost.serving.fitted import CATALOG
+    from multihead.cost.time.timing import gpu_catalog_names
+    from multihead.planner.search import DEFAULT_GPUS
+    timed = set(gpu_catalog_names())
+    models = list(read_json(CATALOG / "configs" / "index.json")) + [
+        m for m in catalog()["models"] if _has_config(m)]
+    return {"models": models, "gpus": [g for g in gpu_catalog() if g in timed],
+            "default_gpus": [g for g in DEFAULT_GPUS if g in timed], "default_model": "Llama-3.1-70B"}
+
+
+def _has_config(name: str) -> bool:
+    from multihead.catalog import entries
+    from multihead.cost.spec.lookup import MODELS_JSON
+    return "config" in entries(MODELS_JSON).get(name, {})
+
+
 def catalog() -> dict:
     """Catalog model and GPU names, as ``multihead plan --list`` shows them."""
     from multihead import cost

@@ -4,7 +4,7 @@
 
 const I18N = {
   en: {
-    "nav.planner": "Planner", "nav.lesson": "Lesson playground", "lang": "中文",
+    "nav.planner": "Planner", "nav.search": "Find a configuration", "nav.lesson": "Lesson playground", "lang": "中文",
     // planner form
     "plan.title": "Will it fit, and how fast? The planner",
     "plan.model": "Model", "plan.drop": "…or drop a config.json here (or click to choose one)",
@@ -97,7 +97,7 @@ const I18N = {
     "x.query": "query token i", "x.key": "key token j",
   },
   zh: {
-    "nav.planner": "部署规划", "nav.lesson": "课程练习场", "lang": "English",
+    "nav.planner": "部署规划", "nav.search": "找配置", "nav.lesson": "课程练习场", "lang": "English",
     "plan.title": "放得下吗？多快？部署规划器",
     "plan.model": "模型", "plan.drop": "……或把 config.json 拖到这里（也可点击选择）",
     "plan.dropped": "正在使用拖入的文件", "plan.clear": "改用内置模型",

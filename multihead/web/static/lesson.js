@@ -192,12 +192,18 @@ async function headsRun() {
     const r = await api("/api/heads", {sentence: $("heads-sentence").value, layer: Number($("heads-layer").value)});
     await loadPlotly();
     last.heads = r; showErr("heads", null);
-    $("heads-status").textContent = `SmolLM2-135M: ${r.n_layers} layers, H=${r.n_heads}, H_kv=${r.n_kv_heads}; ${r.tokens.length} tokens`;
+    last.headsStatus = r;
+    drawHeadsStatus();
     const sel = $("heads-head"), keep = sel.value;
     sel.replaceChildren(...r.weights.map((_, h) => el("option", {value: String(h), text: String(h)})));
     sel.value = keep && Number(keep) < r.n_heads ? keep : "0";
     drawHeads();
   } catch (err) { $("heads-status").textContent = ""; showErr("heads", err); }
+}
+
+function drawHeadsStatus() {
+  const r = last.headsStatus;
+  if (r) $("heads-status").textContent = fill(t("l.headsstatus"), {L: r.n_layers, H: r.n_heads, Hkv: r.n_kv_heads, T: r.tokens.length});
 }
 
 function drawHeads() {
@@ -487,7 +493,7 @@ function drawShapes() {
 
 function drawToc() {
   $("toc").replaceChildren(...[...document.querySelectorAll("main.lesson > section")].map(sec =>
-    el("a", {href: "#" + sec.id, text: sec.dataset.section})));
+    el("a", {href: "#" + sec.id, text: sec.dataset.section === "quiz" ? t("toc.quiz") : sec.dataset.section})));
 }
 
 // -- wiring ---------------------------------------------------------------------------------------------
@@ -518,7 +524,7 @@ async function start() {
   ["acc-D", "acc-H", "acc-T"].forEach(id => $(id).addEventListener("input", accountsUpdate));
   ["sh-B", "sh-T", "sh-D", "sh-H"].forEach(id => $(id).addEventListener("input", shapesUpdate));
   LANG_LISTENERS.push(() => {
-    drawOverflow(); drawCausal(); drawTwoHeads(); drawHeads(); drawKv(); drawQuestions(); drawCase(); drawVariance();
+    drawOverflow(); drawCausal(); drawTwoHeads(); drawHeadsStatus(); drawHeads(); drawKv(); drawQuestions(); drawCase(); drawVariance();
     drawGqa(); drawNorm(); drawJacobian(); drawAccounts(); drawCalibration(); drawNotes(); drawShapes(); drawToc();
     for (const [slot, err] of Object.entries(lastErr)) if (err) showErr(slot, err);
   });

@@ -109,7 +109,8 @@ Object.assign(I18N.en, {
   "s11.vaswani": "multi-head structure and the 4D² account (2.2, 4.3)", "s11.bridle": "softmax's name and its probabilistic reading",
   "s11.ainslie": "GQA and the H_kv notation (2.4, 5.3)", "s11.shazeer": "MQA: one K/V for every head",
   "l.s8": "Quiz (3 questions)",
-  "q.stuck": "Stuck? See the text: ", "q.rounding": "rounding",
+  "l.headsstatus": "SmolLM2-135M: {L} layers, H = {H}, H_kv = {Hkv}; {T} tokens",
+  "q.stuck": "Stuck? See the text: ", "toc.quiz": "quiz", "q.rounding": "rounding",
   "err.empty": "{name}: entry {i} is empty; enter a number", "err.nan": "{name}: \"{v}\" is not a number",
   "err.count": "{name}: needs {n} numbers, got {got}", "err.server": "{msg}",
 });
@@ -220,7 +221,8 @@ Object.assign(I18N.zh, {
   "s11.vaswani": "多头结构与 4D² 参数账（2.2、4.3）", "s11.bridle": "softmax 的名字与概率解释",
   "s11.ainslie": "GQA 与 H_kv 记法（2.4、5.3）", "s11.shazeer": "MQA：所有头共用一组 K/V",
   "l.s8": "随堂测（3 题）",
-  "q.stuck": "没思路？看原文：", "q.rounding": "取整",
+  "l.headsstatus": "SmolLM2-135M：{L} 层，H = {H}，H_kv = {Hkv}；{T} 个 token",
+  "q.stuck": "没思路？看原文：", "toc.quiz": "随堂测", "q.rounding": "取整",
   "err.empty": "{name}：第 {i} 项是空的，请填一个数", "err.nan": "{name}：「{v}」不是数",
   "err.count": "{name}：需要 {n} 个数，收到 {got} 个", "err.server": "{msg}",
 });

@@ -206,8 +206,10 @@ function drawServingCurve(div, rows) {
     .filter(([k]) => rows.some(r => typeof r[k] === "number"));
   const traces = panels.map(([k, , scale], i) => ({type: "scatter", mode: "lines+markers", x, y: rows.map(r => (typeof r[k] === "number" ? r[k] * scale : null)),
     xaxis: i ? `x${i + 1}` : "x", yaxis: i ? `y${i + 1}` : "y", showlegend: false, marker: {size: 8}}));
-  const layout = {height: 260, font: FONT, margin: {l: 60, r: 10, t: 30, b: 50},
-    grid: {rows: 1, columns: panels.length, pattern: "independent"}, annotations: []};
+  const narrow = (div.clientWidth || 800) < 560;           // a phone: one chart under the other
+  const layout = {height: narrow ? 220 * panels.length : 260, font: FONT, margin: {l: 60, r: 10, t: 20, b: 50},
+    grid: {rows: narrow ? panels.length : 1, columns: narrow ? 1 : panels.length, pattern: "independent",
+           ygap: narrow ? 0.35 : 0.2}, annotations: []};
   panels.forEach(([, label], i) => {
     const ax = i ? String(i + 1) : "";
     layout["xaxis" + ax] = {title: {text: t("sv.concurrency")}, dtick: 1, rangemode: "tozero"};

@@ -1,0 +1,44 @@
+"""The launch command of a serving answer: the engine's command line for the request, or for the
+one search's cheapest setting when the request does not fit (planner/search.py).
+
+The planner builds it from the serving object (cost/serving_answer.answer); cost/ never imports
+the engines (tests/test_layout.py).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from multihead.cost.serving.answer import GPUS_PER_NODE, batched_tokens
+from multihead.engines import LaunchPlan, command
+
+
+def launch_plan(req, dtype: str, fraction: float | None = None, hf_overrides: dict | None = None,
+                total_bytes: float | None = None) -> LaunchPlan:
+    """The launch choices; ``fraction``: the memory fraction to emit (SGLang's --mem-fraction-static
+    the account used), else --gpu-memory-utilization; ``hf_overrides``: the config keys the engine
+    must override (cost.serving.answer.length_override's rope_override); ``total_bytes``: the GPU's
+    memory when it is not a catalog name (for vLLM's default --max-num-batched-tokens)."""
+    return LaunchPlan(req.model, req.tensor_parallel_size, req.pipeline_parallel_size, GPUS_PER_NODE,
+                      req.gpu_memory_utilization if fraction is None else fraction, req.max_model_len,
+                      batched_tokens(req, total_bytes), req.max_num_seqs if req.max_num_seqs != 1024 else None,
+                      req.kv_cache_dtype, dtype, req.quantization, req.block_size if req.block_size != 16 else None,
+                      req.data_parallel_size, hf_overrides)
+
+
+def add_command(out: dict, req, emit: str | None, launch=None, total_bytes: float | None = None) -> dict:
+    """``out`` (the serving object) with its ``command`` for engine ``emit`` (None: none): for
+    ``launch`` (default the request), SGLang's own chunk and memory fraction when it is SGLang's account."""
+    if out.pop("refused", False) or not emit:     # a length no override reaches: no command the engine refuses
+        return out
+    launch = launch or req
+    positions = out.get("positions")
+    own = req.engine == "sglang" and emit == "sglang" and "sglang" in out
+    chosen = dataclasses.replace(launch, max_num_batched_tokens=out["sglang"]["chunked_prefill_size"]) if own else launch
+    cmd = command(emit, launch_plan(chosen, out["dtype"], out["sglang"]["mem_fraction_static"] if own else None,
+                                    positions["rope_override"] if positions else None, total_bytes))
+    note = ("--mem-fraction-static covers weights + KV cache only, as a fraction of the memory free at start-up; "
+            "the capacity above is SGLang's own account of this command") if own else cmd.note
+    note = "; ".join(x for x in (note, positions["note"] if positions else "") if x)
+    out["command"] = {"engine": emit, "text": cmd.render(), "argv": cmd.argv, "nodes": cmd.nodes,
+                      "note": note, "for": "the request" if launch == req else "the first fallback"}
+    return out

@@ -1,0 +1,77 @@
+"""Fixed costs by engine, version family and kernels per layer (cost/time/engine_costs.py): hand numbers."""
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from multihead import cost
+from multihead.cost.time import engine_costs as ec
+from multihead.cost.time import timing
+
+
+def _spec(name):
+    return cost.catalog_model(name)
+
+
+def deepseek_v3():
+    return cost.read_config({"model_type": "deepseek_v3", "hidden_size": 7168, "intermediate_size": 18432,
+                             "moe_intermediate_size": 2048, "num_hidden_layers": 61, "num_attention_heads": 128,
+                             "num_key_value_heads": 128, "n_shared_experts": 1, "n_routed_experts": 256,
+                             "num_experts_per_tok": 8, "first_k_dense_replace": 3, "moe_layer_freq": 1,
+                             "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_nope_head_dim": 128,
+                             "qk_rope_head_dim": 64, "v_head_dim": 128, "vocab_size": 129280}, name="dsv3")
+
+
+def test_layer_kernels_by_hand():
+    assert ec.DENSE_LAYER_KERNELS == 9
+    assert ec.layer_kernels(_spec("Llama-3.1-8B")) == pytest.approx(32)
+    # Mixtral: 32 MoE layers of 2 norms + 4 attention + 7 routed-MLP kernels = 13
+    assert ec.layer_kernels(_spec("Mixtral-8x7B")) == pytest.approx(32 * 13 / 9)
+    # DeepSeek-V3: 3 dense MLA layers (2 + 9 + 3 = 14) and 58 MoE MLA layers with a shared expert (2 + 9 + 7 + 3 = 21)
+    assert ec.layer_kernels(deepseek_v3()) == pytest.approx((3 * 14 + 58 * 21) / 9) == pytest.approx(140.0)
+
+
+def test_version_families():
+    assert ec.version_family("vllm", "0.6.3") == "v0"
+    assert ec.version_family("vllm", "v0.8.0") == "v1" == ec.version_family("vllm", "0.17.0")
+    assert ec.version_family("vllm", None, "2024-10") == "v0"
+    assert ec.version_family("vllm", None, "2025-12") == "v1"
+    assert ec.version_family("vllm") == "v1"                     # not stated: the newest family
+    assert ec.version_family("sglang", "0.5.7") == "0.4+"
+    assert ec.cost_key("vllm", "v0") == "vllm@v0" and ec.cost_key("sglang", "0.4+") == "sglang"
+    assert set(ec.cost_keys()) == {"vllm@v0", "vllm@v1", "sglang", "tensorrt-llm", "gpt-fast"}
+
+
+def test_version_refusals_name_the_argument():
+    with pytest.raises(ValueError, match="engine_version"):
+        ec.version_family("vllm", "latest")
+    with pytest.raises(ValueError, match="^engine: expected one of"):
+        ec.version_family("llama.cpp", "1.0")
+
+
+def _setup(spec, **c):
+    gpu = timing.make_gpu("H100-SXM", cost.gpu_catalog()["H100-SXM"])
+    return timing.Setup(spec, gpu, timing.Constants(**c), engine="vllm", engine_version="0.10.0")
+
+
+def test_fixed_overhead_by_hand():
+    c = dict(layer_overhead_s={"vllm@v1": 100e-6}, prefill_layer_overhead_s={"vllm@v1": 300e-6},
+             sequence_overhead_s={"vllm@v1": 50e-6})
+    s = _setup(_spec("Llama-3.1-8B"), **c)
+    assert s.cost_key == "vllm@v1"
+    assert ec.fixed_overhead_s(s, "decode", 10) == pytest.approx(32 * 100e-6 + 10 * 50e-6)     # 3.7 ms
+    assert ec.fixed_overhead_s(s, "prefill", 1) == pytest.approx(32 * 300e-6 + 50e-6)          # 9.65 ms
+    eager = timing.Setup(s.spec, s.gpu, s.constants, engine="vllm", engine_version="0.10.0", enforce_eager=True)
+    assert ec.fixed_overhead_s(eager, "decode", 0) == pytest.approx(32 * 300e-6)
+    # an older fit file (no version families, no prefill or sequence tables): the engine's one cost
+    old = _setup(_spec("Llama-3.1-8B"), layer_overhead_s={"vllm": 80e-6})
+    assert ec.fixed_overhead_s(old, "prefill", 4) == pytest.approx(32 * 80e-6)
+    with pytest.raises(ValueError, match="phase"):
+        ec.fixed_overhead_s(s, "both")
+
+
+@settings(max_examples=40, deadline=None)
+@given(b=st.integers(1, 2048), extra=st.integers(1, 512))
+def test_decode_step_grows_with_batch(b, extra):
+    c = timing.load_constants()
+    gpu = timing.make_gpu("H100-SXM", cost.gpu_catalog()["H100-SXM"])
+    s = timing.Setup(_spec("Qwen3-30B-A3B"), gpu, c, engine="vllm")
+    assert timing.decode_step(s, b + extra, 1024).total_s >= timing.decode_step(s, b, 1024).total_s

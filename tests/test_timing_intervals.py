@@ -1,0 +1,130 @@
+"""80% intervals from out-of-document errors by family (cost/time/timing_intervals.py): hand numbers."""
+import math
+
+import pytest
+
+from multihead import cost
+from multihead.cost.time import timing
+from multihead.cost.time import timing_intervals as ti
+
+
+def _errors(ratios, fam=("dense", "decode", "vllm"), metric="itl_ms", docs=("a", "b")):
+    return [{"id": str(i), "source": docs[i % len(docs)], "metric": metric, "error": r - 1.0, "family": list(fam)}
+            for i, r in enumerate(ratios)]
+
+
+def test_quantile_is_numpy_linear():
+    assert ti._quantile([1, 2, 3, 4, 5], 0.1) == pytest.approx(1.4)
+    assert ti._quantile([5, 1, 3], 0.5) == 3
+
+
+def test_interval_table_by_hand():
+    # time ratios 0.8, 0.9, ..., 1.7 (10 rows, 2 documents): 10th pct 0.89, 90th 1.61
+    table = ti.interval_table(_errors([0.8 + 0.1 * i for i in range(10)]))
+    e = table["dense/decode/vllm"]
+    assert e["r_low"] == pytest.approx(0.89) and e["r_high"] == pytest.approx(1.61) and e["n"] == 10
+    assert set(table) == {"dense/decode/vllm", "dense/decode", "dense", "all"}
+    # a predicted time of 1 s then lies in [1/1.61, 1/0.89] s
+    lo, hi, key = ti.bounds(1.0, "dense", "decode", "vllm", False, {"families": table})
+    assert (lo, hi, key) == (pytest.approx(1 / 1.61), pytest.approx(1 / 0.89), "dense/decode/vllm")
+    # a rate: the reciprocal interval, [R * r_low, R * r_high]
+    lo, hi, _ = ti.bounds(100.0, "dense", "decode", "vllm", True, {"families": table})
+    assert (lo, hi) == (pytest.approx(89.0), pytest.approx(161.0))
+
+
+def test_rates_are_read_as_times():
+    # a rate predicted 25% high is a time 0.8 of the measured
+    assert ti._ratio(0.25, "decode_tokens_per_s") == pytest.approx(0.8)
+    assert ti._ratio(0.25, "ttft_ms") == pytest.approx(1.25)
+
+
+def test_small_families_fall_back():
+    errs = _errors([1.0] * 10) + _errors([2.0] * 3, fam=("mla", "prefill", "sglang"), metric="ttft_ms")
+    table = ti.interval_table(errs)
+    assert "mla/prefill/sglang" not in table and "mla" not in table      # 3 rows < MIN_ROWS
+    key, _ = ti.lookup({"families": table}, "mla", "prefill", "sglang")
+    assert key == "all"
+    one_doc = ti.interval_table(_errors([1.0] * 10, docs=("a",)))
+    assert one_doc == {}                                                 # one document is no evidence
+
+
+def test_coverage_by_hand():
+    table = {"families": {"all": {"r_low": 0.9, "r_high": 1.1}}}
+    rows = [{"value": 1.0, "predicted": p, "metric": "itl_ms", "family": ["dense", "decode", "vllm"]}
+            for p in (0.95, 1.05, 1.2, 0.5)]
+    assert ti.coverage(rows, table)["all"] == {"n": 4, "coverage": 0.5}
+
+
+def test_plan_keys_carry_intervals():
+    table = ti.load_intervals()
+    assert table is not None and "all" in table["families"] and table["level"] == 0.8
+    gpu = timing.make_gpu("H100-SXM", cost.gpu_catalog()["H100-SXM"])
+    s = timing.Setup(cost.catalog_model("Llama-3.1-8B"), gpu, timing.load_constants())
+    keys = timing.serving_time_keys(s, 1024, 256, 8)
+    for k in ("ttft_s", "tpot_s", "output_tokens_per_s", "request_latency_s"):
+        assert keys[f"{k}_low"] <= keys[k] * (1 + 1e-9) or keys[f"{k}_high"] >= keys[k]
+        assert keys[f"{k}_low"] < keys[f"{k}_high"]
+    assert keys["interval"]["families"]["decode"].startswith("dense")
+
+
+def test_nan_in_nan_out():
+    lo, hi = ti.time_interval(float("nan"), "dense", "decode", "vllm")
+    assert math.isnan(lo) and math.isnan(hi)
+
+
+# -- the calibration rule (session 6) ------------------------------------------------------------------
+def test_weighted_quantile_equal_weights_is_numpy_linear():
+    xs = [0.8 + 0.1 * i for i in range(10)]
+    for q in (0.0, 0.1, 0.5, 0.9, 1.0):
+        assert ti._weighted_quantile(xs, [1.0] * 10, q) == pytest.approx(ti._quantile(xs, q))
+    assert ti._weighted_quantile([3.0], [1.0], 0.9) == 3.0
+
+
+def test_document_weighting_by_hand():
+    # document a: 8 rows at ratio 1.0; document b: 2 rows at 2.0. Rows: 80% of the weight sits at 1.0,
+    # so the 90th percentile interpolates between the last 1.0 (position 7/9) and 2.0 (8/9): 1.0 + 1.0 * 1.1/1 ...
+    errs = [{"id": str(i), "source": "a", "metric": "itl_ms", "error": 0.0, "family": ["dense", "decode", "vllm"]}
+            for i in range(8)]
+    errs += [{"id": f"b{i}", "source": "b", "metric": "itl_ms", "error": 1.0, "family": ["dense", "decode", "vllm"]}
+             for i in range(2)]
+    row = ti.interval_table(errs, rule={"weighting": "row"})["all"]
+    doc = ti.interval_table(errs, rule={"weighting": "document"})["all"]
+    assert row["r_high"] == pytest.approx(ti._quantile([1.0] * 8 + [2.0] * 2, 0.9)) == pytest.approx(2.0)
+    assert row["r_low"] == pytest.approx(1.0)
+    # by document: each of a's rows weighs 1/8, each of b's 1/2 (total 2); positions: a's at 0/1.5 ... 0.875/1.5,
+    # b's at 1.0/1.5 and 1.5/1.5: the 10th percentile (0.1) lies among a's rows (1.0), the 90th (0.9) between
+    # a's last (0.583) and b's first (0.667) -> 2.0
+    assert doc["r_low"] == pytest.approx(1.0) and doc["r_high"] == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="weighting must be 'row' or 'document'"):
+        ti.interval_table(errs, rule={"weighting": "rows"})
+
+
+def test_widen_by_hand():
+    # ratios 0.8 .. 1.7: median 1.25, 10th 0.89, 90th 1.61; widen 2: 1.25 * (0.89 / 1.25)^2, 1.25 * (1.61 / 1.25)^2
+    errs = _errors([0.8 + 0.1 * i for i in range(10)])
+    e = ti.interval_table(errs, rule={"widen": 2.0})["all"]
+    assert e["r_low"] == pytest.approx(1.25 * (0.89 / 1.25) ** 2)
+    assert e["r_high"] == pytest.approx(1.25 * (1.61 / 1.25) ** 2)
+
+
+def test_min_documents_falls_back():
+    errs = _errors([1.0] * 10, docs=("a", "b", "c"))
+    assert "all" in ti.interval_table(errs, rule={"min_documents": 3})
+    assert ti.interval_table(errs, rule={"min_documents": 4}) == {}
+
+
+def test_leave_one_document_out_by_hand():
+    # four documents of 10 rows each, each a constant ratio 0.9, 1.0, 1.1, 1.2: leaving one out, the other
+    # three's 10-90% interval spans their min..max only at the inner documents: 1.0 and 1.1 are covered,
+    # 0.9 and 1.2 are not -> coverage 50%
+    errs = []
+    for d, r in zip("abcd", (0.9, 1.0, 1.1, 1.2)):
+        errs += [{"id": f"{d}{i}", "source": d, "metric": "itl_ms", "error": r - 1.0,
+                  "family": ["dense", "decode", "vllm"]} for i in range(10)]
+    s = ti.leave_one_document_out(errs, {"weighting": "row", "min_documents": 2, "widen": 1.0})
+    assert s["dense"]["documents"] == 4 and s["dense"]["coverage"] == pytest.approx(0.5)
+    assert s["dense"]["document_coverage"] == pytest.approx(0.5)
+    # widening enough covers all four
+    rule, scored = ti.choose_rule(errs, [{"weighting": "row", "min_documents": 2, "widen": w} for w in (1.0, 3.0)],
+                                  level=1.0)
+    assert rule["widen"] == 3.0 and len(scored) == 2
