@@ -367,8 +367,8 @@ def test_a_search_past_the_configs_length_launches_with_the_rope_override(engine
     """Qwen2.5-7B-Instruct states 32,768 positions: a search for 100k-token requests must emit the
     override that makes the engine accept --max-model-len / --context-length (issue 25, item 1),
     as `multihead serving` does for the same length; before, the search's command had none."""
-    from multihead.cost.positions import engine_max_len
-    from multihead.cost.serving_shape import read_spec
+    from multihead.cost.spec.positions import engine_max_len
+    from multihead.cost.serving.shape import read_spec
     c, name = load_model("Qwen/Qwen2.5-7B-Instruct")
     work = SE.Workload(input_len=100_000, output_len=1000, concurrency=2)
     r = SE.search(c, name, work, SE.Space(gpus=("H100-SXM",), gpus_max=1, engines=(engine,)), top=3)

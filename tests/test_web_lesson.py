@@ -256,7 +256,7 @@ def test_a_crafted_line_does_not_backtrack_for_ever():
 
 
 def test_messages_refuses_shapes_no_plan_has(client):
-    for plan in ({"warnings": 5}, {"warnings": ["x"] * 65}, {"fallbacks": {"a": 1}}):
+    for plan in ({"warnings": 5}, {"warnings": ["x"] * (messages.MAX_ITEMS + 1)}, {"fallbacks": {"a": 1}}):
         bad = client.post("/api/messages", json={"lang": "zh", "plan": plan})
         assert bad.status_code == 400 and bad.json()["field"] == "plan", bad.text
     odd = post(client, "/api/messages", {"lang": "zh", "plan": {"reason": 5, "warnings": [None, 3, "x" * 5000]}})

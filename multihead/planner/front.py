@@ -71,7 +71,7 @@ def resolve_model(req: PlanRequest) -> ResolvedModel:
     except ValueError:
         cfg, model_id = None, None
     if req.names_only:                          # the page: the catalog's model, whatever the server's folder holds
-        from multihead.cost.lookup import catalog_model
+        from multihead.cost.spec.lookup import catalog_model
         return ResolvedModel(catalog_model(name), cfg, model_id)
     return ResolvedModel(name, cfg, model_id)   # the planner's reader: catalog name or path
 

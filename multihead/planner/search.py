@@ -413,7 +413,7 @@ def launch_command(ev: _Evaluator, c: Candidate, dtype: str, emit: str) -> dict:
     dev = ev.device(c.gpu)
     total = dev.memory_bytes if dev is not None else None
     if c.engine == "sglang" and emit == "sglang":
-        from multihead.cost.serving_sglang import details
+        from multihead.cost.serving.sglang import details
         a, _ = ev.account(c)
         sg = details(ev.S.sglang_args(ev.cfg, req), a, total or ev.S.gpu_memory_bytes(c.gpu)[1])
         fraction = sg["mem_fraction_static"]
