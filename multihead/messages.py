@@ -404,10 +404,6 @@ def plan_texts(plan: dict, lang: str) -> dict:
         return value[:MAX_ITEMS] if isinstance(value, list) else []
 
     serving = plan.get("serving") if isinstance(plan.get("serving"), dict) else {}
-    for key in ("warnings", "fallbacks"):
-        got = plan.get(key)
-        if got is not None and (not isinstance(got, list) or len(got) > MAX_ITEMS):
-            raise ValueError(f"plan: {key} must be a list of at most {MAX_ITEMS} entries, as the plan JSON has")
     fallbacks = []
     for f in items(plan.get("fallbacks")):
         if not isinstance(f, dict):

@@ -70,7 +70,7 @@ def test_a_page_catalog_name_never_reads_a_like_named_folder_of_the_server(tmp_p
     small = PlanRequest.from_json({"model": "Qwen/Qwen2.5-Math-1.5B"})
     folder = tmp_path / name
     folder.mkdir(parents=True)
-    from multihead.fits.serving_fit import catalog_config
+    from multihead.cost.serving.fitted import catalog_config
     (folder / "config.json").write_text(json.dumps(catalog_config(small.model)))
     want = planner.report(PlanRequest.from_json({"model": name, "gpu": "H100-SXM", "tokens": 4096}))
     monkeypatch.chdir(tmp_path)

@@ -255,9 +255,8 @@ def test_a_crafted_line_does_not_backtrack_for_ever():
     assert run.returncode == 0 and run.stdout.strip() == "None", run.stderr
 
 
-def test_messages_refuses_shapes_no_plan_has(client):
-    for plan in ({"warnings": 5}, {"warnings": ["x"] * 65}, {"fallbacks": {"a": 1}}):
-        bad = client.post("/api/messages", json={"lang": "zh", "plan": plan})
-        assert bad.status_code == 400 and bad.json()["field"] == "plan", bad.text
+def test_messages_of_shapes_no_plan_has_are_no_500(client):
+    """(test_web_api.py::test_round4_messages_of_any_json_shape_are_no_500 holds the list shapes: read
+    as far as MAX_ITEMS, untranslated, 200)"""
     odd = post(client, "/api/messages", {"lang": "zh", "plan": {"reason": 5, "warnings": [None, 3, "x" * 5000]}})
     assert odd["plan"]["reason"] is None and odd["plan"]["warnings"] == [None, None, None]
