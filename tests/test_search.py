@@ -355,3 +355,18 @@ def test_docs_search_quotes_what_the_commands_print():
     assert len(list(mod.MARK.finditer(text))) == 3
     stale = mod.stale_blocks(text)
     assert not stale, f"stale output of {stale[0][0]!r}: run python scripts/doc_outputs.py docs/search.md"
+
+
+def test_round4_search_space_is_bounded_before_any_work(capsys):
+    """4 GPU types x gpus_max 4096 were 1.7 million candidates: 120 s and 3 GB for one request (the
+    page's /api/search too; every catalog GPU ~10 million). Refused by name before evaluating any;
+    one type at 4096 (421,888) and the defaults stay allowed."""
+    from multihead.planner.search import MAX_CANDIDATES, Space
+    assert Space(gpus=("H100-SXM",), gpus_max=4096).count() <= MAX_CANDIDATES
+    small = Space(gpus=("H100-SXM", "MI300X"), gpus_max=24)
+    assert small.count() == len(small.candidates())
+    code = main(["plan", "Llama-3.1-8B", "--tokens", "8192", "--search", "--concurrency", "64",
+                 "--gpu", "H100-SXM,A100-80GB,MI300X,L40S", "--gpus-max", "4096"])
+    err = capsys.readouterr().err
+    assert code == 2 and "gpus-max:" in err and "1,687,552 candidates" in err, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1

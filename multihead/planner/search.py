@@ -38,6 +38,10 @@ MAX_NUM_SEQS = (8, 16, 32, 64, 128, 256, 512, 1024)
 OBJECTIVES = ("gpus", "cost", "throughput")
 GPUS_PER_NODE = 8
 MAX_GPUS = 4096
+# every candidate is a memory account and a row kept for ranking: 4 GPU types x 4,096 GPUs were
+# 1.7 million candidates (120 s, 3 GB), every catalog GPU ~10 million. At most one GPU type's
+# 4,096 (421,888: ~30 s, <1 GB on this 2-core machine); 6 types x 64 GPUs are 39,552
+MAX_CANDIDATES = 500_000
 DEFAULT_GPUS = ("H100-SXM", "H200-SXM", "B200", "MI300X", "A100-80GB", "L40S")
 
 _UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "min": 60.0}
@@ -135,16 +139,22 @@ class Space:
     data_parallel: bool = True
     engines: tuple[str, ...] = ("vllm",)
 
-    def candidates(self) -> list[Candidate]:
-        out = []
+    def _shapes(self):
+        """(engine, gpu, tp, pp, q, kv, max_num_seqs, replicas tried) of every candidate group."""
         for engine, gpu, tp, pp, q, kv, mns in itertools.product(
                 self.engines, self.gpus, self.tensor_parallel_sizes, self.pipeline_parallel_sizes, self.quantizations,
                 self.kv_cache_dtypes, self.max_num_seqs):
             if tp * pp > self.gpus_max or (pp > 1 and tp < GPUS_PER_NODE and tp * pp > GPUS_PER_NODE):
                 continue
-            for dp in range(1, (self.gpus_max // (tp * pp) if self.data_parallel else 1) + 1):
-                out.append(Candidate(gpu, tp, pp, dp, q, kv, mns, engine))
-        return out
+            yield engine, gpu, tp, pp, q, kv, mns, (self.gpus_max // (tp * pp) if self.data_parallel else 1)
+
+    def count(self) -> int:
+        """len(candidates()), without building them."""
+        return sum(shape[-1] for shape in self._shapes())
+
+    def candidates(self) -> list[Candidate]:
+        return [Candidate(gpu, tp, pp, dp, q, kv, mns, engine)
+                for engine, gpu, tp, pp, q, kv, mns, replicas in self._shapes() for dp in range(1, replicas + 1)]
 
 
 @dataclass
@@ -301,6 +311,10 @@ def search(cfg: dict, model: str, work: Workload, space: Space | None = None, *,
     space = space or Space()
     if not 1 <= space.gpus_max <= MAX_GPUS:
         raise ValueError(f"gpus-max: expected an integer in [1, {MAX_GPUS}], got {space.gpus_max!r}")
+    n = space.count()
+    if n > MAX_CANDIDATES:
+        raise ValueError(f"gpus-max: {len(space.gpus)} GPU type(s) with up to {space.gpus_max:,} GPUs make {n:,} "
+                         f"candidates to evaluate, more than {MAX_CANDIDATES:,}: name fewer GPUs or a smaller gpus-max")
     prices = gpu_prices()
     if work.objective == "cost":
         missing = [g for g in space.gpus if _price(g, work, prices) is None]
