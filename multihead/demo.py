@@ -64,7 +64,7 @@ def run_demo(tokens: int = 8192, seed: int = 0, progress: bool = False) -> dict:
     """Softmax numbers, attention error vs SDPA/fp64 per backend, tiled peak memory at ``tokens``."""
     from tqdm import tqdm
 
-    from multihead.cost.formulas import score_matrix_bytes
+    from multihead.cost.counts.formulas import score_matrix_bytes
     from multihead.functional import attention
     from multihead.kernels import BACKENDS
     from multihead.softmax_ops import softmax

@@ -15,8 +15,8 @@ import torch
 from torch import Tensor
 
 from multihead._env import env_int
-from multihead.cost.cpu_profile import AUTO_REFERENCE_BYTES, DECODE_MAX_TQ, DECODE_MIN_TK, auto_backend
-from multihead.cost.formulas import score_matrix_bytes
+from multihead.cost.time.cpu_profile import AUTO_REFERENCE_BYTES, DECODE_MAX_TQ, DECODE_MIN_TK, auto_backend
+from multihead.cost.counts.formulas import score_matrix_bytes
 from multihead.kernels import BACKENDS, fast_decode, fast_native, window
 from multihead.kernels.mods import ScoreMods
 from multihead.softmax_ops import compute_dtype

@@ -1,7 +1,7 @@
 """MultiHeadAttention (an nn.Module over multihead.attention) and a preallocated KVCache.
 
 Symbols: B batch, T tokens in this call, D = d_model, H query heads, H_kv key/value heads,
-d = head_dim (d_k). Parameter counts and cache bytes come from multihead.cost.formulas, the same
+d = head_dim (d_k). Parameter counts and cache bytes come from multihead.cost.counts.formulas, the same
 functions the planner uses.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Callable
 import torch
 from torch import Tensor, nn
 
-from multihead.cost.formulas import attention_params, kv_cache_bytes
+from multihead.cost.counts.formulas import attention_params, kv_cache_bytes
 from multihead.functional import attention
 from multihead.functional_kv import attention_with_kvcache
 from multihead.kernels import paged
@@ -55,7 +55,7 @@ class KVCache:
     """A static KV cache: K and V for every layer, allocated once, filled token by token.
 
     Storage: ``k`` and ``v``, each [n_layers, batch, n_kv_heads, max_tokens, head_dim] in ``dtype``,
-    so ``nbytes`` = 2 * L * H_kv * d * max_tokens * B * bytes (multihead.cost.formulas.kv_cache_bytes),
+    so ``nbytes`` = 2 * L * H_kv * d * max_tokens * B * bytes (multihead.cost.counts.formulas.kv_cache_bytes),
     allocated up front: nothing grows during generation.
 
     A generation loop over an L-layer model::
@@ -276,7 +276,7 @@ class MultiHeadAttention(nn.Module):
         self.o_proj = nn.Linear(n_heads * head_dim, d_model, bias=bias, **kw)
 
     def num_parameters(self) -> int:
-        """2*D*H*d + 2*D*H_kv*d (+ biases): multihead.cost.formulas.attention_params, shared with the planner."""
+        """2*D*H*d + 2*D*H_kv*d (+ biases): multihead.cost.counts.formulas.attention_params, shared with the planner."""
         return attention_params(self.d_model, self.n_heads, self.n_kv_heads, self.head_dim, self.bias)
 
     def forward(self, x: Tensor, *, attn_mask: Tensor | None = None, is_causal: bool = False,

@@ -154,7 +154,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
               "的 GPU 上用 fp16），因此权重和 KV 每个数都是 2 B"},
     "warn.quantization": {"en": "quantization: {desc} from config.json quantization_config",
                           "zh": "量化：{desc}（来自 config.json 的 quantization_config）"},
-    # -- the serving verdict (cost/serving_answer.py; matched) ---------------------------------------
+    # -- the serving verdict (cost/serving/answer.py; matched) ---------------------------------------
     "serving.fits": {
         "en": "fits on {_where}: {n} requests of {len} tokens at once ({kv_tokens} KV-cache tokens, {kv} KV per "
               "GPU); prefill runs as chunked prefill of {step} tokens per step, full attention over the whole "
@@ -256,7 +256,8 @@ NESTED = {"_why": ("decision.why_memory", "decision.why_learned", "decision.engi
 @functools.lru_cache(maxsize=None)
 def _regex(msg_id: str, named: bool) -> str:
     template, out, pos = CATALOGUE[msg_id]["en"], [], 0
-    for m in _FIELD.finditer(template):
+    fields = list(_FIELD.finditer(template))
+    for i, m in enumerate(fields):
         out.append(re.escape(template[pos:m.start()]))
         name = m.group(1)
         if name.startswith("_"):
@@ -304,11 +305,12 @@ def render(parsed: tuple[str, dict], lang: str) -> str:
 
 
 MAX_TEXT = 2000      # the longest server string of the catalog plans is ~600 characters; a longer one is not ours
-MAX_ITEMS = 100      # warnings / fallbacks of one plan translated (a plan has a handful)
+MAX_ITEMS = 64       # warnings / fallbacks of one plan read (a plan has a handful); more: 400
 
 
 def translate(text: str | None, lang: str) -> str | None:
-    """text (English, as the planner or the CLI wrote it) in lang; None when no entry matches."""
+    """text (English, as the planner or the CLI wrote it) in lang; None when no entry matches (or the
+    text is not a line of ours: not a string, or longer than MAX_TEXT)."""
     if text is None or lang == "en":
         return text
     if lang not in LANGS:
@@ -402,6 +404,10 @@ def plan_texts(plan: dict, lang: str) -> dict:
         return value[:MAX_ITEMS] if isinstance(value, list) else []
 
     serving = plan.get("serving") if isinstance(plan.get("serving"), dict) else {}
+    for key in ("warnings", "fallbacks"):
+        got = plan.get(key)
+        if got is not None and (not isinstance(got, list) or len(got) > MAX_ITEMS):
+            raise ValueError(f"plan: {key} must be a list of at most {MAX_ITEMS} entries, as the plan JSON has")
     fallbacks = []
     for f in items(plan.get("fallbacks")):
         if not isinstance(f, dict):

@@ -20,7 +20,7 @@ from torch.utils.flop_counter import FlopCounterMode
 import multihead as mh
 from conftest import attention_fp64, attention_sdpa, bottom_right_causal
 from multihead import functional
-from multihead.cost.formulas import attention_flops, score_matrix_bytes
+from multihead.cost.counts.formulas import attention_flops, score_matrix_bytes
 from multihead.demo import peak_allocated_bytes
 from multihead.kernels import BACKENDS, decode, tiled
 

@@ -185,3 +185,10 @@ def test_a_long_decode_shrunk_below_the_short_length_keeps_its_backends():
     rows = bench.measure_case(case, bench.impls_for(case), limits, cfg)
     assert [r["impl"] for r in rows] == ["sdpa-math", "sdpa-flash", "decode", "fast_decode"]
     assert all(r["measured_on"]["tk"] <= bench.SHORT_DECODE_TK and r["rate"] > 0 for r in rows)
+
+
+def test_targets_only_config_holds_the_target_cases_up_to_4k():
+    cfg = bench.BenchConfig.targets()
+    assert cfg.memory_T is None and len(set(cfg.cases)) == len(cfg.cases)
+    want = {s for s, _, _ in bench.TARGETS if s.kind == "decode" or s.tq <= 4096}
+    assert set(cfg.cases) == want and AttnShape.prefill(32, 8, 128, 4096, "bf16") in want

@@ -10,8 +10,8 @@ from multihead.measure.calibrate import CalibrationPlan, calibrate, predict_seco
 from multihead.measure.fit import fit_decode, fit_nonnegative, fit_points, fit_prefill, skips_masked
 from multihead.measure.shapes import AttnShape
 from multihead.measure.validate import ValidationPlan
-from multihead.cost.cpu_profile import DecodeCosts, PrefillCosts, load_device, write_profile
-from multihead.cost.device import DeviceSpec
+from multihead.cost.time.cpu_profile import DecodeCosts, PrefillCosts, load_device, write_profile
+from multihead.cost.time.device import DeviceSpec
 
 TRUE = PrefillCosts(flops_per_s=90e9, seconds_per_score=0.8e-9, seconds_per_row=30e-9, overhead_s=120e-6)
 
@@ -149,7 +149,7 @@ def test_decode_fit_tells_added_from_overlapped_terms(overlapped):
 def test_decode_terms_per_row_grouping_are_fitted_and_used():
     """A kernel whose read rate depends on how it groups query rows (one row; groups of 4; some
     rows alone) gets terms per grouping, and predictions use the shape's grouping."""
-    from multihead.cost.cpu_profile import decode_rows_class
+    from multihead.cost.time.cpu_profile import decode_rows_class
     rates = {"r1": 20e9, "r4": 12e9, "rmix": 14e9}
     by_class = {f"fp32/{c}": DecodeCosts(bytes_per_s=bw, flops_per_s=None, overhead_s=50e-6) for c, bw in rates.items()}
     truth = DeviceSpec("synthetic", 1e9, 1e10, {"fp32": 1e11}, 1.0, 1.0, kind="measured",

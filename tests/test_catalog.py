@@ -59,8 +59,10 @@ def test_entries_are_a_new_dict_of_shared_values(tmp_path):
 
 def test_the_catalogs_read_through_it():
     from multihead import cost
-    from multihead.cost import serving_answer, serving_fit, timing
-    for path, lookup in ((cost.device.GPUS_JSON, cost.gpu_catalog), (cost.lookup.MODELS_JSON, cost.model_catalog),
+    from multihead.cost.serving import answer as serving_answer
+    from multihead.fits import serving_fit
+    from multihead.cost.time import timing
+    for path, lookup in ((cost.time.device.GPUS_JSON, cost.gpu_catalog), (cost.spec.lookup.MODELS_JSON, cost.model_catalog),
                          (serving_answer.GPU_MEMORY_JSON, serving_answer.gpu_memory_catalog)):
         raw = json.loads(path.read_text())
         assert lookup() == {k: v for k, v in raw.items() if not k.startswith("_")}, path
@@ -79,7 +81,7 @@ def test_configs_handed_out_are_the_callers_own():
     """transformers (v5) adds rope_theta into a config's rope_scaling in place: a config taken from
     the catalog must not carry such an edit into the next plan in the process."""
     from multihead import cost
-    from multihead.cost.serving_fit import catalog_config
+    from multihead.fits.serving_fit import catalog_config
     from multihead.planner.serving import load_model
     mine = cost.model_catalog()["Llama-3.1-8B"]["config"]
     mine["rope_scaling"]["rope_theta"] = 1.0
@@ -96,7 +98,7 @@ def test_configs_handed_out_are_the_callers_own():
 
 def test_plan_json_imports_neither_torch_nor_numpy_nor_rich():
     """`multihead plan --json` (the web page's and scripts' call) loads no array or table library:
-    numpy only fits (cost/serving_fit.py), rich only draws the text tables (planner/rendering.py)."""
+    numpy only fits (fits/serving_fit.py), rich only draws the text tables (planner/rendering.py)."""
     code = ("import contextlib, io, json, sys; from multihead.cli import main; out = io.StringIO()\n"
             "with contextlib.redirect_stdout(out):\n"
             "    rc = main(['plan', 'example-13b-gqa8', '--gpu', 'A100-80GB', '--tokens', '128000', '--json'])\n"

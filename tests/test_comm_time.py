@@ -1,11 +1,13 @@
-"""All-reduce chosen smoothly, in-switch reduction, and the MoE terms (cost/comm_time.py, cost/moe_time.py): hand numbers."""
+"""All-reduce chosen smoothly, in-switch reduction, and the MoE terms (cost/time/comm_time.py, cost/time/moe_time.py): hand numbers."""
 import math
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from multihead import cost
-from multihead.cost import comm_time, moe_time, timing as t
+from multihead.cost.time import comm_time
+from multihead.cost.time import moe_time
+from multihead.cost.time import timing as t
 
 PLAIN = t.Constants(allreduce_latency_s={"nvlink3": 10e-6, "nvlink4": 10e-6}, allreduce_step_s=5e-6, link_efficiency=0.5)
 

@@ -7,7 +7,8 @@ import pytest
 
 from multihead.cost import ModelSpec, catalog_model, load_config_file, model_catalog, param_counts, resolve_model
 from multihead.cost import read_config as spec_from_hf_config
-from multihead.cost import precision, total_params
+from multihead.cost import total_params
+from multihead.cost.spec import precision
 
 # figures.md section 2, row by row: hidden, L, H, H_kv, head_dim, intermediate, vocab, max_pos.
 FIGURES = {

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from multihead import cost
-from multihead.cost import formulas as f
-from multihead.cost import precision
-from multihead.cost.quantization import from_config, from_flag
+from multihead.cost.counts import formulas as f
+from multihead.cost.spec import precision
+from multihead.cost.spec.quantization import from_config, from_flag
 
 
 def spec(name):
@@ -230,7 +230,7 @@ def test_huge_sizes_are_closed_form():
     assert cost.spec_attention_flops(s, T, causal=True) == 32 * 32 * 4 * 128 * (T * (T + 1) // 2)
 
 
-# -- the library allocates what the formulas say (layers.py reads cost.formulas) ----------------------
+# -- the library allocates what the formulas say (layers.py reads cost.counts.formulas) ----------------------
 @settings(max_examples=40, deadline=None)
 @given(H_kv=st.integers(1, 4), G=st.integers(1, 4), d=st.sampled_from([4, 8, 16]), L=st.integers(1, 3),
        B=st.integers(1, 3), T=st.integers(1, 24), bias=st.booleans())
@@ -242,7 +242,7 @@ def test_formulas_equal_what_the_library_builds(H_kv, G, d, L, B, T, bias):
     mha = MultiHeadAttention(D, H, n_kv_heads=H_kv, head_dim=d, bias=bias)
     spec = cost.ModelSpec("p", hidden_size=D, num_layers=L, num_heads=H, num_kv_heads=H_kv, head_dim=d,
                           attention_bias="all" if bias else "none")
-    assert cost.params.attention_params_per_layer(spec) == sum(p.numel() for p in mha.parameters())
+    assert cost.counts.params.attention_params_per_layer(spec) == sum(p.numel() for p in mha.parameters())
     cache = KVCache(B, H_kv, T, d, n_layers=L, dtype=torch.float16)
     allocated = cache.k.numel() * cache.k.element_size() + cache.v.numel() * cache.v.element_size()
     assert cost.kv_bytes(spec, T, "fp16", batch=B) == allocated

@@ -4,7 +4,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from multihead import cost
-from multihead.cost import decode_attention as da, formulas, memory, timing as t
+from multihead.cost.time import decode_attention as da
+from multihead.cost.counts import formulas
+from multihead.cost.counts import memory
+from multihead.cost.time import timing as t
 
 H100 = cost.gpu_catalog()["H100-SXM"]
 PLAIN = t.Constants(flops_efficiency=0.5, bandwidth_efficiency=0.8, layer_overhead_s={"vllm": 0.0},

@@ -5,11 +5,11 @@ import json
 
 import pytest
 
-from multihead.cost import formulas as acc
-from multihead.cost.attention_time import (attention_prefill_seconds, attention_seconds, decode_attention_seconds,
+from multihead.cost.counts import formulas as acc
+from multihead.cost.time.attention_time import (attention_prefill_seconds, attention_seconds, decode_attention_seconds,
                                            decode_step_seconds)
-from multihead.cost.cpu_profile import DecodeCosts, PrefillCosts, backend_for, device_to_profile, load_device, write_profile
-from multihead.cost.device import DeviceSpec
+from multihead.cost.time.cpu_profile import DecodeCosts, PrefillCosts, backend_for, device_to_profile, load_device, write_profile
+from multihead.cost.time.device import DeviceSpec
 
 
 def measured_spec(**extra) -> DeviceSpec:

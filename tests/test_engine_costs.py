@@ -1,9 +1,10 @@
-"""Fixed costs by engine, version family and kernels per layer (cost/engine_costs.py): hand numbers."""
+"""Fixed costs by engine, version family and kernels per layer (cost/time/engine_costs.py): hand numbers."""
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from multihead import cost
-from multihead.cost import engine_costs as ec, timing
+from multihead.cost.time import engine_costs as ec
+from multihead.cost.time import timing
 
 
 def _spec(name):

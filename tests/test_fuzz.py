@@ -227,8 +227,8 @@ def test_fuzz_hostile_configs_are_planned_or_refused_by_name(cfg):
     whose JSON is finite, or ONE ValueError line that names the file; never another exception."""
     import json
     from multihead import cost, jsonout, planner
-    from multihead.cost import serving_answer as S
-    from multihead.cost.config_file import parse_config_text
+    from multihead.cost.serving import answer as S
+    from multihead.cost.spec.config_file import parse_config_text
     try:
         parsed = parse_config_text(json.dumps(cfg), "fuzz.json")
         spec = cost.read_config(parsed, name="fuzz.json")

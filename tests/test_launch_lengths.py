@@ -3,7 +3,7 @@ past the config's derived maximum only with the rope scaling override that makes
 from the model's own rope_scaling; else no command and a verdict that says why.
 
 The engines' rules are re-implemented here, from their sources, independently of
-multihead.cost.positions, so the sweep checks our commands against the engines and not against
+multihead.cost.spec.positions, so the sweep checks our commands against the engines and not against
 ourselves:
 - vLLM ``_get_and_verify_max_len`` (vllm/config/model.py, github.com/vllm-project/vllm at 0052a5b):
   the smallest of the length keys; for a rope_scaling type other than su/longrope/llama3 (and not
@@ -21,11 +21,11 @@ import pytest
 
 from multihead import cost
 from multihead.catalog import read_json
-from multihead.cost import serving_answer as S
+from multihead.cost.serving import answer as S
 from multihead.planner.search import answer as served   # the account + the fallback search + the command
-from multihead.cost.positions import extension_needed
-from multihead.cost.serving_fit import CATALOG, catalog_config
-from multihead.cost.serving_model import gemma3_text_defaults, text_config
+from multihead.cost.spec.positions import extension_needed
+from multihead.fits.serving_fit import CATALOG, catalog_config
+from multihead.cost.serving.extras import gemma3_text_defaults, text_config
 
 VLLM_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
              "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")

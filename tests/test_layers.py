@@ -6,7 +6,7 @@ import torch
 
 import multihead as mh
 from conftest import attention_fp64
-from multihead.cost.formulas import attention_params, kv_cache_bytes
+from multihead.cost.counts.formulas import attention_params, kv_cache_bytes
 from multihead.kernels import BACKENDS
 from multihead.layers import KVCacheFullError
 

@@ -1,8 +1,10 @@
 """Promises of docs/layout.md that a change could silently break."""
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
 
 def test_every_command_parser_is_built_without_torch():
@@ -54,3 +56,81 @@ def test_library_modules_never_import_the_cli():
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             offenders += [f"{rel}:{node.lineno} {n}" for n in names if n == "multihead.cli" or n.startswith("multihead.cli.")]
     assert offenders == []
+
+
+# -- the rooms of cost/ and the nevers (issue 27; docs/layout.md "cost/ by room") ----------------------
+PKG = Path(__file__).resolve().parents[1] / "multihead"
+ROOMS = ("spec", "counts", "time", "serving")          # arrows point down this list only
+NEVER_IN_COST = ("torch", "numpy", "scipy", "multihead.functional", "multihead.kernels", "multihead.planner",
+                 "multihead.engines", "multihead.fits", "multihead.cli", "multihead.web")
+
+
+def _imports(path: Path) -> list[tuple[int, str, bool]]:
+    """(line, imported module, at module top) of every import in a file, lazy ones included."""
+    tree = ast.parse(path.read_text())
+    top = {id(n) for n in tree.body}
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name, id(node) in top) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [f"{node.module}.{a.name}" for a in node.names] if node.module in ("multihead", "multihead.cost") \
+                else [node.module]
+            out += [(node.lineno, n, id(node) in top) for n in names]
+    return out
+
+
+def _room_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["multihead", "cost"] and parts[2] in ROOMS else None
+
+
+def test_cost_is_in_rooms_and_its_arrows_point_down():
+    """Every module of cost/ sits in a room; a room imports only itself and the rooms below it."""
+    loose = sorted(p.name for p in (PKG / "cost").glob("*.py") if p.name != "__init__.py")
+    assert loose == [], f"cost/ modules outside a room: {loose}"
+    up = []
+    for room in ROOMS:
+        for path in (PKG / "cost" / room).glob("*.py"):
+            for line, name, _ in _imports(path):
+                other = _room_of(name)
+                if other is not None and ROOMS.index(other) > ROOMS.index(room):
+                    up.append(f"cost/{room}/{path.name}:{line} -> {name}")
+    assert up == []
+
+
+def test_cost_never_imports_torch_or_anything_above_it():
+    """cost/ is torch-free and imports nothing of ours above it, not even lazily: no functional,
+    kernels, planner, engines, fits (the offline fitting), cli or web."""
+    bad = [f"{path.relative_to(PKG)}:{line} {name}" for path in (PKG / "cost").rglob("*.py")
+           for line, name, _ in _imports(path) if any(name == n or name.startswith(n + ".") for n in NEVER_IN_COST)]
+    assert bad == []
+
+
+def test_nothing_at_runtime_imports_fits():
+    """fits/ (fitting and validation) is offline: no library module imports it; the CLI's offline
+    commands (gpu-time --fit, serving --validate) load it inside their functions only."""
+    bad = []
+    for path in PKG.rglob("*.py"):
+        rel = path.relative_to(PKG).as_posix()
+        if rel.startswith("fits/"):
+            continue
+        for line, name, at_top in _imports(path):
+            if name == "multihead.fits" or name.startswith("multihead.fits."):
+                if not rel.startswith("cli/") or at_top:
+                    bad.append(f"{rel}:{line} {name}")
+    assert bad == []
+
+
+def test_layout_doc_lists_every_room_and_module():
+    """docs/layout.md's rooms table is checked against the tree: each room's row names exactly the
+    modules in that folder (a moved or new module fails here until the doc says where it went)."""
+    import re
+    doc = (PKG.parent / "docs" / "layout.md").read_text()
+    for room in (*ROOMS, "fits"):
+        folder = PKG / "cost" / room if room != "fits" else PKG / "fits"
+        row = re.search(rf"^\| `{'cost/' if room != 'fits' else ''}{room}/` \|[^|]*\| ([^|]*) \|", doc, re.M)
+        assert row, f"docs/layout.md has no row for {room}/"
+        listed = sorted(re.findall(r"`(\w+)`", row.group(1)))
+        actual = sorted(p.stem for p in folder.glob("*.py") if p.stem != "__init__")
+        assert listed == actual, room

@@ -4,7 +4,8 @@ Config shapes from the models' published config.json files (sources in each dict
 import pytest
 
 from multihead import cost
-from multihead.cost import hf_config, timing
+from multihead.cost.spec import hf_config
+from multihead.cost.time import timing
 
 # https://huggingface.co/moonshotai/Kimi-K2-Instruct/blob/main/config.json (the DeepSeek-V3 architecture)
 KIMI_K2 = {"model_type": "kimi_k2", "architectures": ["DeepseekV3ForCausalLM"], "hidden_size": 7168,
@@ -36,9 +37,9 @@ QWEN3_VL_TEXT = {"model_type": "qwen3_vl_text", "hidden_size": 4096, "intermedia
 def test_moe_families_read_with_their_published_sizes(cfg, total, active, kind):
     spec = cost.read_config(cfg, name=cfg["model_type"])
     assert (spec.mla is not None) == (kind == "mla") and spec.moe is not None
-    counts = cost.params.param_counts(spec)
+    counts = cost.counts.params.param_counts(spec)
     assert counts.total == pytest.approx(total, rel=0.06)
-    assert cost.params.non_embedding_params(spec, active=True)[0] == pytest.approx(active, rel=0.25)
+    assert cost.counts.params.non_embedding_params(spec, active=True)[0] == pytest.approx(active, rel=0.25)
 
 
 def test_qwen3_vl_text_reads_as_qwen3():
@@ -65,6 +66,6 @@ def test_time_model_times_the_new_families():
     gpu = timing.make_gpu("H200-SXM", cost.gpu_catalog()["H200-SXM"])
     for cfg in (KIMI_K2, GLM45, MINIMAX_M2):
         spec = cost.read_config(cfg, name=cfg["model_type"])
-        s = timing.Setup(spec, gpu, timing.load_constants(), tp=8, quantization=cost.quantization.from_flag("fp8"))
+        s = timing.Setup(spec, gpu, timing.load_constants(), tp=8, quantization=cost.spec.quantization.from_flag("fp8"))
         step = timing.decode_step(s, 16, 2048)
         assert 0 < step.total_s < 1

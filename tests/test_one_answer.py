@@ -13,8 +13,10 @@ import json
 import pytest
 
 from multihead.cli import main
-from multihead.cost import model_names, timing
-from multihead.planner import plan
+from multihead.cost import model_names
+from multihead.cost.time import timing
+from multihead.planner import plan, report
+from multihead.planner.request import PlanRequest
 
 GPUS = ("H100-SXM", "A100-40GB", "L40S")
 LENGTHS = (8192, 131072)
@@ -61,6 +63,8 @@ def test_plan_cli_serving_cli_and_library_agree(gpu, capsys):
         lib = p.to_dict()
         cli = _cli(["plan", name, "--tokens", str(T), "--gpu", g, "--json"], capsys)
         assert cli == json.loads(json.dumps(lib)), (name, g, T)              # plan CLI == library, every key
+        req = PlanRequest(model=name, tokens=T, gpu=g)                        # the request type's door
+        assert json.loads(json.dumps(report(req))) == cli, (name, g, T)
         s = lib["serving"]
         served = _cli(["serving", name, "--gpu", g, "--max-model-len", str(T), "--json"], capsys)
         if isinstance(served, str):

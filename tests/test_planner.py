@@ -9,7 +9,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 import multihead
 from multihead import cost
-from multihead.cost import formulas as acc
+from multihead.cost.counts import formulas as acc
 from multihead import functional, layers
 from multihead.cost import ModelSpec
 from multihead.planner import (chunk_tokens, fewest_chunks, longest_fitting_context, memory_curve, plan,
@@ -51,16 +51,18 @@ def test_example_compute_and_time_match_the_text(example):
     # decode also reads the weights once per token: (21 + 26) GB / 2 TB/s (the stated figures are effective),
     # plus the GPU-time model's fixed cost per layer (vLLM's, fitted; docs/gpu-time.md). One GPU: no
     # all-reduce; batch 1: the 26 GFLOPs at 100 TFLOP/s stay under the memory time.
-    from multihead.cost.timing import load_constants
+    from multihead.cost.time.timing import load_constants
     c = load_constants()        # vLLM's newest family, and its host cost of the step's one sequence
     fixed = 40 * c.layer_overhead("vllm") + c.sequence_overhead_s.get("vllm@v1", 0.0)
-    assert p.decode_terms["memory_s"] == pytest.approx((p.kv_cache_bytes + 26e9) / 2e12, rel=1e-3)
+    # the weights' GEMMs, then the attention kernel reading the KV cache (cost/time/decode_attention.py)
+    assert p.decode_terms["memory_s"] == pytest.approx(26e9 / 2e12, rel=1e-3)
+    assert p.decode_terms["attention_s"] == pytest.approx(p.kv_cache_bytes / 2e12, rel=1e-3)
     assert p.decode_terms["comm_s"] == 0 and p.decode_terms["bound"] == "memory"
-    fixed = p.decode_terms["overhead_s"]      # the engine's fixed costs (cost/engine_costs.py, fitted)
+    fixed = p.decode_terms["overhead_s"]      # the engine's fixed costs (cost/time/engine_costs.py, fitted)
     assert p.decode_seconds_per_token == pytest.approx((p.kv_cache_bytes + 26e9) / 2e12 + fixed, rel=1e-3)
     # prefill: the same GPU-time model as decode and the serving section's TTFT (issue 27), not the
     # text's count: max(linear + causal attention, memory) + fixed costs; the text's 134 s stays beside it
-    from multihead.cost import timing
+    from multihead.cost.time import timing
     assert p.prefill_seconds == timing.prefill(p.setup.gpu_time, 128_000).total_s
     t = p.compute.prefill_terms
     assert t["compute_s"] == pytest.approx(p.linear_prefill_seconds + p.attention_prefill_seconds_causal)
@@ -139,7 +141,7 @@ def test_workspace_is_the_wider_sublayer_plus_logits():
 def test_exercise_answers():
     spec = ModelSpec(name="exercise", hidden_size=4096, num_layers=1, num_heads=32)
     assert spec.head_dim == 128
-    assert cost.params.attention_params_per_layer(spec) == 4 * 4096 ** 2 == 67_108_864
+    assert cost.counts.params.attention_params_per_layer(spec) == 4 * 4096 ** 2 == 67_108_864
     common = dict(layers=1, heads=32, hidden=4096, params=1e9, tokens=1000, gpu_memory_gb=80,
                   effective_tflops=100, bandwidth_tbps=2)
     gqa, mha = plan(**common, kv_heads=8), plan(**common, kv_heads=32)

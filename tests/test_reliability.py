@@ -553,7 +553,7 @@ def test_r3_item18_kvcache_too_large_is_refused_before_allocation(kw):
     assert mh.KVCache(1, 2, head_dim=8, max_tokens=2**40, device="meta").k.device.type == "meta"
 
 
-# Items 6, 7, 8, 14, 15 and 18's config part: ONE reader for config files (multihead.cost.config_file)
+# Items 6, 7, 8, 14, 15 and 18's config part: ONE reader for config files (multihead.cost.spec.config_file)
 # used by plan, serving and the page's uploads; every sizing field checked before per-layer work.
 LLAMA = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
          "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256,
@@ -615,7 +615,7 @@ def test_r3_item07_fifo_and_devices_refused_without_blocking(tmp_path):
 
 
 def test_r3_item07_reader_refuses_special_files_and_caps_size(tmp_path):
-    from multihead.cost.config_file import MAX_CONFIG_BYTES, read_config_file
+    from multihead.cost.spec.config_file import MAX_CONFIG_BYTES, read_config_file
     os.mkfifo(tmp_path / "fifo")
     for path, needle in ((tmp_path / "fifo", "a FIFO"), ("/dev/zero", "a character device"),
                          (tmp_path, "does not exist"), (tmp_path / "nope.json", "does not exist")):
@@ -678,7 +678,7 @@ def test_r3_item15_deep_nesting_refused_by_name(tmp_path, capsys, content, cmd):
 
 def test_r3_item15_content_reader_is_the_file_reader(tmp_path):
     """The page's uploads go through parse_config_text, the function read_config_file ends in."""
-    from multihead.cost.config_file import parse_config_text, read_config_file
+    from multihead.cost.spec.config_file import parse_config_text, read_config_file
     for text in ("[" * 100 + "]" * 100, "[1]", '{"text_config": 5}', '{"hidden_size": NaN}',
                  '{"hidden_size": 1' + "0" * 5000 + "}", LLAMA_TEXT_BAD):
         (tmp_path / "c.json").write_text(text)
@@ -736,7 +736,7 @@ def test_r3_item06_sizing_fields_validated_by_name(tmp_path, capsys, extra, need
 
 
 def test_r3_item06_good_quantization_still_read():
-    from multihead.cost.quantization import from_config
+    from multihead.cost.spec.quantization import from_config
     assert from_config({"quant_method": "gptq", "bits": 3, "group_size": -1}).group_size is None
     assert from_config({"quant_method": "fp8", "weight_block_size": [128, 128]}).group_size == 16384
     assert from_config({"quant_method": "bitsandbytes", "load_in_8bit": True, "load_in_4bit": False}).bits == 8

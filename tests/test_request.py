@@ -61,6 +61,29 @@ def test_from_json_never_names_a_server_path(tmp_path):
         PlanRequest.from_json({"model": "GPT-2", "gpu": str(tmp_path / "profile.json")})
 
 
+@pytest.mark.parametrize("name", ["Llama-3.1-70B", "Qwen/Qwen3-8B"])
+def test_a_page_catalog_name_never_reads_a_like_named_folder_of_the_server(tmp_path, monkeypatch, name):
+    """The page's catalog name is the catalog's model even when the server runs in a folder holding
+    a model folder of that name (a huggingface-cli --local-dir download): before, the plan read that
+    folder's config.json (a 1.5B model for 'Llama-3.1-70B') and named its path."""
+    from multihead.planner.search import search_report
+    small = PlanRequest.from_json({"model": "Qwen/Qwen2.5-Math-1.5B"})
+    folder = tmp_path / name
+    folder.mkdir(parents=True)
+    from multihead.fits.serving_fit import catalog_config
+    (folder / "config.json").write_text(json.dumps(catalog_config(small.model)))
+    want = planner.report(PlanRequest.from_json({"model": name, "gpu": "H100-SXM", "tokens": 4096}))
+    monkeypatch.chdir(tmp_path)
+    got = planner.report(PlanRequest.from_json({"model": name, "gpu": "H100-SXM", "tokens": 4096}))
+    assert got["params"] == want["params"] and "config.json" not in str(got.get("model"))
+    assert got["serving"]["kv_cache_tokens"] == want["serving"]["kv_cache_tokens"]
+    req = PlanRequest.from_json({"model": name, "gpu": "H100-SXM", "concurrency": 2, "input_len": 1000,
+                                 "gpus_max": 2, "search": True})
+    assert search_report(req)["search"]["results"][0]["kv_cache_tokens"] > 0
+    # the CLI still reads a path first (its documented rule)
+    assert planner.report(PlanRequest(model=name, gpu="H100-SXM", tokens=4096))["params"] != want["params"]
+
+
 def _cli_json(capsys, argv) -> dict:
     assert main(argv) == 0
     return json.loads(capsys.readouterr().out)

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from multihead.cli import main
-from multihead.cost import operating_point as O
-from multihead.cost import serving_answer as S
-from multihead.cost.serving_time import setup_for
+from multihead.cost.time import operating_point as O
+from multihead.cost.serving import answer as S
+from multihead.cost.time.serving_time import setup_for
 from multihead.planner import search as SE
 from multihead.planner.serving import load_model
 
@@ -34,7 +34,7 @@ def setup(cfg):
 
 # -- the operating point -------------------------------------------------------------------------------
 def test_closed_loop_below_the_slots_is_the_time_models_serving_point(setup):
-    from multihead.cost import timing
+    from multihead.cost.time import timing
     at = O.evaluate(setup, 2048, 256, concurrency=8, kv_capacity_requests=100)
     p = timing.serving_point(setup, 8, 2048, 256)
     assert at["ttft_s"] == p.ttft_s and at["tpot_s"] == p.tpot_s and at["itl_s"] == p.tpot_s
@@ -45,7 +45,7 @@ def test_closed_loop_below_the_slots_is_the_time_models_serving_point(setup):
 def test_closed_loop_beyond_the_pool_queues_by_littles_law(setup):
     """12 clients, a pool of 4 requests: 4 run, 8 wait; each request's time in the system is
     N / X (X the 4 slots' completions per second) and the wait is added to TTFT only."""
-    from multihead.cost import timing
+    from multihead.cost.time import timing
     at = O.evaluate(setup, 2048, 256, concurrency=12, kv_capacity_requests=4.7)
     p4 = timing.serving_point(setup, 4, 2048, 256)
     x = 4 / p4.request_latency_s
@@ -66,7 +66,7 @@ def test_max_num_seqs_limits_the_slots_like_the_pool(setup):
 
 def test_replicas_split_the_load_evenly(setup):
     """5 clients over 2 replicas: one replica carries 3, the other 2; totals add, times are means."""
-    from multihead.cost import timing
+    from multihead.cost.time import timing
     at = O.evaluate(setup, 1024, 128, concurrency=5, data_parallel_size=2)
     p3, p2 = (timing.serving_point(setup, n, 1024, 128) for n in (3, 2))
     rps = 3 / p3.request_latency_s + 2 / p2.request_latency_s
@@ -78,7 +78,7 @@ def test_replicas_split_the_load_evenly(setup):
 
 
 def test_open_loop_obeys_littles_law_and_the_md1_prefill_queue(setup):
-    from multihead.cost import timing
+    from multihead.cost.time import timing
     rate = 2.0
     at = O.evaluate(setup, 1024, 128, request_rate=rate)
     one = timing.prefill(setup, 1024).total_s
@@ -91,7 +91,7 @@ def test_open_loop_obeys_littles_law_and_the_md1_prefill_queue(setup):
 
 
 def test_a_rate_above_capacity_is_overloaded_with_no_times(setup):
-    from multihead.cost import timing
+    from multihead.cost.time import timing
     one = timing.prefill(setup, 4096).total_s
     at = O.evaluate(setup, 4096, 128, request_rate=1.01 / one)
     assert at["overloaded"] and at["ttft_s"] is None and "without bound" in at["note"]
@@ -357,16 +357,92 @@ def test_docs_search_quotes_what_the_commands_print():
     assert not stale, f"stale output of {stale[0][0]!r}: run python scripts/doc_outputs.py docs/search.md"
 
 
-def test_round4_search_space_is_bounded_before_any_work(capsys):
-    """4 GPU types x gpus_max 4096 were 1.7 million candidates: 120 s and 3 GB for one request (the
-    page's /api/search too; every catalog GPU ~10 million). Refused by name before evaluating any;
-    one type at 4096 (421,888) and the defaults stay allowed."""
-    from multihead.planner.search import MAX_CANDIDATES, Space
-    assert Space(gpus=("H100-SXM",), gpus_max=4096).count() <= MAX_CANDIDATES
-    small = Space(gpus=("H100-SXM", "MI300X"), gpus_max=24)
-    assert small.count() == len(small.candidates())
-    code = main(["plan", "Llama-3.1-8B", "--tokens", "8192", "--search", "--concurrency", "64",
-                 "--gpu", "H100-SXM,A100-80GB,MI300X,L40S", "--gpus-max", "4096"])
+# -- the winner's command is the one the serving answer would print (review fixes) ---------------------
+def _argv_flag(argv, name):
+    return argv[argv.index(name) + 1] if name in argv else None
+
+
+@pytest.mark.parametrize("engine,flag", [("vllm", "--hf-overrides"), ("sglang", "--json-model-override-args")])
+def test_a_search_past_the_configs_length_launches_with_the_rope_override(engine, flag):
+    """Qwen2.5-7B-Instruct states 32,768 positions: a search for 100k-token requests must emit the
+    override that makes the engine accept --max-model-len / --context-length (issue 25, item 1),
+    as `multihead serving` does for the same length; before, the search's command had none."""
+    from multihead.cost.spec.positions import engine_max_len
+    from multihead.cost.serving.shape import read_spec
+    c, name = load_model("Qwen/Qwen2.5-7B-Instruct")
+    work = SE.Workload(input_len=100_000, output_len=1000, concurrency=2)
+    r = SE.search(c, name, work, SE.Space(gpus=("H100-SXM",), gpus_max=1, engines=(engine,)), top=3)
+    assert r["results"]
+    spec = read_spec(c, name)
+    for x in r["results"]:
+        argv = x["command"]["argv"]
+        raw = _argv_flag(argv, flag)
+        assert raw is not None, f"no {flag} in {x['command']['text']}"
+        length = int(_argv_flag(argv, "--max-model-len" if engine == "vllm" else "--context-length"))
+        assert length == 101_000 and engine_max_len(spec, engine, json.loads(raw)) >= length
+        assert "quality" in x["command"]["note"]
+
+
+def test_a_search_for_a_length_no_override_reaches_is_refused_by_name():
+    c, name = load_model("Qwen/Qwen2.5-7B-Instruct")
+    c = {**c, "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]}}   # a type that cannot be grown
+    work = SE.Workload(input_len=100_000, output_len=1000, concurrency=2)
+    with pytest.raises(ValueError, match="^max_model_len: .*past the 32,768 positions"):
+        SE.search(c, name, work, SE.Space(gpus=("H100-SXM",), gpus_max=1))
+
+
+def test_an_sglang_search_command_states_the_fraction_its_account_used(cfg):
+    """The SGLang account sizes the pool at SGLang's default --mem-fraction-static for the GPU and TP;
+    the emitted command must carry that fraction and chunk (as `serving --engine sglang --emit sglang`
+    does), not vLLM's 0.9 utilization."""
+    c, name = cfg
+    work = SE.Workload(input_len=2048, output_len=256, concurrency=4)
+    r = SE.search(c, name, work, SE.Space(gpus=("H100-SXM",), gpus_max=2, engines=("sglang",)), top=4)
+    assert r["results"]
+    for x in r["results"]:
+        req = S.Request(model=name, gpu=x["gpu"], tensor_parallel_size=x["tensor_parallel_size"],
+                        quantization=x["quantization"], kv_cache_dtype=x["kv_cache_dtype"],
+                        max_num_seqs=x["max_num_seqs"], max_model_len=r["max_model_len"], engine="sglang")
+        from multihead.planner.launch import add_command
+        want = add_command(S.answer(c, req), req, "sglang")
+        assert x["kv_cache_tokens"] == want["kv_cache_tokens"]
+        got, ref = x["command"]["argv"], want["command"]["argv"]
+        for flag in ("--mem-fraction-static", "--chunked-prefill-size", "--context-length"):
+            assert _argv_flag(got, flag) == _argv_flag(ref, flag), flag
+
+
+def test_a_search_space_is_bounded_before_it_is_built(capsys):
+    """--gpus-max 4096 over the default GPUs is 2.5 million configurations (27 s only to list them
+    here, minutes and gigabytes to evaluate, on the page's computing pool too): refused by name at once."""
+    for space in (SMALL, SE.Space(gpus=("H100-SXM",), gpus_max=16), SE.Space(gpus_max=12, data_parallel=False)):
+        assert space.count() == len(space.candidates())
+    assert SE.Space(gpus_max=4096).count() > SE.MAX_CANDIDATES
+    rc = main(["plan", "Llama-3.1-70B", "--search", "--concurrency", "16", "--input-len", "1024",
+               "--output-len", "128", "--gpus-max", "4096"])
     err = capsys.readouterr().err
-    assert code == 2 and "gpus-max:" in err and "1,687,552 candidates" in err, err
-    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert rc == 2 and "gpus-max" in err and "2,531,328 configurations" in err
+
+
+def test_the_cost_band_compares_costs_not_rates():
+    """Two GPUs with the same predicted tokens/s per GPU but prices 3x apart are told apart by the
+    cost objective (their $/Mtok intervals do not overlap); before, the per-GPU rate bands were
+    compared whatever the objective, so the 3x dearer one was 'within the band of the best'."""
+    def result(price, gpus=1):
+        at = {"output_tokens_per_s": 1000.0, "output_tokens_per_s_low": 900.0, "output_tokens_per_s_high": 1100.0}
+        return {"meets_slo": True, "gpus": gpus, "usd_per_hour": price * gpus, "at": at}
+    cheap, dear, same = result(1.0), result(3.0), result(1.1)
+    SE._mark_band([cheap, dear, same], "cost")
+    assert cheap["within_band_of_best"] and same["within_band_of_best"] and dear["within_band_of_best"] is False
+    SE._mark_band([cheap, dear], "throughput")
+    assert dear["within_band_of_best"] is True          # the same rate: throughput cannot tell them apart
+
+
+def test_the_closest_miss_names_the_queue_when_every_configuration_queues():
+    """3,000 clients on at most 2 H100s: every configuration queues (max_num_seqs or the KV pool) and
+    so misses; the closest miss said 'ttft 0.02x its target; binding: ttft' (a target it meets)."""
+    c, name = load_model("meta-llama/Llama-3.1-8B-Instruct")
+    work = SE.Workload(input_len=1000, output_len=100, concurrency=3000, slo=SE.parse_slo("ttft=600s"))
+    r = SE.search(c, name, work, SE.Space(gpus=("H100-SXM",), gpus_max=2))
+    assert r["meeting_slo"] == 0
+    miss = r["closest_miss"]
+    assert miss["binding"] in ("kv_pool", "max_num_seqs") and miss["at"]["queued"] > 0

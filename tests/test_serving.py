@@ -5,10 +5,10 @@ import math
 
 import pytest
 
-from multihead.cost import serving as sv
-from multihead.cost import serving_model as sm
-from multihead.cost.serving_shape import shape_for
-from multihead.cost.serving_fit import CATALOG, engine_args_of, load_fit, load_runs
+from multihead.cost.serving import vllm as sv
+from multihead.cost.serving import extras as sm
+from multihead.cost.serving.shape import shape_for
+from multihead.fits.serving_fit import CATALOG, engine_args_of, load_fit, load_runs
 
 GIB = sv.GIB
 ZERO_FIT = sv.Fit(0, 0, 0, 0, 0, 0, 0, 0)
@@ -162,7 +162,7 @@ def test_paging_reproduces_every_log_from_its_logged_budget():
 
 def test_committed_fit_is_what_the_fit_module_loads():
     """catalog/serving_fit.json is the fit of the committed logs: refitting reproduces every constant."""
-    from multihead.cost.serving_fit import fit_rows, log_rows
+    from multihead.fits.serving_fit import fit_rows, log_rows
     assert dataclasses.asdict(load_fit()) == dataclasses.asdict(fit_rows(log_rows()))
 
 
@@ -204,8 +204,8 @@ def test_pipeline_stages_bind_at_the_fullest_stage():
 def test_every_catalog_gpu_has_its_reported_physical_memory():
     """Each GPU of the planner's catalog has a physical-memory entry with its source, below the
     datasheet figure (the driver reserves some), and the issue's list of GPUs is there."""
-    from multihead.cost.device import gpu_catalog as planner_gpus
-    from multihead.cost.serving_answer import gpu_memory_bytes, gpu_memory_catalog
+    from multihead.cost.time.device import gpu_catalog as planner_gpus
+    from multihead.cost.serving.answer import gpu_memory_bytes, gpu_memory_catalog
     mem = gpu_memory_catalog()
     for name, entry in planner_gpus().items():
         key, total = gpu_memory_bytes(name)

@@ -5,8 +5,8 @@ import shlex
 import pytest
 
 from multihead.cli import main
-from multihead.cost import serving_validate as V
-from multihead.cost.serving_report import write_report
+from multihead.fits import serving_validate as V
+from multihead.fits.serving_report import write_report
 
 USER = ["serving", "meta-llama/Llama-3.1-70B-Instruct", "--gpu", "H100", "--tensor-parallel-size", "4",
         "--max-model-len", "131072"]
@@ -78,7 +78,7 @@ def test_predicted_accounts_meet_the_acceptance_on_every_log():
 
 
 def test_validate_writes_the_table(tmp_path, monkeypatch):
-    from multihead.cost import serving_fit
+    from multihead.fits import serving_fit
     monkeypatch.setattr(V, "held_out_fits", lambda rows: {m: serving_fit.load_fit() for m, *_ in rows})
     summary = write_report(tmp_path / "serving")
     table = (tmp_path / "serving" / "table.md").read_text()
@@ -88,7 +88,7 @@ def test_validate_writes_the_table(tmp_path, monkeypatch):
 
 def test_model_from_a_config_folder_and_the_planner_catalog(tmp_path, capsys):
     from multihead.planner.serving import hf_id
-    from multihead.cost.serving_fit import catalog_config
+    from multihead.fits.serving_fit import catalog_config
     folder = tmp_path / "qwen3-8b"
     folder.mkdir()
     (folder / "config.json").write_text(json.dumps(catalog_config("Qwen/Qwen3-8B")))

@@ -9,13 +9,13 @@ import shlex
 import pytest
 
 from multihead.cli import main
-from multihead.cost import serving as sv
-from multihead.cost import serving_answer as S
-from multihead.cost import serving_sglang as G
-from multihead.cost import serving_vllm_versions as VV
-from multihead.cost.serving_fit import catalog_config, load_fit
-from multihead.cost.serving_shape import shape_for
-from multihead.cost.serving_validate import ACCEPT_MAX, ACCEPT_MEAN, validate_engines
+from multihead.cost.serving import vllm as sv
+from multihead.cost.serving import answer as S
+from multihead.cost.serving import sglang as G
+from multihead.cost.serving import vllm_versions as VV
+from multihead.fits.serving_fit import catalog_config, load_fit
+from multihead.cost.serving.shape import shape_for
+from multihead.fits.serving_validate import ACCEPT_MAX, ACCEPT_MEAN, validate_engines
 
 GIB = 1 << 30
 FIT = sv.Fit(act_base_gib=0.0, act_forward=0.0, act_sampler=0.0, act_moe=0.0, act_multimodal_gib=0.0,

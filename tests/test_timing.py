@@ -1,9 +1,9 @@
-"""GPU-time model (multihead.cost.timing): each term against hand numbers, communication, monotonicity."""
+"""GPU-time model (multihead.cost.time.timing): each term against hand numbers, communication, monotonicity."""
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from multihead import cost
-from multihead.cost import timing as t
+from multihead.cost.time import timing as t
 
 A100 = cost.gpu_catalog()["A100-80GB"]
 H100 = cost.gpu_catalog()["H100-SXM"]
@@ -86,7 +86,7 @@ def test_compute_term_two_flops_per_weight_logits_once_and_causal_attention():
     st_ = setup()
     spec = st_.spec
     ph = t.prefill(st_, 2048)
-    layers, _ = cost.params.non_embedding_params(spec)
+    layers, _ = cost.counts.params.non_embedding_params(spec)
     linear = 2 * 2048 * layers + 2 * 32000 * 4096              # the LM head on the last position only
     attn = t.prefill_attention_flops(spec, 2048)
     assert ph.flops == pytest.approx(linear + attn)
@@ -121,7 +121,7 @@ def test_dequantization_term():
     _, q8 = t.table_precision("int8")
     st8 = setup(quantization=q8)
     _, quantized = t.weights_read(st8, 1)
-    assert quantized == pytest.approx(cost.memory.quantized_params(llama7b(), q8))   # layers and LM head
+    assert quantized == pytest.approx(cost.counts.memory.quantized_params(llama7b(), q8))   # layers and LM head
     assert t.decode_step(st8, 1, 10).dequant_s == pytest.approx(quantized / (0.5 * 19.5e12))
     # a start-up cost per layer of weight-only kernels, paid on every GPU whatever the TP degree
     import dataclasses
@@ -132,12 +132,12 @@ def test_dequantization_term():
     assert t.decode_step(eight, 1, 10).dequant_s == pytest.approx(t.weights_read(eight, 1)[1] / (0.5 * 19.5e12)
                                                                   + 32 * 7e-6)
     assert t.decode_step(setup(c=per_layer), 1, 10).dequant_s == 0            # bf16: no unpacking
-    fp8 = cost.quantization.from_flag("fp8")
+    fp8 = cost.spec.quantization.from_flag("fp8")
     assert t.dequant_kind(setup(quantization=fp8)) == "int8"                            # A100: no fp8 tensor cores
     h100 = setup(gpu=H100, name="H100-SXM", quantization=fp8)
     assert t.dequant_kind(h100) is None and t.matmul_dtype(h100) == "fp8"               # native fp8 matmul
-    assert t.dequant_kind(setup(quantization=cost.quantization.from_flag("gptq"))) == "int4"
-    assert t.dequant_kind(setup(quantization=cost.quantization.from_flag("int8"))) is None   # w8a8
+    assert t.dequant_kind(setup(quantization=cost.spec.quantization.from_flag("gptq"))) == "int4"
+    assert t.dequant_kind(setup(quantization=cost.spec.quantization.from_flag("int8"))) is None   # w8a8
 
 
 def test_kv_heads_split_over_tp_and_replicated_below_it():

@@ -1,10 +1,11 @@
-"""80% intervals from out-of-document errors by family (cost/timing_intervals.py): hand numbers."""
+"""80% intervals from out-of-document errors by family (cost/time/timing_intervals.py): hand numbers."""
 import math
 
 import pytest
 
 from multihead import cost
-from multihead.cost import timing, timing_intervals as ti
+from multihead.cost.time import timing
+from multihead.cost.time import timing_intervals as ti
 
 
 def _errors(ratios, fam=("dense", "decode", "vllm"), metric="itl_ms", docs=("a", "b")):

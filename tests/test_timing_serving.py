@@ -5,7 +5,9 @@ import pytest
 
 from multihead.cli import main
 from multihead.planner.serving import load_model
-from multihead.cost import serving_answer as S, serving_time as T, timing
+from multihead.cost.serving import answer as S
+from multihead.cost.time import serving_time as T
+from multihead.cost.time import timing
 
 
 def answer(model="meta-llama/Llama-3.1-70B-Instruct", **kw):

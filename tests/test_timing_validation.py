@@ -4,7 +4,8 @@ import json
 import pytest
 
 from multihead.cli import main
-from multihead.cost import timing, timing_validation as tv
+from multihead.cost.time import timing
+from multihead.fits import timing_validation as tv
 
 TABLE = tv.load_table()
 

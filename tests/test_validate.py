@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from conftest import markdown_tables
-from multihead.cost.cpu_profile import DecodeCosts, PrefillCosts, load_device, write_profile
-from multihead.cost.device import DeviceSpec
+from multihead.cost.time.cpu_profile import DecodeCosts, PrefillCosts, load_device, write_profile
+from multihead.cost.time.device import DeviceSpec
 from multihead.measure.calibrate import CalibrationPlan, calibrate, predict_seconds
 from multihead.measure.fit import fit_points
 from multihead.measure.plots import validation_figure
@@ -73,7 +73,7 @@ def test_interval_from_fit_residual_and_spread():
 
 
 def test_planner_prediction_is_the_devices_model():
-    """plan --layers 1 --params 0 flows through multihead.cost.attention_time: the same seconds."""
+    """plan --layers 1 --params 0 flows through multihead.cost.time.attention_time: the same seconds."""
     spec = DeviceSpec("d", 64e9, 20e9, {"fp32": 1e11}, 1.0, 1.0, kind="measured",
                       prefill={"fp32": PrefillCosts(80e9, 1e-9, 2e-8, 1e-4)},
                       decode={"fp32": DecodeCosts(10e9, 40e9, 5e-5)})

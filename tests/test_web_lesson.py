@@ -235,3 +235,29 @@ def test_every_catalogue_entry_has_both_languages_and_the_same_parameters():
         zh = {f for _, f, _, _ in string.Formatter().parse(entry["zh"]) if f}
         assert zh <= en, (msg_id, zh - en)            # Chinese may leave out a quoted engine message
         assert all(n in messages.NESTED for n in en if n.startswith("_")), msg_id
+
+
+# -- a crafted line costs linear time (review fix) ----------------------------------------------------
+_CRAFTED = ("import sys; from multihead import messages as M; "
+            "u = 'a (weights a + KV a + workspace a) of a usable: it fits, so read all a'; "
+            "s = 'one full pass needs ' + u * 55 + ' tokens at once and keep every cross-referencX'; "
+            "assert len(s) < 4000; print(M.translate(s, 'zh'))")
+
+
+def test_a_crafted_line_does_not_backtrack_for_ever():
+    """Lazy values between repeated literals backtracked polynomially (degree 6 for the single-pass
+    reason): a 2,000-character line took 10 s, this 3,900-character one minutes, and /api/messages
+    matched it in the server's event loop. A hang guard (60 s, where the match now takes well under
+    a second), not a timing."""
+    import subprocess
+    import sys
+    run = subprocess.run([sys.executable, "-c", _CRAFTED], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and run.stdout.strip() == "None", run.stderr
+
+
+def test_messages_refuses_shapes_no_plan_has(client):
+    for plan in ({"warnings": 5}, {"warnings": ["x"] * 65}, {"fallbacks": {"a": 1}}):
+        bad = client.post("/api/messages", json={"lang": "zh", "plan": plan})
+        assert bad.status_code == 400 and bad.json()["field"] == "plan", bad.text
+    odd = post(client, "/api/messages", {"lang": "zh", "plan": {"reason": 5, "warnings": [None, 3, "x" * 5000]}})
+    assert odd["plan"]["reason"] is None and odd["plan"]["warnings"] == [None, None, None]

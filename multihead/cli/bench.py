@@ -25,6 +25,9 @@ def register(subparsers) -> None:
                     "of docs/performance.md. The full grid takes many minutes; --quick runs in seconds. "
                     "Output paths are checked before anything runs, and the JSON is written first.")
     p.add_argument("--quick", action="store_true", help="a tiny grid (well under a minute, for CI)")
+    p.add_argument("--targets-only", action="store_true",
+                   help="only the cases that docs/performance.md sets targets for, prefill up to T=4096, full "
+                        "size, no memory check and no feature rows")
     p.add_argument("--json", metavar="FILE", type=_json_target, default=None,
                    help="write the full report as JSON to FILE ('-' prints it on stdout instead of the table)")
     p.add_argument("--plot", metavar="FILE", type=PLOT_FILE, default=None,
@@ -51,7 +54,9 @@ def run(args) -> int:
     fast_native.requested_path()       # MULTIHEAD_CPU_PATH checked before anything runs (ValueError: exit 2)
     if args.features_only and (args.plot or args.markdown):
         raise ValueError("--features-only: the plot and markdown page are of the main grid; use --json")
-    cfg = BenchConfig.quick() if args.quick else BenchConfig.full()
+    if args.quick and args.targets_only:
+        raise ValueError("--targets-only: runs full-size cases; it cannot be combined with --quick")
+    cfg = BenchConfig.quick() if args.quick else BenchConfig.targets() if args.targets_only else BenchConfig.full()
     if args.no_memory:
         cfg.memory_T = None
     command = "multihead " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:2] == ["bench"] \
@@ -61,7 +66,8 @@ def run(args) -> int:
             report = {"command": command, "clock": args.clock, "results": []}
         else:
             report = run_benchmark(cfg, progress=True, clock=args.clock, command=command)
-        report["features"] = run_features(FeatureConfig.quick() if args.quick else FeatureConfig(), args.clock)
+        if not args.targets_only:        # the feature rows have no targets here
+            report["features"] = run_features(FeatureConfig.quick() if args.quick else FeatureConfig(), args.clock)
     to_stdout = args.json == "-"
     if to_stdout:
         print(jsonout.dumps(report))

@@ -21,7 +21,7 @@ def register(subparsers) -> None:
         "calibrate", help="measure this machine and write a device profile (JSON)",
         description="Measure this machine's matmul throughput per dtype, streaming-read bandwidth and "
                     "multihead.attention's prefill and decode times on a small grid of shapes; fit the "
-                    "CPU time model of multihead.cost.cpu_profile to them and write a device profile. Use it with "
+                    "CPU time model of multihead.cost.time.cpu_profile to them and write a device profile. Use it with "
                     "`multihead plan --device FILE` and `multihead validate --profile FILE`.")
     p.add_argument("--out", metavar="FILE", type=A.output_file(), default=None,
                    help="where to write the profile (default: $MULTIHEAD_CACHE/profile.json, "
@@ -37,7 +37,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from multihead.cost.cpu_profile import device_to_profile
+    from multihead.cost.time.cpu_profile import device_to_profile
     from multihead.measure.calibrate import run_calibration
     check_timing_args(args)
     spec, path = run_calibration(args.out, quick=args.quick, dtypes=tuple(dict.fromkeys(args.dtypes)),

@@ -66,9 +66,10 @@ def register(subparsers) -> None:
 
 def _predict(args) -> int:
     from multihead import cost
-    from multihead.cost import time_request, timing
-    from multihead.cost.quantization import from_flag
-    from multihead.cost.serving_answer import gpu_memory_bytes
+    from multihead.cost.time import time_request
+    from multihead.cost.time import timing
+    from multihead.cost.spec.quantization import from_flag
+    from multihead.cost.serving.answer import gpu_memory_bytes
     from multihead.planner.serving import load_model
     cfg, name = load_model(args.model)
     spec = cost.read_config(cfg, name=name)
@@ -105,7 +106,7 @@ def _predict(args) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from multihead.cost import timing_validation as tv
+    from multihead.fits import timing_validation as tv
     if args.model:
         return _predict(args)
     if args.cv:

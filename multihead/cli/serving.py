@@ -140,7 +140,7 @@ def _memory_only(args) -> dict:
 
 
 def request_from(args, name: str, cfg: dict):
-    from multihead.cost import serving_answer as S
+    from multihead.cost.serving import answer as S
     if args.gpu_memory_gb is not None:
         if args.gpu is not None:
             raise ValueError("gpu-memory-gb: give either --gpu (a catalog GPU) or --gpu-memory-gb, not both")
@@ -161,18 +161,18 @@ def request_from(args, name: str, cfg: dict):
 
 
 def _max_position(cfg: dict) -> int | None:
-    from multihead.cost.serving_model import text_config
+    from multihead.cost.serving.extras import text_config
     return text_config(cfg).get("max_position_embeddings")
 
 
 def _heads(cfg: dict) -> int | None:
-    from multihead.cost.serving_model import text_config
+    from multihead.cost.serving.extras import text_config
     return text_config(cfg).get("num_attention_heads")
 
 
 def _list() -> int:
-    from multihead.cost.serving_answer import gpu_memory_catalog
-    from multihead.cost.fitted import CATALOG
+    from multihead.cost.serving.answer import gpu_memory_catalog
+    from multihead.cost.serving.fitted import CATALOG
     print("Catalog configs (HF id -> source):")
     for k, v in json.loads((CATALOG / "configs" / "index.json").read_text()).items():
         print(f"  {k:<62} {v['source']}")
@@ -183,7 +183,7 @@ def _list() -> int:
 
 
 def _validate(out_dir: Path) -> int:
-    from multihead.cost.serving_report import write_report
+    from multihead.fits.serving_report import write_report
     if out_dir.exists() and not out_dir.is_dir():
         raise ValueError(f"out: {out_dir} exists and is not a folder")
     summary = write_report(out_dir)

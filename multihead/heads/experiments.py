@@ -17,8 +17,8 @@ from dataclasses import asdict, dataclass
 import torch
 from tqdm import tqdm
 
-from multihead.cost.formulas import kv_cache_bytes
-from multihead.cost.units import dtype_bytes
+from multihead.cost.counts.formulas import kv_cache_bytes
+from multihead.cost.spec.units import dtype_bytes
 from multihead.heads.embed import embedding_agreement, encode_batches, sentence_embeddings
 from multihead.heads.fit import capture_layers, fit_merged_kv
 from multihead.heads.importance import (agreement, gradient_importance, ablation_importance, heads_shape,

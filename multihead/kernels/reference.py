@@ -5,7 +5,7 @@
     O = P V                      (B, H, Tq, d_v)
 
 Exactly two matmuls (Q K^T and P V), so torch's FlopCounterMode counts
-4 * B * H * Tq * Tk * d = multihead.cost.formulas.attention_flops(...). GQA does not repeat K/V:
+4 * B * H * Tq * Tk * d = multihead.cost.counts.formulas.attention_flops(...). GQA does not repeat K/V:
 the G = H / H_kv query heads that share a KV head are stacked along the query axis,
 q [B, H, Tq, d] -> [B, H_kv, G*Tq, d], which multiplies against k [B, H_kv, Tk, d] directly.
 Memory is O(B * H * Tq * Tk): functional.attention refuses it above MAX_SCORE_BYTES.

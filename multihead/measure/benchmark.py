@@ -4,7 +4,7 @@ Every number is measured in this process and reported as a ratio: ours / SDPA (s
 ours / the limit (the share of the machine reached). Absolute timings on a shared CPU are noise;
 ratios measured seconds apart are not.
 
-Work counted per call (``AttnShape``, formulas from multihead.cost.formulas):
+Work counted per call (``AttnShape``, formulas from multihead.cost.counts.formulas):
     decode   bytes of K and V read, kv_cache_bytes(1 layer) = 2 * B * H_kv * Tk * d * bytes;
              limit: the streaming-read bandwidth (sum of a large fp32 tensor).
     prefill  attention_flops(causal=True), ~2 * B * H * T^2 * d for Tq = Tk = T;
@@ -19,8 +19,8 @@ import time
 from dataclasses import dataclass, field
 
 
-from multihead.cost.formulas import score_matrix_bytes
-from multihead.cost.units import dtype_bytes
+from multihead.cost.counts.formulas import score_matrix_bytes
+from multihead.cost.spec.units import dtype_bytes
 from multihead.measure import limits as machine
 from multihead.measure.memory import peak_extra_memory
 from multihead.measure.shapes import TORCH_DTYPES, AttnShape
@@ -76,6 +76,15 @@ class BenchConfig:
         # Peak memory at T=32k with 8/2 heads: the ratio to q+k+v+out does not depend on H, and
         # 32/8 heads would take minutes per call on 2 cores.
         return BenchConfig(cases, memory_heads=(8, 2))
+
+    @staticmethod
+    def targets(max_prefill_t: int = 4096) -> "BenchConfig":
+        """Only the cases of TARGETS (each once) with prefill up to ``max_prefill_t`` (a 16k
+        prefill takes minutes per call on a busy machine), full size, no memory check: the
+        acceptance rows of docs/performance.md in a fraction of the full grid's time."""
+        cases = list(dict.fromkeys(shape for shape, _, _ in TARGETS
+                                   if shape.kind == "decode" or shape.tq <= max_prefill_t))
+        return BenchConfig(cases, memory_T=None)
 
     @staticmethod
     def quick() -> "BenchConfig":

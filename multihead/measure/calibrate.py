@@ -1,4 +1,4 @@
-"""``multihead calibrate``: measure this machine and fit the CPU time model (``cost/cpu_profile.py``) to it.
+"""``multihead calibrate``: measure this machine and fit the CPU time model (``cost/time/cpu_profile.py``) to it.
 
 What is measured (each point repeated; ``timing.py`` says what best, median and spread mean):
 
@@ -25,8 +25,8 @@ from typing import Callable, Iterator
 
 import torch
 
-from multihead.cost.cpu_profile import write_profile
-from multihead.cost.device import DeviceSpec
+from multihead.cost.time.cpu_profile import write_profile
+from multihead.cost.time.device import DeviceSpec
 from multihead.measure import limits
 from multihead.measure.fit import fit_points
 from multihead.measure.shapes import TORCH_DTYPES, AttnShape
@@ -60,7 +60,7 @@ def resolved_backend(shape: AttnShape) -> str:
 
 def predict_seconds(device: DeviceSpec, s: AttnShape) -> float:
     """The model's time for one call of ``s`` on ``device``: the same functions the planner uses."""
-    from multihead.cost.attention_time import attention_prefill_seconds, decode_attention_seconds
+    from multihead.cost.time.attention_time import attention_prefill_seconds, decode_attention_seconds
     if s.kind == "decode":
         return decode_attention_seconds(device, n_heads=s.heads, n_kv_heads=s.kv_heads, tk=s.tk,
                                         head_dim=s.head_dim, batch=s.batch, dtype=s.dtype)
@@ -86,7 +86,7 @@ class CalibrationPlan:
         (16, 8, 128, 1100), (16, 8, 128, 1500), (16, 8, 128, 2600))
     # FLOP-per-byte ratios H / (2 H_kv) in fp32 of 2, 0.5, 4 and 1.5: with only two, the added and
     # the overlapped decode forms would fit equally well. (6, 2, 64) has three rows per KV head,
-    # which the kernel runs one at a time (cost.cpu_profile.decode_rows_class).
+    # which the kernel runs one at a time (cost.time.cpu_profile.decode_rows_class).
     decode_heads: tuple[tuple[int, int, int], ...] = ((16, 4, 128), (6, 6, 64), (16, 2, 128), (6, 2, 64))
     decode_tokens: tuple[int, ...] = (1500, 6000, 24000, 50000, 100000)
     matmul_n: dict[str, int] = field(default_factory=lambda: {"fp32": 2048, "bf16": 192, "fp16": 192})

@@ -1,4 +1,4 @@
-"""Fit the CPU time model (``multihead.cost.cpu_profile``) to measured points.
+"""Fit the CPU time model (``multihead.cost.time.cpu_profile``) to measured points.
 
 Every fit is a non-negative least-squares problem in relative error,
 
@@ -20,8 +20,8 @@ import statistics
 
 import numpy as np
 
-from multihead.cost.attention_time import SPILL_BYTES_PER_SCORE
-from multihead.cost.cpu_profile import DecodeCosts, PrefillCosts, decode_rows_class
+from multihead.cost.time.attention_time import SPILL_BYTES_PER_SCORE
+from multihead.cost.time.cpu_profile import DecodeCosts, PrefillCosts, decode_rows_class
 from multihead.measure.shapes import AttnShape
 
 # multihead.attention's kernels that materialize the [B, H, Tq, Tk] score matrix (kernels/__init__.py).

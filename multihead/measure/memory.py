@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 
-from multihead.cost.formulas import score_matrix_bytes
+from multihead.cost.counts.formulas import score_matrix_bytes
 from multihead.measure.shapes import AttnShape
 
 

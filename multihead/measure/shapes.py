@@ -3,7 +3,7 @@
     q [batch, heads, tq, head_dim] against k, v [batch, kv_heads, tk, head_dim]
 
 A decode step is tq = 1 over a cache of tk keys (no mask: the query sees every key); a prefill
-is tq = tk = T, causal or not. The work counted per call comes from ``multihead.cost.formulas``.
+is tq = tk = T, causal or not. The work counted per call comes from ``multihead.cost.counts.formulas``.
 """
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from multihead.cost import formulas
-from multihead.cost.units import dtype_bytes
+from multihead.cost.counts import formulas
+from multihead.cost.spec.units import dtype_bytes
 
 TORCH_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 

@@ -20,8 +20,8 @@ from dataclasses import asdict, dataclass, field
 
 import torch
 
-from multihead.cost.cpu_profile import load_device
-from multihead.cost.device import DeviceSpec
+from multihead.cost.time.cpu_profile import load_device
+from multihead.cost.time.device import DeviceSpec
 from multihead.hf.errors import MissingModelError
 from multihead.measure.calibrate import attention_call, resolved_backend, torch_threads
 from multihead.measure.limits import load_average, measure_read_bandwidth

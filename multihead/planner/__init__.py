@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from multihead.cost.device import DeviceSpec
-from multihead.cost.model import ModelSpec
-from multihead.cost.precision import resolve as resolve_precision
+from multihead.cost.time.device import DeviceSpec
+from multihead.cost.spec.model import ModelSpec
+from multihead.cost.spec.precision import resolve as resolve_precision
 from multihead.planner import sections
 from multihead.planner.accounts import MemoryAccount, Setup, chunk_tokens, fewest_chunks, max_tokens_that_fit
 from multihead.planner.decision import build_outcome

@@ -4,8 +4,8 @@
 memory plot, each with a knob turned (fewer KV heads, another KV dtype, quantized weights, more
 GPUs), so every number comes from one place. Counts come from ``multihead.cost``. Seconds come from
 ONE time model per device: a GPU (catalog or explicit figures) is timed by the fitted GPU-time model
-(``cost/timing.py``, the model the serving section times requests with), a measured CPU profile by
-its own kernel terms (``cost.attention_time``). The reference text's 4*T^2*D*L is timed at the
+(``cost/time/timing.py``, the model the serving section times requests with), a measured CPU profile by
+its own kernel terms (``cost.time.attention_time``). The reference text's 4*T^2*D*L is timed at the
 same GPU rate and labelled "the text's count"; it is a second FLOP count, not a second GPU model.
 
 Workspace (activations) of a prefill: layers run one at a time and nothing is kept for a backward
@@ -20,16 +20,16 @@ import dataclasses
 import functools
 from dataclasses import dataclass
 
-from multihead.cost import attention_time as at
-from multihead.cost.device import DeviceSpec, compute_seconds
-from multihead.cost.formulas import (ceil_div, decode_attention_flops, linear_flops, pair_flops, score_matrix_bytes,
+from multihead.cost.time import attention_time as at
+from multihead.cost.time.device import DeviceSpec, compute_seconds
+from multihead.cost.counts.formulas import (ceil_div, decode_attention_flops, linear_flops, pair_flops, score_matrix_bytes,
                                      spec_attention_flops, tiled_state_bytes)
-from multihead.cost.memory import WeightBytes, decode_weight_bytes, kv_bytes, kv_heads_per_gpu, weight_bytes
-from multihead.cost.model import ModelSpec
-from multihead.cost.params import mlp_width, non_embedding_params
-from multihead.cost.precision import Precision
-from multihead.cost.quantization import Quantization
-from multihead.cost.units import dtype_bytes
+from multihead.cost.counts.memory import WeightBytes, decode_weight_bytes, kv_bytes, kv_heads_per_gpu, weight_bytes
+from multihead.cost.spec.model import ModelSpec
+from multihead.cost.counts.params import mlp_width, non_embedding_params
+from multihead.cost.spec.precision import Precision
+from multihead.cost.spec.quantization import Quantization
+from multihead.cost.spec.units import dtype_bytes
 
 
 @dataclass
@@ -126,7 +126,7 @@ class Setup:
         for a measured CPU profile (timed by its own kernel terms)."""
         if self.device.kind == "measured":
             return None
-        from multihead.cost.serving_time import plan_setup
+        from multihead.cost.time.serving_time import plan_setup
         return plan_setup(self.spec, self.device, self.precision, self.gpus)
 
     def _gpu_time(self, gpus: int | None):
@@ -142,7 +142,7 @@ class Setup:
             flops = self.attention_flops(tokens, causal=causal_skip)
             att = self.attention_seconds(flops, tokens, gpus=gpus, causal=causal_skip)
             return att + self.linear_seconds(self.linear_flops(tokens), gpus), None
-        from multihead.cost import timing
+        from multihead.cost.time import timing
         phase = timing.prefill(ts, tokens, batch=self.batch)
         return phase.total_s, {**dataclasses.asdict(phase), "engine": ts.engine, "constants": ts.constants.source,
                                "link": ts.gpu.link}
@@ -153,16 +153,16 @@ class Setup:
         ts = self.gpu_time
         if ts is None:
             return self.device.effective_flops(self.precision.activation), self.device.effective_bandwidth()
-        from multihead.cost import timing
+        from multihead.cost.time import timing
         return timing.attention_flops_per_s(ts), ts.gpu.bandwidth * ts.constants.bandwidth_efficiency
 
     def read_seconds(self, nbytes: float) -> float:
         """Streaming ``nbytes`` per GPU: the GPU-time model's rate, or the profile's bandwidth."""
         ts = self.gpu_time
         if ts is None:
-            from multihead.cost.device import memory_seconds
+            from multihead.cost.time.device import memory_seconds
             return memory_seconds(nbytes, self.device)
-        from multihead.cost import timing
+        from multihead.cost.time import timing
         return timing.read_seconds(ts, nbytes)
 
     def attention_flops(self, tokens: int, causal: bool) -> float:
@@ -176,7 +176,7 @@ class Setup:
         s, n = self.spec, gpus or self.gpus
         ts = self._gpu_time(n)
         if ts is not None:        # the GPU-time model's attention rate, whatever count is asked
-            from multihead.cost import timing
+            from multihead.cost.time import timing
             return flops / n / timing.attention_flops_per_s(ts)
         return at.attention_seconds(self.device, flops / n, self.precision.activation, head_dim=pair_flops(s) / 4,
                                     heads=s.num_heads // n, tokens=tokens, kv_tokens=tokens, batch=self.batch,
@@ -203,7 +203,7 @@ class Setup:
         if self.device.kind == "measured":
             kv, (weights, _) = self.kv_bytes(context), self.decode_weight_bytes()
             return self.decode_seconds(context, kv, weights), None
-        from multihead.cost import timing
+        from multihead.cost.time import timing
         setup = self.gpu_time
         phase = timing.decode_step(setup, self.batch, context)
         return phase.total_s, {**dataclasses.asdict(phase), "engine": setup.engine,
@@ -215,7 +215,7 @@ class Setup:
     def linear_seconds(self, flops: float, gpus: int | None = None) -> float:
         ts = self._gpu_time(gpus)
         if ts is not None:
-            from multihead.cost import timing
+            from multihead.cost.time import timing
             return flops / (gpus or self.gpus) / timing.linear_flops_per_s(ts)
         return compute_seconds(flops / (gpus or self.gpus), self.device, self.precision.weights)
 

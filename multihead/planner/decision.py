@@ -1,15 +1,15 @@
 """The decision: one full pass, the fewest chunks that fit, or nothing fits; and the chunked alternative.
 
 Positions decide too: learned positions (GPT-2) cannot run past their table, so chunks are capped
-there; RoPE runs past its covered length (max_position_embeddings and rope_scaling, cost/positions.py)
+there; RoPE runs past its covered length (max_position_embeddings and rope_scaling, cost/spec/positions.py)
 but leaves the trained range, so the memory answer stands with a caveat and the factor needed.
 """
 from __future__ import annotations
 
-from multihead.cost.formulas import ceil_div
-from multihead.cost.positions import coverage, extension_needed
-from multihead.cost.serving_answer import batched_tokens
-from multihead.cost.units import fmt_bytes, fmt_int, fmt_seconds
+from multihead.cost.counts.formulas import ceil_div
+from multihead.cost.spec.positions import coverage, extension_needed
+from multihead.cost.serving.answer import batched_tokens
+from multihead.cost.spec.units import fmt_bytes, fmt_int, fmt_seconds
 from multihead.messages import say
 from multihead.planner.accounts import MemoryAccount, Setup, chunk_groups, chunk_tokens, fewest_chunks
 from multihead.planner.plan import Outcome

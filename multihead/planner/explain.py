@@ -5,10 +5,10 @@ explanation cannot disagree with the numbers it explains.
 """
 from __future__ import annotations
 
-from multihead.cost.formulas import attention_params
-from multihead.cost.memory import kv_heads_per_gpu
-from multihead.cost.params import mlp_width, non_embedding_params, param_counts
-from multihead.cost.units import dtype_bytes, fmt_bytes, fmt_int, fmt_passes, fmt_seconds
+from multihead.cost.counts.formulas import attention_params
+from multihead.cost.counts.memory import kv_heads_per_gpu
+from multihead.cost.counts.params import mlp_width, non_embedding_params, param_counts
+from multihead.cost.spec.units import dtype_bytes, fmt_bytes, fmt_int, fmt_passes, fmt_seconds
 from multihead.planner.plan import Plan
 
 

@@ -6,9 +6,9 @@ dtype, tiled attention, interpolated positions, more GPUs, quantized weights, a 
 from __future__ import annotations
 
 from multihead.catalog import read_json
-from multihead.cost.positions import coverage, extension_needed
-from multihead.cost.quantization import WEIGHTS_DTYPE_QUANT, from_flag
-from multihead.cost.units import dtype_bytes, fmt_bytes, fmt_int, fmt_seconds
+from multihead.cost.spec.positions import coverage, extension_needed
+from multihead.cost.spec.quantization import WEIGHTS_DTYPE_QUANT, from_flag
+from multihead.cost.spec.units import dtype_bytes, fmt_bytes, fmt_int, fmt_seconds
 from multihead.planner.accounts import MemoryAccount, Setup
 from multihead.planner.plan import Fallback
 
@@ -108,7 +108,7 @@ def position_interpolation(st: Setup, T: int) -> Fallback | None:
     if not ext.overrides:
         return Fallback("position_interpolation", f"not available: {ext.note}", data, False,
                         f"T = {fmt_int(T)} is past the {fmt_int(c.covered)} positions covered ({c.how}): {ext.note}")
-    # the model's own scaling type, grown (cost.positions.extension_needed): the launch commands carry it too
+    # the model's own scaling type, grown (cost.spec.positions.extension_needed): the launch commands carry it too
     return Fallback(
         "position_interpolation", f"scale RoPE positions by {ext.factor:g} over {fmt_int(ext.base)} ({ext.rope_type})",
         data, None,

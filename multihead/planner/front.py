@@ -13,7 +13,7 @@ them computes anything itself (they parse into a PlanRequest and print)::
 Model names resolve in one place (``resolve_model``) for every door: a config.json path or model
 folder (where the request may name paths), a catalog HF id (catalog/configs, e.g.
 ``meta-llama/Llama-3.1-70B-Instruct``), a planner catalog name (catalog/models.json), or an
-uploaded config's content. GPU names resolve through cost.device.gpu_key ('H100' is H100-SXM).
+uploaded config's content. GPU names resolve through cost.time.device.gpu_key ('H100' is H100-SXM).
 """
 from __future__ import annotations
 
@@ -33,14 +33,14 @@ _SERVING_KEYS = ("pipeline_parallel_size", "max_model_len", "max_num_batched_tok
 class ResolvedModel:
     """What a model name stands for: the ModelSpec (or a path/None for the planner's own reader),
     the raw config.json the serving account reads, and the id `vllm serve` takes."""
-    model: object                   # ModelSpec, a path string (read by cost.lookup) or None (flags only)
+    model: object                   # ModelSpec, a path string (read by cost.spec.lookup) or None (flags only)
     config: dict | None
     model_id: str | None
 
 
 def resolve_model(req: PlanRequest) -> ResolvedModel:
     """The request's model, by the one rule of the module doc."""
-    from multihead.cost.hf_config import read_config
+    from multihead.cost.spec.hf_config import read_config
     if req.config is not None:
         label = req.model or UPLOAD_LABEL
         cfg = copy.deepcopy(req.config)
@@ -50,12 +50,12 @@ def resolve_model(req: PlanRequest) -> ResolvedModel:
         return ResolvedModel(None, None, None)
     from multihead.planner.serving import load_model
     name = req.model
-    if not Path(name).exists():
-        from multihead.cost.fitted import catalog_config, config_index
+    if req.names_only or not Path(name).exists():
+        from multihead.cost.serving.fitted import catalog_config, config_index
         index = config_index()
         key = {k.lower(): k for k in index}.get(name.lower())
         if key is not None:                     # a catalog HF id: its published config
-            from multihead.cost.serving_shape import read_spec
+            from multihead.cost.serving.shape import read_spec
             cfg = catalog_config(key)
             spec = read_spec(copy.deepcopy(cfg), key)
             source = index[key].get("source")
@@ -63,13 +63,16 @@ def resolve_model(req: PlanRequest) -> ResolvedModel:
                 spec = spec.with_overrides(source=f"{key} config.json ({source})")
             return ResolvedModel(spec, cfg, key)
         if "/" in name and not name.endswith(".json"):      # an HF id we do not hold
-            from multihead.cost.lookup import model_names
+            from multihead.cost.spec.lookup import model_names
             raise ValueError(f"model: {name!r} is neither a config.json path nor a catalog model or HF id "
                              f"(known: {', '.join(list(index) + model_names())})")
     try:
-        cfg, model_id = load_model(name)        # the serving side's view: raw config and HF id
+        cfg, model_id = load_model(name, paths=not req.names_only)   # the serving side's view: raw config, HF id
     except ValueError:
         cfg, model_id = None, None
+    if req.names_only:                          # the page: the catalog's model, whatever the server's folder holds
+        from multihead.cost.spec.lookup import catalog_model
+        return ResolvedModel(catalog_model(name), cfg, model_id)
     return ResolvedModel(name, cfg, model_id)   # the planner's reader: catalog name or path
 
 

@@ -6,12 +6,12 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from multihead.cost.cpu_profile import load_device
-from multihead.cost.device import DeviceSpec
-from multihead.cost.lookup import resolve_model
-from multihead.cost.memory import check_tensor_parallel as check_tensor_parallel_rule
-from multihead.cost.model import ModelSpec
-from multihead.cost.units import SIXTEEN_BIT
+from multihead.cost.time.cpu_profile import load_device
+from multihead.cost.time.device import DeviceSpec
+from multihead.cost.spec.lookup import resolve_model
+from multihead.cost.counts.memory import check_tensor_parallel as check_tensor_parallel_rule
+from multihead.cost.spec.model import ModelSpec
+from multihead.cost.spec.units import SIXTEEN_BIT
 
 MAX_TOKENS = 1 << 40            # every account is closed-form; beyond this nothing is meaningful
 
@@ -116,7 +116,7 @@ def resolve_spec(model=None, *, params=None, layers=None, heads=None, kv_heads=N
 
 
 def check_tensor_parallel(spec: ModelSpec, gpus: int) -> None:
-    """Tensor parallelism's placement rule (cost.memory.check_tensor_parallel, the one the serving
+    """Tensor parallelism's placement rule (cost.counts.memory.check_tensor_parallel, the one the serving
     account checks too) for the plan's --tensor-parallel-size / --gpus."""
     check_tensor_parallel_rule(spec.num_heads, spec.num_kv_heads, gpus, spec.mla is not None, "tensor_parallel_size",
                                "--gpus / --tensor-parallel-size")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from multihead.cost.serving_answer import GPUS_PER_NODE, batched_tokens
+from multihead.cost.serving.answer import GPUS_PER_NODE, batched_tokens
 from multihead.engines import LaunchPlan, command
 
 
@@ -16,7 +16,7 @@ def launch_plan(req, dtype: str, fraction: float | None = None, hf_overrides: di
                 total_bytes: float | None = None) -> LaunchPlan:
     """The launch choices; ``fraction``: the memory fraction to emit (SGLang's --mem-fraction-static
     the account used), else --gpu-memory-utilization; ``hf_overrides``: the config keys the engine
-    must override (cost.serving_answer.length_override's rope_override); ``total_bytes``: the GPU's
+    must override (cost.serving.answer.length_override's rope_override); ``total_bytes``: the GPU's
     memory when it is not a catalog name (for vLLM's default --max-num-batched-tokens)."""
     return LaunchPlan(req.model, req.tensor_parallel_size, req.pipeline_parallel_size, GPUS_PER_NODE,
                       req.gpu_memory_utilization if fraction is None else fraction, req.max_model_len,

@@ -1,11 +1,11 @@
 """The plan's warnings: what the numbers assume or where they stop being safe, one line each."""
 from __future__ import annotations
 
-from multihead.cost.formulas import expected_distinct_experts
-from multihead.cost.model import LayerKind
-from multihead.cost.params import mlp_width
-from multihead.cost.positions import coverage, extension_needed
-from multihead.cost.units import fmt_bytes, fmt_int
+from multihead.cost.counts.formulas import expected_distinct_experts
+from multihead.cost.spec.model import LayerKind
+from multihead.cost.counts.params import mlp_width
+from multihead.cost.spec.positions import coverage, extension_needed
+from multihead.cost.spec.units import fmt_bytes, fmt_int
 from multihead.planner.accounts import MemoryAccount, Setup
 
 

@@ -11,8 +11,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from multihead import jsonout
-from multihead.cost.memory import kv_bytes_per_token, kv_layer_groups
-from multihead.cost.params import attention_params_per_layer, non_embedding_params, param_counts, total_params
+from multihead.cost.counts.memory import kv_bytes_per_token, kv_layer_groups
+from multihead.cost.counts.params import attention_params_per_layer, non_embedding_params, param_counts, total_params
 from multihead.planner.accounts import MemoryAccount, Setup
 from multihead.planner.names import RENAMED, with_aliases
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from multihead import jsonout
-from multihead.cost.units import fmt_bytes, fmt_count, fmt_flops, fmt_passes as _passes, fmt_seconds
+from multihead.cost.spec.units import fmt_bytes, fmt_count, fmt_flops, fmt_passes as _passes, fmt_seconds
 from multihead.planner.accounts import max_tokens_that_fit
 from multihead.planner.plan import Plan
 

@@ -104,7 +104,7 @@ FIELDS: dict[str, _Field] = {
     "tensor_parallel_size": _Field(_PARALLEL, 1, aliases=("gpus", "tp")),
     "pipeline_parallel_size": _Field(V.IntRange(1, 1024), 1, aliases=("pp",)),
     "data_parallel_size": _Field(V.IntRange(1, 1024), 1, aliases=("dp",)),   # replicas behind a router
-    "expert_parallel_size": _Field(V.IntRange(1, 1024), 1),     # the time model's (cost/moe_time.py)
+    "expert_parallel_size": _Field(V.IntRange(1, 1024), 1),     # the time model's (cost/time/moe_time.py)
     "enable_dp_attention": _Field(V.flag, False, modelled=False),
     "gpu_memory_utilization": _Field(_FRACTION, 0.9, aliases=("memory_utilization",)),
     "max_model_len": _Field(V.IntRange(1, MAX_TOKENS)),
@@ -195,6 +195,9 @@ class PlanRequest:
     top: int = 10
     # an uploaded config.json, parsed (the model is then ``model`` or "uploaded/config.json")
     config: dict | None = field(default=None, compare=False, repr=False)
+    # set by from_json (the page): ``model`` is a catalog name, resolved from the catalog only, never
+    # a file or folder of that name in the server's working directory
+    names_only: bool = field(default=False, compare=False, repr=False)
 
     def __post_init__(self):
         if isinstance(self.gpu, str) and not self.gpu.strip():
@@ -260,12 +263,12 @@ class PlanRequest:
         if "gpu" in got:
             got["gpu"] = ",".join(_served_gpu(g.strip()) for g in str(got["gpu"]).split(",")) \
                 if isinstance(got["gpu"], str) and "," in got["gpu"] else _served_gpu(got["gpu"])
-        return cls(**got, config=config)
+        return cls(**got, config=config, names_only=True)
 
     def to_dict(self) -> dict:
         """The fields that differ from their defaults (what a caller set), by name."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-                if f.name != "config" and getattr(self, f.name) != f.default}
+                if f.name not in ("config", "names_only") and getattr(self, f.name) != f.default}
 
     def cli_args(self) -> list[str]:
         """The `multihead plan` arguments that state this request (for display: the page's CLI line,
@@ -287,15 +290,15 @@ def parse_config_text(text, label: str = UPLOAD_LABEL) -> dict:
     """An uploaded config.json's text -> its JSON object: the one config reader's content path
     (cost.config_file: size, nesting, digits, structure and every sizing field checked), with the
     page's upload cap."""
-    from multihead.cost.config_file import parse_config_text as parse
+    from multihead.cost.spec.config_file import parse_config_text as parse
     return parse(text, label, max_bytes=MAX_CONFIG_BYTES)
 
 
 def _catalog_key(name: str) -> str | None:
     """The catalog's own spelling of a model name or HF id (case-insensitive), or None."""
     from multihead.catalog import entries
-    from multihead.cost.fitted import config_index
-    from multihead.cost.lookup import MODELS_JSON
+    from multihead.cost.serving.fitted import config_index
+    from multihead.cost.spec.lookup import MODELS_JSON
     low = name.lower()
     for keys in (entries(MODELS_JSON), config_index()):
         key = {k.lower(): k for k in keys if not k.startswith("_")}.get(low)
@@ -314,7 +317,7 @@ def _served_model(name, config_dir) -> tuple[str, dict | None]:
         path = served_config_path(name, config_dir)
         if path is not None:
             return name, _read_served(path, name)
-    from multihead.cost.lookup import model_names
+    from multihead.cost.spec.lookup import model_names
     where = " or a config in the server's --config-dir" if config_dir is not None else \
         " (or drop a config.json on the page; the server reads no paths)"
     raise ValueError(f"model: unknown model {name[:80]!r}: expected a catalog name ({', '.join(model_names())})"
@@ -343,7 +346,7 @@ def served_config_path(name: str, config_dir) -> Path | None:
 def _read_served(path: Path, label: str) -> dict:
     """A config in the server's --config-dir, through the one config reader (regular file, never
     blocking, the page's upload cap); errors name the page's model name, not the server path."""
-    from multihead.cost.config_file import read_config_file
+    from multihead.cost.spec.config_file import read_config_file
     try:
         return read_config_file(path, max_bytes=MAX_CONFIG_BYTES)[0]
     except ValueError as err:
@@ -352,7 +355,7 @@ def _read_served(path: Path, label: str) -> dict:
 
 def _served_gpu(name) -> str:
     """A page's GPU: a catalog name or alias only (never a profile path on the server)."""
-    from multihead.cost.device import catalog_gpu
+    from multihead.cost.time.device import catalog_gpu
     name = V.checked(V.Text(100), "gpu", name)
     if "/" in name or "\\" in name or name.lower().endswith(".json"):
         from multihead.cost import gpu_catalog

@@ -38,10 +38,8 @@ MAX_NUM_SEQS = (8, 16, 32, 64, 128, 256, 512, 1024)
 OBJECTIVES = ("gpus", "cost", "throughput")
 GPUS_PER_NODE = 8
 MAX_GPUS = 4096
-# every candidate is a memory account and a row kept for ranking: 4 GPU types x 4,096 GPUs were
-# 1.7 million candidates (120 s, 3 GB), every catalog GPU ~10 million. At most one GPU type's
-# 4,096 (421,888: ~30 s, <1 GB on this 2-core machine); 6 types x 64 GPUs are 39,552
-MAX_CANDIDATES = 500_000
+MAX_CANDIDATES = 200_000     # one search's bound (~30 s and ~300 MB here): 4096 GPUs over the default
+                             # axes would be 2.5 million configurations, minutes and gigabytes
 DEFAULT_GPUS = ("H100-SXM", "H200-SXM", "B200", "MI300X", "A100-80GB", "L40S")
 
 _UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "min": 60.0}
@@ -139,22 +137,26 @@ class Space:
     data_parallel: bool = True
     engines: tuple[str, ...] = ("vllm",)
 
-    def _shapes(self):
-        """(engine, gpu, tp, pp, q, kv, max_num_seqs, replicas tried) of every candidate group."""
+    def _replicas(self, tp: int, pp: int) -> int:
+        """How many data-parallel sizes (1..n) a TP x PP replica takes; 0: not a configuration."""
+        if tp * pp > self.gpus_max or (pp > 1 and tp < GPUS_PER_NODE and tp * pp > GPUS_PER_NODE):
+            return 0
+        return self.gpus_max // (tp * pp) if self.data_parallel else 1
+
+    def count(self) -> int:
+        """len(self.candidates()), without building them."""
+        per = sum(self._replicas(tp, pp) for tp in self.tensor_parallel_sizes for pp in self.pipeline_parallel_sizes)
+        return per * len(self.engines) * len(self.gpus) * len(self.quantizations) * len(self.kv_cache_dtypes) \
+            * len(self.max_num_seqs)
+
+    def candidates(self) -> list[Candidate]:
+        out = []
         for engine, gpu, tp, pp, q, kv, mns in itertools.product(
                 self.engines, self.gpus, self.tensor_parallel_sizes, self.pipeline_parallel_sizes, self.quantizations,
                 self.kv_cache_dtypes, self.max_num_seqs):
-            if tp * pp > self.gpus_max or (pp > 1 and tp < GPUS_PER_NODE and tp * pp > GPUS_PER_NODE):
-                continue
-            yield engine, gpu, tp, pp, q, kv, mns, (self.gpus_max // (tp * pp) if self.data_parallel else 1)
-
-    def count(self) -> int:
-        """len(candidates()), without building them."""
-        return sum(shape[-1] for shape in self._shapes())
-
-    def candidates(self) -> list[Candidate]:
-        return [Candidate(gpu, tp, pp, dp, q, kv, mns, engine)
-                for engine, gpu, tp, pp, q, kv, mns, replicas in self._shapes() for dp in range(1, replicas + 1)]
+            for dp in range(1, self._replicas(tp, pp) + 1):
+                out.append(Candidate(gpu, tp, pp, dp, q, kv, mns, engine))
+        return out
 
 
 @dataclass
@@ -178,12 +180,17 @@ class _Evaluator:
     """Memory accounts, time Setups and batch times, each computed once and reused."""
 
     def __init__(self, cfg: dict, model: str, work: Workload, base_request=None):
-        from multihead.cost import serving_answer as S
+        from multihead.cost.serving import answer as S
         self.S, self.cfg, self.model, self.work = S, cfg, model, work
-        from multihead.cost.serving_shape import read_spec
+        from multihead.cost.serving.shape import read_spec
         self.base = base_request or S.Request(model=model)
         self.spec = read_spec(cfg, model)           # read once: every account and Setup shares it
         self.max_model_len = work.max_model_len or work.input_len + work.output_len
+        # the positions every candidate's launch needs (one model, one length): the rope override
+        # past the config's derived length (as the serving answer's command carries it), or a refusal
+        self.positions, refusal = S.length_override(self.spec, self.max_model_len)
+        if refusal:
+            raise ValueError(f"max_model_len: {refusal}")
         self.devices: dict = {}
         self.accounts: dict = {}
         self.setups: dict = {}
@@ -214,7 +221,7 @@ class _Evaluator:
     def setup(self, c: Candidate, dtype: str):
         key = (c.engine, c.gpu, c.tensor_parallel_size, c.pipeline_parallel_size, c.quantization, c.kv_cache_dtype)
         if key not in self.setups:
-            from multihead.cost.serving_time import setup_for
+            from multihead.cost.time.serving_time import setup_for
             try:
                 self.setups[key] = setup_for(self.cfg, self.request(c), dtype, spec=self.spec,
                                              device=self.device(c.gpu))
@@ -224,7 +231,7 @@ class _Evaluator:
         return self.setups[key], self.caches[key]
 
     def evaluate(self, c: Candidate) -> dict:
-        from multihead.cost.operating_point import evaluate
+        from multihead.cost.time.operating_point import evaluate
         w = self.work
         acct = self.account(c)
         row = {"candidate": c}
@@ -300,7 +307,7 @@ def search(cfg: dict, model: str, work: Workload, space: Space | None = None, *,
     of output tokens/s per GPU vs TPOT among the configurations that run, and the seconds it took.
 
     Each result's ``at`` carries the 80% interval of every time (``*_low`` / ``*_high``: the GPU time
-    model's out-of-document errors for the model's family, cost/timing_intervals.py); a result whose
+    model's out-of-document errors for the model's family, cost/time/timing_intervals.py); a result whose
     throughput interval overlaps the best one's is marked ``within_band_of_best``: the prediction
     cannot tell the two apart. ``emit``: the engine whose launch
     command each result carries ("auto": the candidate's own engine; None: no command).
@@ -311,10 +318,9 @@ def search(cfg: dict, model: str, work: Workload, space: Space | None = None, *,
     space = space or Space()
     if not 1 <= space.gpus_max <= MAX_GPUS:
         raise ValueError(f"gpus-max: expected an integer in [1, {MAX_GPUS}], got {space.gpus_max!r}")
-    n = space.count()
-    if n > MAX_CANDIDATES:
-        raise ValueError(f"gpus-max: {len(space.gpus)} GPU type(s) with up to {space.gpus_max:,} GPUs make {n:,} "
-                         f"candidates to evaluate, more than {MAX_CANDIDATES:,}: name fewer GPUs or a smaller gpus-max")
+    if (n := space.count()) > MAX_CANDIDATES:
+        raise ValueError(f"gpus-max: {space.gpus_max} GPUs over {len(space.gpus)} GPU type(s) make {n:,} configurations, "
+                         f"more than the {MAX_CANDIDATES:,} one search evaluates: lower gpus-max or name fewer GPUs")
     prices = gpu_prices()
     if work.objective == "cost":
         missing = [g for g in space.gpus if _price(g, work, prices) is None]
@@ -377,7 +383,7 @@ def _load(work: Workload) -> str:
 
 
 def _result(row: dict, ev: _Evaluator, emit: str | None, prices: dict, work: Workload) -> dict:
-    from multihead.cost.timing_intervals import add_intervals
+    from multihead.cost.time.timing_intervals import add_intervals
     c = row["candidate"]
     a = row["account"]
     if not row["at"]["overloaded"]:
@@ -395,17 +401,25 @@ def _result(row: dict, ev: _Evaluator, emit: str | None, prices: dict, work: Wor
     return out
 
 
-def launch_command(ev: _Evaluator, c: Candidate, dtype: str, emit: str) -> dict | None:
-    """The engine's launch line for one replica, and how the replicas are served; None when no
-    engine would accept the length (learned positions, a rope type that cannot grow)."""
+def launch_command(ev: _Evaluator, c: Candidate, dtype: str, emit: str) -> dict:
+    """The engine's launch line for one replica, and how the replicas are served: the flags the
+    candidate's memory account was computed for, as planner/launch.add_command emits them for the
+    serving answer (SGLang's own --mem-fraction-static and --chunked-prefill-size; the rope override
+    past the config's length, computed once in _Evaluator: a length no override reaches is refused
+    there)."""
     from multihead.engines import command
     from multihead.planner.launch import launch_plan
-    req = ev.request(c)
-    # a length past the config's derived maximum: the rope override the engines need (issue 25), or no command
-    positions, refusal = ev.S.length_override(ev.spec, req.max_model_len)
-    if refusal:
-        return None
-    plan = launch_plan(req, dtype, hf_overrides=positions["rope_override"] if positions else None)
+    req, fraction = ev.request(c), None
+    dev = ev.device(c.gpu)
+    total = dev.memory_bytes if dev is not None else None
+    if c.engine == "sglang" and emit == "sglang":
+        from multihead.cost.serving.sglang import details
+        a, _ = ev.account(c)
+        sg = details(ev.S.sglang_args(ev.cfg, req), a, total or ev.S.gpu_memory_bytes(c.gpu)[1])
+        fraction = sg["mem_fraction_static"]
+        req = dataclasses.replace(req, max_num_batched_tokens=sg["chunked_prefill_size"])
+    positions = ev.positions
+    plan = launch_plan(req, dtype, fraction, positions["rope_override"] if positions else None, total)
     plan = dataclasses.replace(plan, data_parallel_size=c.data_parallel_size)
     cmd = command(emit, plan)
     note = "; ".join(x for x in (cmd.note, positions["note"] if positions else "") if x)
@@ -414,20 +428,27 @@ def launch_command(ev: _Evaluator, c: Candidate, dtype: str, emit: str) -> dict 
 
 def _mark_band(results: list[dict], objective: str) -> None:
     """Mark the SLO-meeting results the prediction cannot tell from the best: the 80% intervals of
-    their output tokens/s per GPU overlap the best one's (every objective ranks on that rate: cost
-    is price / rate; for "gpus" only results with as many GPUs as the best compete)."""
+    the quantity the objective ranks on overlap the best one's: output tokens/s per GPU ("gpus": only
+    among results with as many GPUs as the best; "throughput"), or dollars per million output tokens
+    ("cost": gpus x price / tokens/s, so GPUs of different prices compare by cost, not by rate)."""
     ok = [r for r in results if r["meets_slo"]]
     for r in results:
         r["within_band_of_best"] = None
     if not ok or "output_tokens_per_s_low" not in ok[0]["at"]:
         return
-    best = ok[0]
     key = "output_tokens_per_s"
+
+    def band(r):
+        lo, hi = r["at"][key + "_low"], r["at"][key + "_high"]
+        if objective == "cost" and r.get("usd_per_hour"):
+            k = r["usd_per_hour"] * 1e6 / 3600          # $ per million tokens = k / (tokens/s)
+            return k / hi, k / lo
+        return lo / r["gpus"], hi / r["gpus"]
+    best = ok[0]
+    lo_b, hi_b = band(best)
     for r in ok:
         same_gpus = objective != "gpus" or r["gpus"] == best["gpus"]
-        per_gpu = (lambda x, g: x / g)
-        lo_r, hi_r = per_gpu(r["at"][key + "_low"], r["gpus"]), per_gpu(r["at"][key + "_high"], r["gpus"])
-        lo_b, hi_b = per_gpu(best["at"][key + "_low"], best["gpus"]), per_gpu(best["at"][key + "_high"], best["gpus"])
+        lo_r, hi_r = band(r)
         r["within_band_of_best"] = bool(same_gpus and lo_r <= hi_b and lo_b <= hi_r)
 
 
@@ -449,26 +470,32 @@ def pareto(rows: list[dict]) -> list[dict]:
     return front
 
 
+QUEUE_LIMITS = ("kv_pool", "max_num_seqs")      # a closed loop's requests wait: the load is not carried
+
+
 def _closest_miss(rows: list[dict], slo: SLO) -> dict | None:
-    """When nothing meets the SLO: the running configuration whose worst target ratio is smallest."""
+    """When nothing meets the SLO: the running configuration whose worst target ratio is smallest,
+    preferring those that carry the load (a closed loop whose requests queue behind max_num_seqs or
+    the KV pool misses on that, whatever its ratios: its binding limit says so)."""
     best = None
     for r in rows:
         if not r["fits"] or r["at"]["overloaded"]:
             continue
         ratios = {k: r["at"][k] / v for k, v in slo.targets().items()}
-        worst = max(ratios.values()) if ratios else 0.0
-        if best is None or worst < best[0]:
-            best = (worst, r, ratios)
+        queues = r["binding"] in QUEUE_LIMITS
+        key = (queues, max(ratios.values()) if ratios else 0.0)
+        if best is None or key < best[0]:
+            best = (key, r, ratios)
     if best is None:
         limits = sorted({r["binding"] for r in rows})
         return {"note": f"no configuration runs at this load (limits: {', '.join(limits)})"}
-    worst, r, ratios = best
+    (queues, _), r, ratios = best
     c = r["candidate"]
     name = {"ttft_s": "ttft", "tpot_s": "tpot", "request_latency_s": "e2e"}
     return {"gpu": c.gpu, "gpus": c.gpus, "tensor_parallel_size": c.tensor_parallel_size,
             "pipeline_parallel_size": c.pipeline_parallel_size, "data_parallel_size": c.data_parallel_size,
             "quantization": c.quantization, "kv_cache_dtype": c.kv_cache_dtype, "max_num_seqs": c.max_num_seqs,
-            "binding": name[max(ratios, key=ratios.get)] if ratios else r["binding"],
+            "binding": name[max(ratios, key=ratios.get)] if ratios and not queues else r["binding"],
             "over_target": {name[k]: v for k, v in ratios.items()}, "at": r["at"]}
 
 
@@ -478,8 +505,8 @@ def search_report(req) -> dict:
     the page's /api/search): the model as the planner resolves it, the GPUs named in ``gpu`` (a
     comma list; the figures gpu_memory_gb / effective_tflops / bandwidth_tbps give one GPU called
     'custom'; neither: DEFAULT_GPUS), the request's lengths and load, its engine flags."""
-    from multihead.cost import serving_answer as S
-    from multihead.cost.serving_time import request_lengths
+    from multihead.cost.serving import answer as S
+    from multihead.cost.time.serving_time import request_lengths
     from multihead.planner.front import resolve_model
     if req.concurrency is None and req.request_rate is None:
         raise ValueError("concurrency: a search needs the load: concurrency N (closed loop) or request_rate R")
@@ -520,7 +547,7 @@ def _search_gpus(req) -> tuple[tuple[str, ...], dict]:
         return ("custom",), {"custom": dataclasses.replace(dev, name="custom")}
     if not req.gpu:
         return DEFAULT_GPUS, {}
-    from multihead.cost.serving_answer import gpu_memory_bytes
+    from multihead.cost.serving.answer import gpu_memory_bytes
     names = [n.strip() for n in req.gpu.split(",") if n.strip()]
     if not names:
         raise ValueError("gpu: expected GPU names separated by commas")
@@ -580,7 +607,7 @@ def fallback_search(cfg: dict, req, heads: int, min_concurrency: float = 1.0, li
                     **account_kw) -> list[tuple]:
     """[(Request, ServingAccount)] that serve ``req`` at ``min_concurrency`` or more, cheapest first;
     under TP every KV figure is per GPU. ``account_kw``: ``spec`` / ``gpu_bytes`` for serving_account."""
-    from multihead.cost.serving_answer import serving_account
+    from multihead.cost.serving.answer import serving_account
     found = []
     for c in fallback_candidates(req, heads):
         cand = request_of(req, c)
@@ -615,8 +642,8 @@ def answer(cfg: dict, req, emit: str | None = "vllm", heads: int | None = None, 
     """The serving object of a request outside a plan (``serving --gpu-memory-gb``): the account and
     times, the fallback search's settings when one request does not fit (``heads``: the model's query
     heads; None: no search) and the launch command for the request or the cheapest setting."""
-    from multihead.cost.serving_answer import answer as account_answer
-    from multihead.cost.serving_answer import serving_account
+    from multihead.cost.serving.answer import answer as account_answer
+    from multihead.cost.serving.answer import serving_account
     from multihead.planner.launch import add_command
     from multihead.planner.names import serving_bytes
     a, _ = serving_account(cfg, req, **account_kw)

@@ -2,7 +2,7 @@
 
 Always built (registered in ``sections``): what vLLM will allocate per GPU for this model on this
 GPU, how many requests of ``--max-model-len`` (default: the plan's T) fit at once, the longest
-one, and the launch command (``--emit``). The numbers come from ``cost/serving_answer.py``; this
+one, and the launch command (``--emit``). The numbers come from ``cost/serving/answer.py``; this
 module only maps the plan's inputs onto an engine request, finds the model's config.json
 (``load_model``) and renders the section as text (``render``). `multihead serving` (cli/serving.py)
 uses the same two: the library never imports CLI code (docs/layout.md).
@@ -48,7 +48,7 @@ class ServingSection:
 def _physical_bytes(device) -> tuple[float | None, str]:
     """(physical bytes, where from): the catalog's reported memory for a catalog GPU, the stated
     --gpu-memory-gb for an explicit one; None for a measured CPU profile."""
-    from multihead.cost.serving_answer import gpu_memory_bytes
+    from multihead.cost.serving.answer import gpu_memory_bytes
     if device.kind == "catalog":
         name, total = gpu_memory_bytes(device.name)
         return total, name
@@ -91,7 +91,7 @@ class Engine:
 
 def engine_for(setup, model: str, tokens: int, options: dict | None) -> Engine | str:
     """The Engine of a plan, or the reason there is none (a measured CPU profile)."""
-    from multihead.cost.serving_answer import Request, serving_account
+    from multihead.cost.serving.answer import Request, serving_account
     from multihead.planner.search import fallback_search
     o = dict(options or {})
     cfg, model_id = _config(o, model)
@@ -107,7 +107,7 @@ def engine_for(setup, model: str, tokens: int, options: dict | None) -> Engine |
                   mem_fraction_static=o.get("mem_fraction_static"), data_parallel_size=o.get("data_parallel_size") or 1,
                   expert_parallel_size=o.get("expert_parallel_size") or 1, batching=o.get("batching") or "continuous")
     a, _ = serving_account(cfg, req, spec=setup.spec, gpu_bytes=total)
-    from multihead.cost.serving_answer import length_override
+    from multihead.cost.serving.answer import length_override
     refusal = length_override(setup.spec, req.max_model_len)[1]   # a length no rope override reaches
     found = (fallback_search(cfg, req, setup.spec.num_heads, limit=None, spec=setup.spec, gpu_bytes=total)
              if not a.fits or a.max_concurrency < 1 else None)
@@ -120,7 +120,7 @@ def engine_fits(e: Engine, spec, **flags) -> bool:
     KV heads). The same account as the one-pass decision, so a fallback's ``fits`` means the same."""
     import dataclasses
 
-    from multihead.cost.serving_answer import serving_account
+    from multihead.cost.serving.answer import serving_account
     try:
         a, _ = serving_account(e.cfg, dataclasses.replace(e.request, **flags), spec=spec, gpu_bytes=e.total_bytes)
     except ValueError:
@@ -130,7 +130,7 @@ def engine_fits(e: Engine, spec, **flags) -> bool:
 
 def build(ctx: sections.Context):
     """The serving section of a plan (None is never returned: a CPU profile gets a one-line reason)."""
-    from multihead.cost.serving_answer import answer
+    from multihead.cost.serving.answer import answer
     from multihead.planner.launch import add_command
     from multihead.planner.names import serving_bytes
     from multihead.planner.search import fallback_rows
@@ -149,20 +149,21 @@ def build(ctx: sections.Context):
     return ServingSection(serving_bytes(data))
 
 
-def load_model(model: str) -> tuple[dict, str]:
-    """(config dict, name): a config.json path or folder, else a catalog HF id (case-insensitive)."""
+def load_model(model: str, paths: bool = True) -> tuple[dict, str]:
+    """(config dict, name): a config.json path or folder (unless ``paths`` is False: catalog names
+    only), else a catalog HF id (case-insensitive)."""
     from multihead.catalog import entries
-    from multihead.cost.fitted import catalog_config, config_index
-    from multihead.cost.config_file import read_config_file
+    from multihead.cost.serving.fitted import catalog_config, config_index
+    from multihead.cost.spec.config_file import read_config_file
     path = Path(model)
-    if os.path.lexists(path):            # a FIFO or device exists too: the one reader refuses it by name
+    if paths and os.path.lexists(path):            # a FIFO or device exists too: the one reader refuses it by name
         config, _ = read_config_file(path)
         return config, str(path if path.is_dir() else path.parent)    # vllm serve takes the model folder
     index = config_index()
     key = {k.lower(): k for k in index}.get(model.lower())
     if key is not None:
         return catalog_config(key), key
-    from multihead.cost.lookup import MODELS_JSON      # the planner's catalog (short names)
+    from multihead.cost.spec.lookup import MODELS_JSON      # the planner's catalog (short names)
     planner = entries(MODELS_JSON)
     key = {k.lower(): k for k in planner}.get(model.lower())
     if key is None or "config" not in planner[key]:
@@ -200,7 +201,7 @@ def render(out: dict) -> str:
     lines.append(f"  longest request   {out['max_model_len_fit']:>9,} tokens at concurrency 1 (searched up to the "
                  f"model's positions or --max-model-len)")
     lines.append(f"  prefill           {out['prefill']}")
-    from multihead.cost.serving_time import render_lines
+    from multihead.cost.time.serving_time import render_lines
     lines += ["  " + x for x in render_lines(out)]
     lines.append(f"Verdict: {out['verdict']}")
     if out.get("fallbacks"):

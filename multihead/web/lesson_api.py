@@ -192,7 +192,7 @@ class AccountsIn(_Body):
 def accounts(body: AccountsIn) -> dict:
     """Parameters counted on multihead.MultiHeadAttention modules (on the meta device: no memory),
     for H heads and for one head of width D; attention FLOPs per layer 4*T^2*D for both."""
-    from multihead.cost.formulas import attention_flops
+    from multihead.cost.counts.formulas import attention_flops
 
     D, H, T = body.d_model, body.heads, body.tokens
     if D % H:
@@ -326,6 +326,8 @@ def _notes():
 async def _messages(request: Request):
     """Server-made text of a plan (decision, fallbacks, warnings, serving verdict, an error) in the
     language asked: {"plan": <plan JSON>?, "error": "..."?, "lang": "zh" | "en"}."""
+    from starlette.concurrency import run_in_threadpool
+
     from multihead import messages
     from multihead.web.app import json_body
     body = await json_body(request)

@@ -86,9 +86,9 @@ def search_catalog() -> dict:
     """What the search page offers: the models with a config.json the memory account reads, the GPUs
     the memory account and the time model both know, and the search's defaults."""
     from multihead.catalog import read_json
-    from multihead.cost.serving_answer import gpu_memory_catalog as gpu_catalog
-    from multihead.cost.fitted import CATALOG
-    from multihead.cost.timing import gpu_catalog_names
+    from multihead.cost.serving.answer import gpu_memory_catalog as gpu_catalog
+    from multihead.cost.serving.fitted import CATALOG
+    from multihead.cost.time.timing import gpu_catalog_names
     from multihead.planner.search import DEFAULT_GPUS
     timed = set(gpu_catalog_names())
     models = list(read_json(CATALOG / "configs" / "index.json")) + [
@@ -99,7 +99,7 @@ def search_catalog() -> dict:
 
 def _has_config(name: str) -> bool:
     from multihead.catalog import entries
-    from multihead.cost.lookup import MODELS_JSON
+    from multihead.cost.spec.lookup import MODELS_JSON
     return "config" in entries(MODELS_JSON).get(name, {})
 
 

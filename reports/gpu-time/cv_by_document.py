@@ -1,6 +1,8 @@
 """Out-of-document CV on the FITTED documents only for a model variant. Usage: cv.py VARIANT fitjson [refit]"""
 import json, sys, statistics, collections, time
-from multihead.cost import timing, timing_validation as tv, timing_intervals as ti
+from multihead.cost.time import timing
+from multihead.fits import timing_validation as tv
+from multihead.cost.time import timing_intervals as ti
 variant = sys.argv[1]
 if "noMoE" in variant:
     timing.MOE_TERMS = False

@@ -1,5 +1,6 @@
 import json, sys, time, statistics, collections
-from multihead.cost import timing, timing_validation as tv
+from multihead.cost.time import timing
+from multihead.fits import timing_validation as tv
 t0 = time.time()
 table = tv.load_table()
 starts = int(sys.argv[2]) if len(sys.argv) > 2 else 2

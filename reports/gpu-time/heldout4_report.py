@@ -5,7 +5,9 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
-from multihead.cost import timing, timing_intervals as ti, timing_validation as tv
+from multihead.cost.time import timing
+from multihead.cost.time import timing_intervals as ti
+from multihead.fits import timing_validation as tv
 
 HERE = Path(__file__).parent
 VERSIONS = [("before", "session-4 model (as committed before session 5)"),

@@ -6,7 +6,8 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
-from multihead.cost import timing_intervals as ti, timing_validation as tv
+from multihead.cost.time import timing_intervals as ti
+from multihead.fits import timing_validation as tv
 
 HERE = Path(__file__).parent
 VERSIONS = [("before", "the model as session 5 left it (h28's model B, its fit and intervals)"),

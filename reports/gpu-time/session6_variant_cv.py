@@ -2,7 +2,9 @@
 decode-attention kernels (cost/decode_attention.py KERNELS = separate | merged). Prints only fitted
 documents' out-of-document errors. Usage: PYTHONPATH=. python reports/gpu-time/session6_variant_cv.py VARIANT OUTDIR"""
 import collections, json, math, statistics, sys, time
-from multihead.cost import decode_attention, timing_intervals as ti, timing_validation as tv
+from multihead.cost.time import decode_attention
+from multihead.cost.time import timing_intervals as ti
+from multihead.fits import timing_validation as tv
 variant, out = sys.argv[1], sys.argv[2]
 decode_attention.KERNELS = variant
 table = tv.load_table()

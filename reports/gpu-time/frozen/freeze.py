@@ -1,6 +1,7 @@
 """Freeze the current model's predictions of the held-out-4 rows WITHOUT printing their errors."""
 import json, subprocess, sys
-from multihead.cost import timing, timing_validation as tv
+from multihead.cost.time import timing
+from multihead.fits import timing_validation as tv
 table = tv.load_table()
 c = timing.load_constants()
 out = []

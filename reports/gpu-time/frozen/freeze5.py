@@ -1,7 +1,9 @@
 """Freeze the current model's predictions (and 80% intervals) of the held-out-5 rows WITHOUT printing their
 errors. Run: PYTHONPATH=. python reports/gpu-time/frozen/freeze5.py LABEL "note"."""
 import json, subprocess, sys
-from multihead.cost import timing, timing_intervals as ti, timing_validation as tv
+from multihead.cost.time import timing
+from multihead.cost.time import timing_intervals as ti
+from multihead.fits import timing_validation as tv
 table = tv.load_table()
 c = timing.load_constants()
 itab = ti.load_intervals()

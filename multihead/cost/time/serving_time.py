@@ -1,0 +1,195 @@
+"""Time keys of the ``serving`` object: TTFT, TPOT and aggregate tokens/s at the account's max concurrency.
+
+The serving account (serving_answer.answer) says how many requests of ``max_model_len`` tokens
+fit; this adds how fast they run (cost/time/timing.py): requests of ``input_len`` prompt tokens and
+``output_len`` new tokens, on the request's GPU, TP x PP, dtype, quantization and KV dtype, with
+the fixed costs of the vLLM engine family (the engine the account models).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from multihead.cost.time import timing
+from multihead.cost.time.device import gpu_catalog
+from multihead.cost.spec.hf_config import read_config
+from multihead.cost.spec.quantization import from_flag
+from multihead.cost.spec.units import canonical_dtype
+
+DEFAULT_OUTPUT_LEN = 1024
+
+
+def request_lengths(max_model_len: int, input_len: int | None, output_len: int | None) -> tuple[int, int]:
+    """(input_len, output_len): the flags, else output 1024 (or a quarter of a short max_model_len)
+    and the prompt filling the rest of max_model_len. Their sum may not exceed max_model_len."""
+    out = output_len if output_len is not None else min(DEFAULT_OUTPUT_LEN, max(1, max_model_len // 4))
+    inp = input_len if input_len is not None else max(1, max_model_len - out)
+    for name, v in (("input-len", inp), ("output-len", out)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise ValueError(f"{name}: expected a positive integer, got {v!r}")
+    if inp + out > max_model_len:      # name the length(s) the caller gave: the default fills the rest
+        name = {(True, False): "input-len", (False, True): "output-len"}.get(
+            (input_len is not None, output_len is not None), "input-len + output-len")
+        raise ValueError(f"{name}: {inp:,} prompt + {out:,} output tokens exceed max-model-len {max_model_len:,}")
+    return inp, out
+
+
+def _gpu(name: str) -> timing.Gpu:
+    """The FLOP/s and bandwidth figures of a serving GPU (``req.gpu`` is already a catalog name:
+    serving_answer.gpu_memory_bytes resolved it)."""
+    catalog = gpu_catalog()
+    if name not in catalog:
+        raise ValueError(f"gpu: no FLOP/s and bandwidth figures for {name!r} (known: {', '.join(catalog)})")
+    return timing.make_gpu(name, catalog[name])
+
+
+def device_gpu(device, constants: timing.Constants | None = None) -> tuple[timing.Gpu, timing.Constants]:
+    """The time model's GPU and constants for a planner DeviceSpec (a catalog GPU, or explicit figures).
+
+    Its own bandwidth and matmul figures are used as it holds them (the catalog's, or ones given on
+    the command line). Explicit figures are already effective (efficiency 1.0): the fitted
+    efficiencies would count the shortfall twice, so a figure's efficiency replaces the fitted one
+    whenever it is not the planner's unfitted default (0.5 / 0.8). A GPU outside the catalog takes
+    the default intra-node link (interconnect.json) and an fp32 rate of fp16/16 (dequantization only).
+    A measured CPU profile is refused: its own kernel terms time it (cost/attention_time).
+    """
+    from multihead.cost.time.device import DEFAULT_BANDWIDTH_EFFICIENCY, DEFAULT_FLOPS_EFFICIENCY
+    if device.kind == "measured":
+        raise ValueError(f"gpu: {device.name} is a measured CPU profile, which the GPU-time model does not cover")
+    c = constants or timing.load_constants()
+    entry = dict(gpu_catalog().get(device.name, {}))
+    tflops = {**entry.get("matmul_tflops", {}), **{k: v / 1e12 for k, v in device.matmul_flops.items()}}
+    entry.update(bandwidth_tbps=device.bandwidth_bytes_per_s / 1e12, matmul_tflops=tflops)
+    if device.kind == "explicit":
+        entry["mamf_share"] = 1.0       # figures given on the command line are taken as achievable
+    stated = {k: v for k, v, default in (("flops_efficiency", device.flops_efficiency, DEFAULT_FLOPS_EFFICIENCY),
+                                        ("bandwidth_efficiency", device.bandwidth_efficiency,
+                                         DEFAULT_BANDWIDTH_EFFICIENCY)) if v != default}
+    if stated:
+        said = ", ".join(f"{k} {v:g}" for k, v in stated.items())
+        c = dataclasses.replace(c, **stated, source=f"{c.source}; {said} as the GPU's figures state")
+    return timing.make_gpu(device.name, entry), c
+
+
+def plan_setup(spec, device, precision, gpus: int, engine: str = "vllm") -> timing.Setup:
+    """The timing Setup of a plan: its model, GPU (device_gpu), precision and TP = its GPU count, with
+    the fixed costs of the engine the plan's serving section models (vLLM)."""
+    gpu, c = device_gpu(device)
+    return timing.Setup(spec, gpu, c, tp=gpus, weights=precision.weights, quantization=precision.quantization,
+                        kv=precision.kv, engine=engine)
+
+
+def setup_for(cfg: dict, req, dtype: str, constants: timing.Constants | None = None, spec=None,
+              device=None) -> timing.Setup:
+    """The timing Setup of a serving Request (vLLM's flags) for ``cfg`` served in ``dtype`` (``spec``:
+    the ModelSpec when the caller has it, e.g. a plan's with its overrides and stated params;
+    ``device``: the plan's DeviceSpec, explicit figures included, else the catalog GPU ``req.gpu``)."""
+    spec = spec or read_config(cfg, name=req.model or "model")
+    weights = canonical_dtype(dtype, "dtype")
+    kv = "fp8" if str(req.kv_cache_dtype).startswith("fp8") else weights
+    quantization = from_flag(req.quantization) if req.quantization else spec.quantization
+    if device is not None:
+        gpu, constants = device_gpu(device, constants)
+    else:
+        gpu, constants = _gpu(req.gpu), constants or timing.load_constants()
+    fields = time_engine_fields(req)
+    if fields.get("expert_parallel_size", 1) > 1 and spec.moe is None:
+        raise ValueError(f"expert-parallel-size: {spec.name} has no routed experts to spread")
+    return timing.Setup(spec, gpu, constants, tp=req.tensor_parallel_size, pp=req.pipeline_parallel_size,
+                        weights=weights, quantization=quantization, kv=kv, **fields)
+
+
+def time_engine_fields(req) -> dict:
+    """The time model's engine inputs a request states (engine, engine_version, and, where the request
+    type carries them, expert_parallel_size, data_parallel_size, enable_dp_attention), under the
+    engines' flag names; the engine's fixed costs by version family are cost/time/engine_costs.py's."""
+    out = {"engine": getattr(req, "engine", None) or "vllm", "engine_version": getattr(req, "engine_version", None)}
+    for name in ("expert_parallel_size", "batching", "enable_dp_attention"):
+        value = getattr(req, name, None)
+        if value is not None:
+            out[name] = value
+    if out.get("enable_dp_attention"):      # otherwise data_parallel_size counts replicas (operating_point)
+        out["data_parallel_size"] = getattr(req, "data_parallel_size", 1)
+    return out
+
+
+def time_keys(cfg: dict, req, serving: dict, input_len: int | None = None, output_len: int | None = None,
+              spec=None, device=None, concurrency: int | None = None, request_rate: float | None = None) -> dict:
+    """The keys to add to the ``serving`` dict (empty of times when the request does not fit).
+    With ``concurrency`` or ``request_rate``: also ``at``, the metrics at that load
+    (cost/operating_point.evaluate), and the asked concurrency joins the curve."""
+    inp, out = request_lengths(req.max_model_len, input_len, output_len)
+    if not serving.get("fits") or serving.get("max_concurrency", 0) < 1:
+        return {"input_len": inp, "output_len": out, "time": None,
+                "time_note": "no time: not one request of max_model_len fits"}
+    try:
+        setup = setup_for(cfg, req, serving["dtype"], spec=spec, device=device)
+    except ValueError as err:      # a model or GPU the time model cannot represent: say so, no numbers
+        return {"input_len": inp, "output_len": out, "time": None, "time_note": f"no time: {err}"}
+    keys = timing.serving_time_keys(setup, inp, out, serving["max_concurrency"])
+    if concurrency is not None or request_rate is not None:
+        from multihead.cost.time.timing_intervals import add_intervals
+        keys["at"] = add_intervals(at_load(setup, req, serving["kv_cache_tokens"], inp, out, concurrency, request_rate,
+                                           getattr(req, "data_parallel_size", 1)), setup)
+        if concurrency is not None and all(p["concurrency"] != concurrency for p in keys["curve"]):
+            a = keys["at"]
+            keys["curve"] = sorted(keys["curve"] + [{"concurrency": concurrency, "ttft_s": a["ttft_s"],
+                                                     "tpot_s": a["tpot_s"],
+                                                     "output_tokens_per_s": a["output_tokens_per_s"]}],
+                                   key=lambda p: p["concurrency"])
+    return keys
+
+
+def at_load(setup: timing.Setup, req, kv_cache_tokens: int, input_len: int, output_len: int,
+            concurrency: int | None, request_rate: float | None, data_parallel_size: int = 1, cache=None) -> dict:
+    """``serving.at``: the metrics at one load, the KV pool holding kv_cache_tokens // (block-rounded
+    input_len + output_len) requests of this length per replica."""
+    from multihead.cost.time.operating_point import evaluate
+    from multihead.cost.time.timing_intervals import add_intervals
+    per_request = -(-(input_len + output_len) // req.block_size) * req.block_size
+    at = evaluate(setup, input_len, output_len, concurrency=concurrency, request_rate=request_rate,
+                  data_parallel_size=data_parallel_size, max_num_seqs=req.max_num_seqs,
+                  kv_capacity_requests=kv_cache_tokens / per_request, cache=cache)
+    return at if at["overloaded"] else add_intervals(at, setup)
+
+
+def _ms(s: float) -> str:
+    return f"{s * 1e3:,.1f} ms" if s < 10 else f"{s:,.1f} s"
+
+
+def _iv(d: dict, key: str, time: bool = True) -> str:
+    """" (80%: low-high)" when the keys carry the interval of ``key``."""
+    if f"{key}_low" not in d:
+        return ""
+    lo, hi = d[f"{key}_low"], d[f"{key}_high"]
+    return f" (80%: {_ms(lo)}-{_ms(hi)})" if time else f" (80%: {lo:,.0f}-{hi:,.0f})"
+
+
+def at_lines(a: dict) -> list[str]:
+    """The ``at`` object as text: the asked load, its times, and what queues."""
+    load = (f"concurrency {a['concurrency']:,}" if a["concurrency"] is not None
+            else f"{a['request_rate']:g} requests/s ({a['arrival']})")
+    if a["overloaded"]:
+        return [f"  at {load}: overloaded: {a['note']}"]
+    lines = [f"  at {load}: TTFT {_ms(a['ttft_s'])}{_iv(a, 'ttft_s')}, TPOT {_ms(a['tpot_s'])}{_iv(a, 'tpot_s')}, "
+             f"request {_ms(a['request_latency_s'])}, {a['output_tokens_per_s']:,.1f} output tokens/s"
+             f"{_iv(a, 'output_tokens_per_s', time=False)} ({a['output_tokens_per_s_per_gpu']:,.1f} per GPU), "
+             f"{a['requests_per_s']:,.3g} requests/s"]
+    if a["note"]:
+        lines.append(f"    {a['note']}")
+    return lines
+
+
+def render_lines(d: dict) -> list[str]:
+    """The serving section's time lines (text)."""
+    if "ttft_s" not in d:
+        return [d["time_note"]] if d.get("time_note") else []
+    c = d["concurrency"]
+    at = at_lines(d["at"]) if d.get("at") else []
+    return [f"time, requests of {d['input_len']:,} prompt + {d['output_len']:,} output tokens "
+            f"({d.get('time_engine', d['engine'])} fixed costs; {d['attention_kernel']}):", *at,
+            f"  at max concurrency {c}: TTFT {_ms(d['ttft_s'])}{_iv(d, 'ttft_s')}, TPOT {_ms(d['tpot_s'])}"
+            f"{_iv(d, 'tpot_s')}, {d['output_tokens_per_s']:,.1f} output tokens/s in all{_iv(d, 'output_tokens_per_s', False)} "
+            f"(decode {d['decode_bound']}-bound)",
+            f"  one request: TTFT {_ms(d['ttft_s_one_request'])}, TPOT {_ms(d['tpot_s_one_request'])}, "
+            f"decode {d['decode_tokens_per_s']:,.1f} tokens/s",
+            f"  constants: {d['time_constants']}; error on published measurements: docs/gpu-time.md"]
