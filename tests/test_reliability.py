@@ -993,7 +993,7 @@ def test_r4_subnormal_request_rate_is_refused_by_name(capsys):
 
 
 def test_r4_library_refuses_subnormal_device_figures():
-    from multihead.cost.operating_point import _check_load
+    from multihead.cost.time.operating_point import _check_load
     from multihead.planner.inputs import resolve_device
     for kw in ({"effective_tflops": 5e-324}, {"bandwidth_tbps": 1e-310}):
         with pytest.raises(ValueError, match=next(iter(kw)).replace("_", "-")):
