@@ -9,6 +9,15 @@ from multihead.cost.counts import formulas
 from multihead.cost.counts import memory
 from multihead.cost.time import timing as t
 
+
+@pytest.fixture(autouse=True)
+def separate_kernels():
+    """These tests pin the separate-kernel term; the default (merged) is restored after each."""
+    old = da.KERNELS
+    da.KERNELS = "separate"
+    yield
+    da.KERNELS = old
+
 H100 = cost.gpu_catalog()["H100-SXM"]
 PLAIN = t.Constants(flops_efficiency=0.5, bandwidth_efficiency=0.8, layer_overhead_s={"vllm": 0.0},
                     request_overhead_s=0.0, allreduce_latency_s={"nvlink4": 10e-6}, allreduce_step_s=5e-6,
@@ -95,6 +104,12 @@ def test_prefill_is_unchanged():
     """Only a decode step splits its kernels; a prefill already adds attention FLOPs to the GEMMs'."""
     s = t.Setup(cost.catalog_model("Llama-3.1-8B"), t.make_gpu("H100-SXM", H100), PLAIN)
     assert t.prefill(s, 2048).attention_s == 0.0
+
+
+def test_default_is_merged_as_cross_validation_chose():
+    import importlib
+    assert importlib.reload(da).KERNELS == "merged"
+    da.KERNELS = "separate"     # the fixture restores whatever the module had
 
 
 @settings(max_examples=40, deadline=None)

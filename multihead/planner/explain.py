@@ -216,13 +216,15 @@ def _decode_lines(p: Plan) -> list[str]:
         out.append(f"decode per token = (KV + weights) / bandwidth = {fmt_seconds(c.decode_kv_read_seconds)} + "
                    f"{fmt_seconds(c.decode_weight_read_seconds)} = {fmt_seconds(c.decode_seconds_per_token)} -> {rate}")
         return out
+    split = t.get("attention_s", 0.0) > 0      # the separate-kernel variant (cost/time/decode_attention.py)
+    att = f" + attention kernel {fmt_seconds(t['attention_s'])}" if split else ""
     out.append(f"decode per token (GPU-time model, docs/gpu-time.md) = max(compute {fmt_seconds(t['compute_s'])}, "
-               f"memory {fmt_seconds(t['memory_s'])}) + attention kernel {fmt_seconds(t.get('attention_s', 0.0))} "
-               f"+ dequantization {fmt_seconds(t['dequant_s'])} + fixed costs "
+               f"memory {fmt_seconds(t['memory_s'])}){att} + dequantization {fmt_seconds(t['dequant_s'])} + fixed costs "
                f"{fmt_seconds(t['overhead_s'])} ({t['engine']}) + all-reduces {fmt_seconds(t['comm_s'])} "
                f"({n} GPUs over {t['link']}) = {fmt_seconds(c.decode_seconds_per_token)} -> {rate}")
-    out.append(f"  memory = weight bytes per GPU / (bandwidth x fitted efficiency); attention kernel = max(its FLOPs, "
-               f"KV bytes / bandwidth) after the GEMMs (cost/decode_attention.py); constants: {t['constants']}")
+    what = ("weight bytes per GPU / (bandwidth x fitted efficiency); attention kernel = max(its FLOPs, KV bytes / "
+            "bandwidth) after the GEMMs" if split else "weight and KV bytes per GPU / (bandwidth x fitted efficiency)")
+    out.append(f"  memory = {what}; constants: {t['constants']}")
     return out
 
 

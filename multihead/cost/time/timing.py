@@ -158,7 +158,7 @@ class Phase:
     bytes: float                # per GPU
     total_s: float = 0.0
     bound: str = ""
-    attention_s: float = 0.0    # a decode step's attention kernel, after the GEMMs (cost/decode_attention.py)
+    attention_s: float = 0.0    # a decode step's attention kernel, after the GEMMs (cost/time/decode_attention.py)
 
     def __post_init__(self):
         self.bound = "compute" if self.compute_s >= self.memory_s else "memory"
@@ -351,7 +351,7 @@ def _phase(setup: Setup, *, tokens: float, sequences: float, attn_flops: float, 
         if phase == "prefill":
             compute += moe_time.padding_extra_flops(setup, tokens) / linear_flops_per_s(setup)
     attention_s = 0.0
-    if phase == "decode":       # the attention kernel runs after the GEMMs (cost/decode_attention.py)
+    if phase == "decode":       # the attention kernel runs after the GEMMs (cost/time/decode_attention.py)
         from multihead.cost.time import decode_attention
         compute, memory, attention_s = decode_attention.split_step(
             linear_s=compute, attention_compute_s=attention_compute, weight_s=read_seconds(setup, weights),
