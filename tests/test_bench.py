@@ -46,8 +46,10 @@ def test_benchmark_rows_measure_each_case_against_its_limit(tiny_report):
     assert auto["rate"] == pytest.approx(2 * 3 * 128 * 64 * 4 / auto["seconds"])       # seconds per call
     # the rates are the work of the case over its best time: K+V bytes for decode, causal FLOPs for
     # prefill, counted here by hand (2 * H_kv * Tk * d * 4 bytes; 4 * H * d * T(T+1)/2 FLOPs)
+    # (a busy machine may measure a case on a reduced shape, "measured_on": the work is that shape's)
     dec = next(r for r in rows if r["impl"] == "fast_decode" and r["shape"]["dtype"] == "fp32")
-    assert dec["rate"] == pytest.approx(2 * 2 * 8192 * 64 * 4 / dec["seconds"])
+    on = dec.get("measured_on", dec["shape"])
+    assert dec["rate"] == pytest.approx(2 * on["kv_heads"] * on["tk"] * 64 * 4 / dec["seconds"])
     pre = next(r for r in rows if r["impl"] == "fast_prefill")
     assert pre["rate"] == pytest.approx(4 * 4 * 32 * (128 * 129 // 2) / pre["seconds"])
     for r in rows:
