@@ -993,7 +993,7 @@ def test_r4_subnormal_request_rate_is_refused_by_name(capsys):
 
 
 def test_r4_library_refuses_subnormal_device_figures():
-    from multihead.cost.operating_point import _check_load
+    from multihead.cost.time.operating_point import _check_load
     from multihead.planner.inputs import resolve_device
     for kw in ({"effective_tflops": 5e-324}, {"bandwidth_tbps": 1e-310}):
         with pytest.raises(ValueError, match=next(iter(kw)).replace("_", "-")):
@@ -1023,3 +1023,24 @@ def test_r4_softmax_of_an_empty_row_is_like_torch(shape, dim):
         out = ours(x, dim)
         assert out.shape == theirs(x, dim).shape and out.dtype == x.dtype
     assert torch.equal(mh.logsumexp(x, dim), torch.logsumexp(x, dim))
+
+
+# A config's partial_rotary_factor reached float() unchecked (the rotary cache's width): null, a list
+# or an object gave a TypeError traceback in plan / serving and a 500 on the page.
+@pytest.mark.parametrize("cmd", ["plan", "serving"])
+@pytest.mark.parametrize("value", [[], {}, [1, 2], "0.5", 0, 2, True])
+def test_r4_partial_rotary_factor_is_checked_by_name(tmp_path, capsys, cmd, value):
+    import json
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({**LLAMA, "partial_rotary_factor": value}))
+    rc, _, err = _cli([cmd, str(path), *(PLAN if cmd == "plan" else SERVING)], capsys)
+    _one_line_exit_2(rc, err, "p.json: partial_rotary_factor: expected a number in (0, 1]")
+
+
+@pytest.mark.parametrize("value", [None, 0.5, 1])
+def test_r4_partial_rotary_factor_null_or_a_fraction_is_read(tmp_path, capsys, value):
+    import json
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({**LLAMA, "partial_rotary_factor": value}))
+    rc, _, err = _cli(["serving", str(path), *SERVING], capsys)
+    assert rc == 0, err

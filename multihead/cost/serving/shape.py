@@ -42,7 +42,7 @@ def rotary_cache_bytes(spec, cfg: dict, act_bytes: float) -> float:
         return 0.0
     text = serving_model.text_config(cfg)
     text = serving_model.gemma3_text_defaults(str(text.get("model_type", "")), text)
-    dim = spec.mla.qk_rope_head_dim if spec.mla else int(spec.head_dim * float(text.get("partial_rotary_factor", 1.0)))
+    dim = spec.mla.qk_rope_head_dim if spec.mla else int(spec.head_dim * float(text.get("partial_rotary_factor") or 1.0))
     positions = spec.max_position_embeddings
     rs = spec.rope_scaling
     if rs is not None and rs.factor:

@@ -196,6 +196,9 @@ def check_fields(cfg: dict) -> None:
     for key in ("model_type", "torch_dtype", "dtype"):
         if cfg.get(key) is not None and not isinstance(cfg[key], str):
             raise ValueError(f"{key}: expected a string, got {_show(cfg[key])}")
+    prf = cfg.get("partial_rotary_factor")      # the rotated share of head_dim (the rotary cache's width)
+    if prf is not None and (isinstance(prf, bool) or not isinstance(prf, (int, float)) or not 0 < prf <= 1):
+        raise ValueError(f"partial_rotary_factor: expected a number in (0, 1], got {_show(prf)}")
     if cfg.get("quantization_config") is not None:
         quant.from_config(cfg["quantization_config"])              # its own fields, by name
     rope = _rope(cfg)
