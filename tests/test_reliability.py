@@ -771,8 +771,9 @@ def test_r3_item09_check_timeout_kills_a_target_holding_the_gil():
     assert code == 1 and report["causes"] == ["timeout"], report
     finding = next(f for f in report["findings"] if f["check"] == "timeout")
     assert "probe long_keys did not finish within 3 s" in finding["evidence"]
-    # the parent killed it within GRACE_S (+ scheduling) of --timeout after the probe began
-    assert 3 <= finding["metrics"]["killed_after_s"] <= 5, finding
+    # the parent killed it GRACE_S (1 s) after --timeout from the probe's start; the upper bound
+    # leaves room for a loaded machine's scheduling and still fails on the old 30 s grace
+    assert 3 <= finding["metrics"]["killed_after_s"] <= 20, finding
     assert wall < 60, wall             # a bound on runaway waiting (36 s of grace before), not a timing claim
 
 

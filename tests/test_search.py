@@ -304,7 +304,7 @@ def test_every_result_command_parses_back_into_its_configuration(cfg, engine):
         per_launch = int(f.get(names[2], 1))
         launches, rest = divmod(x["data_parallel_size"], per_launch)
         assert rest == 0, "identical launches add up to the replicas asked"
-        assert int(f[names[0]]) == x["tensor_parallel_size"] and int(f[names[1]]) == x["pipeline_parallel_size"]
+        assert int(f[names[0]]) == x["tensor_parallel_size"] and int(f.get(names[1], 1)) == x["pipeline_parallel_size"]
         assert per_launch * x["tensor_parallel_size"] * x["pipeline_parallel_size"] <= 8
         assert f[names[3]] == kv[x["kv_cache_dtype"]] and f.get(names[4]) == x["quantization"]
         assert int(f.get(names[5], 1024)) == x["max_num_seqs"]

@@ -15,7 +15,10 @@ _KV = {"auto": "auto", "fp8": "fp8_e4m3", "fp8_e4m3": "fp8_e4m3", "fp8_e5m2": "f
 def flags(plan: LaunchPlan) -> list[str]:
     if plan.kv_cache_dtype not in _KV:
         raise ValueError(f"kv-cache-dtype: SGLang takes {', '.join(_KV)}, got {plan.kv_cache_dtype!r}")
-    out = ["--tp-size", str(plan.tensor_parallel_size), "--pp-size", str(plan.pipeline_parallel_size),
+    # --pp-size only when pipelining (1 is its default): not every modelled SGLang release (0.4.x) was
+    # checked to accept the flag, and a command must be one the engine takes
+    out = ["--tp-size", str(plan.tensor_parallel_size),
+           *(["--pp-size", str(plan.pipeline_parallel_size)] if plan.pipeline_parallel_size > 1 else []),
            "--mem-fraction-static", f"{plan.gpu_memory_utilization:g}"]
     if plan.replicas_per_node > 1:
         out += ["--dp-size", str(plan.replicas_per_node)]

@@ -64,7 +64,6 @@ class SGLangArgs:
     pcie: bool = False                           # GPUs talk over PCIe (no NVLink switch)
     version: str = SGLANG_VERSIONS[-1]
     vision: tuple[int, int] | None = None        # (layers, hidden) of a multimodal model's vision tower
-    vision: tuple[int, int] | None = None        # (layers, hidden) of a multimodal model's vision tower
 
 
 def resolve(version: str | None) -> str:
