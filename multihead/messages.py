@@ -305,7 +305,7 @@ def render(parsed: tuple[str, dict], lang: str) -> str:
 
 
 MAX_TEXT = 2000      # the longest server string of the catalog plans is ~600 characters; a longer one is not ours
-MAX_ITEMS = 64       # warnings / fallbacks of one plan read (a plan has a handful); more: 400
+MAX_ITEMS = 64       # warnings / fallbacks of one plan read (a plan has a handful); the rest is not read
 
 
 def translate(text: str | None, lang: str) -> str | None:
