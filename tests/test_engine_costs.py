@@ -31,10 +31,12 @@ def test_layer_kernels_by_hand():
 
 def test_version_families():
     assert ec.version_family("vllm", "0.6.3") == "v0"
-    assert ec.version_family("vllm", "v0.8.0") == "v1" == ec.version_family("vllm", "0.17.0")
+    assert ec.version_family("vllm", "v0.8.0") == "v1" == ec.version_family("vllm", "0.13.0")
+    assert ec.version_family("vllm", "0.17.0") == "v1-async"     # session 7: async scheduling by default
     assert ec.version_family("vllm", None, "2024-10") == "v0"
     assert ec.version_family("vllm", None, "2025-12") == "v1"
-    assert ec.version_family("vllm") == "v1"                     # not stated: the newest family
+    assert ec.version_family("vllm") == "v1-async"               # not stated: the newest family
+    assert ec.cost_key("vllm", "v1-async") == "vllm@v1"          # V1's fixed costs
     assert ec.version_family("sglang", "0.5.7") == "0.4+"
     assert ec.cost_key("vllm", "v0") == "vllm@v0" and ec.cost_key("sglang", "0.4+") == "sglang"
     assert set(ec.cost_keys()) == {"vllm@v0", "vllm@v1", "sglang", "tensorrt-llm", "gpt-fast"}

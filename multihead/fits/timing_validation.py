@@ -6,10 +6,11 @@ before any fit and never depend on the errors:
 
 - set 1: a row is held out when int(sha256(row id)[:8], 16) % 3 == 0, else it is a training row;
 - set 2: rows marked "heldout-2" (added in session 2 from new sources);
-- set 3: rows marked "heldout-3" (added in session 3 from new sources, frozen before its changes).
+- set 3: rows marked "heldout-3" (added in session 3 from new sources, frozen before its changes);
+- sets 4, 5 and 6: rows marked "heldout-4" / "heldout-5" / "heldout-6" (whole documents, sessions 5-7).
 
-Sets 1 and 2 were looked at while modelling, so since session 3 they are "seen" and fitted on with the
-training rows (FIT_SPLITS); set 3 is never fitted on. The constants of timing.Constants are fitted by
+A set that has been looked at is "seen" and fitted on with the training rows (FIT_SPLITS): sets 1 and 2
+since session 3, set 4 since session 6, sets 3 and 5 since session 7; set 6 is never fitted on. The constants of timing.Constants are fitted by
 least squares on log(predicted / measured) of the FIT_SPLITS rows (scipy.optimize.least_squares); every
 row is predicted with them and its error reported by split. TP speedups are ratios of rows of one
 source, model and weights over the group's smallest TP; a speedup has the split of its larger-TP row.
@@ -46,19 +47,24 @@ def held_out(row_id: str) -> bool:
     return int(hashlib.sha256(row_id.encode()).hexdigest()[:8], 16) % 3 == 0
 
 
-SPLITS = ("train", "seen-1", "seen-2", "held-out-3", "train-5", "seen-4", "held-out-5")
-FIT_SPLITS = ("train", "seen-1", "seen-2", "train-5", "seen-4")   # the rows the constants are fitted on (and --cv folds)
+SPLITS = ("train", "seen-1", "seen-2", "seen-3", "train-5", "seen-4", "seen-5", "held-out-6")
+# the rows the constants are fitted on (and --cv folds): since session 7 every set that has been looked at,
+# sets 3 and 5 included; only held-out-6 (rows another helper enters, split 'heldout-6') is never fitted
+FIT_SPLITS = ("train", "seen-1", "seen-2", "seen-3", "train-5", "seen-4", "seen-5")
+HELD_OUT_SPLITS = ("held-out-6",)
 SECOND_RULE = ("in the second set when the row says split 'heldout-2': rows from new sources committed with the "
                "predictions of the model as it stood, before any change made after seeing the first held-out set")
-THIRD_RULE = ("held out (third set) when the row says split 'heldout-3': rows from new sources committed with the "
-              "predictions of the model as it stood at the start of session 3, before any change made in it")
+THIRD_RULE = ("in the third set when the row says split 'heldout-3': rows from new sources committed with the "
+              "predictions of the model as it stood at the start of session 3, before any change made in it; held "
+              "out in sessions 3-6, fitted since session 7 ('seen-3')")
 SEEN_NOTE = ("Sets 1 (the hash rule's held-out rows) and 2 were held out in sessions 1 and 2; both were looked at while "
              "modelling, so since session 3 they are 'seen' and fitted on with the training rows. Set 4 (rows marked "
              "'heldout-4', held out in session 5) was looked at in its report, so since session 6 it is 'seen-4' and "
-             "fitted on too. Set 5 ('heldout-5', session 6) is held out: never fitted on, its predictions frozen "
-             "before each change (reports/gpu-time/frozen/heldout-5_*.json, reports/gpu-time/heldout5.md).")
-MARKED = {"heldout-2": "seen-2", "heldout-3": "held-out-3", "train-5": "train-5", "heldout-4": "seen-4",
-          "heldout-5": "held-out-5"}
+             "fitted on too. Sets 3 and 5 ('heldout-3', 'heldout-5') were evaluated once each (sessions 3-6, "
+             "reports/gpu-time/heldout5.md), so since session 7 they are 'seen-3' and 'seen-5' and fitted on. Set 6 "
+             "('heldout-6', entered on another branch with its predictions frozen first) is held out: never fitted on.")
+MARKED = {"heldout-2": "seen-2", "heldout-3": "seen-3", "train-5": "train-5", "heldout-4": "seen-4",
+          "heldout-5": "seen-5", "heldout-6": "held-out-6"}
 
 
 def reserved(table: dict, row: dict) -> bool:
@@ -73,10 +79,14 @@ def usable(table: dict) -> dict:
 
 
 def split_of(row: dict) -> str:
-    """"seen-2" / "held-out-3" for a row of a later set (marked in the table), else the hash rule:
-    "seen-1" (held out in session 1, seen since) or "train"."""
-    if row.get("split") in MARKED:
-        return MARKED[row["split"]]
+    """"seen-2" ... "held-out-6" for a row of a later set (marked in the table), else the hash rule:
+    "seen-1" (held out in session 1, seen since) or "train". A split mark this code does not know is refused
+    (ValueError): an unknown mark must never fall through to the hash rule and be fitted on."""
+    mark = row.get("split")
+    if mark in MARKED:
+        return MARKED[mark]
+    if mark is not None:
+        raise ValueError(f"measurements: row {row.get('id')!r}: unknown split {mark!r} (known: {', '.join(MARKED)})")
     return "seen-1" if held_out(row["id"]) else "train"
 
 
@@ -320,10 +330,10 @@ def render_markdown(table: dict, constants: timing.Constants, results: list[dict
                     summ: dict, command: str) -> str:
     out = ["# GPU time: fitted constants and their error on published measurements",
            "", f"Made by `{command}`; do not edit by hand. Split rule of set 1, fixed before fitting: a row is "
-           f"**{SPLIT_RULE}**. The constants are fitted on the rows of {', '.join(FIT_SPLITS)}; never on held-out-3 "
-           "or held-out-5.",
+           f"**{SPLIT_RULE}**. The constants are fitted on the rows of {', '.join(FIT_SPLITS)}; never on "
+           f"{', '.join(HELD_OUT_SPLITS)}.",
            "", f"Second set: a row is {SECOND_RULE}.",
-           "", f"Third held-out set: a row is {THIRD_RULE}; never fitted on.", "", SEEN_NOTE,
+           "", f"Third set: a row is {THIRD_RULE}.", "", SEEN_NOTE,
            "", f"{len(results)} rows from {len(table['sources'])} sources ("
            + ", ".join(f"{len([r for r in results if r['split'] == s])} {s}" for s in SPLITS)
            + "). Error = predicted / measured - 1.",

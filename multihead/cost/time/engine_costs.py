@@ -75,17 +75,51 @@ def version_family(engine: str, version: str | None = None, date: str | None = N
     return table[engine]["default"]
 
 
+def _family_entry(engine: str, family: str) -> dict:
+    for f in versions_catalog()["engines"][engine]["families"]:
+        if f["family"] == family:
+            return f
+    raise ValueError(f"engine_version: {engine} has no version family {family!r}")
+
+
 def cost_key(engine: str, family: str) -> str:
-    """The key of an engine family's fitted constants: "vllm@v1"; engines with one family: the name."""
+    """The key of an engine family's fitted constants: "vllm@v1"; engines with one family: the name. A family
+    whose kernels and host work are another's (``fixed_costs_of``: vLLM's async-scheduling releases run V1's
+    step) reads that family's constants."""
     fams = versions_catalog()["engines"][engine]["families"]
+    family = _family_entry(engine, family).get("fixed_costs_of", family)
     return engine if len(fams) == 1 else f"{engine}@{family}"
 
 
 def cost_keys() -> list[str]:
     out = []
     for engine, entry in versions_catalog()["engines"].items():
-        out += [cost_key(engine, f["family"]) for f in entry["families"]]
+        out += [k for k in (cost_key(engine, f["family"]) for f in entry["families"]) if k not in out]
     return out
+
+
+# Host work overlapped with the GPU's step (session 7). An engine that schedules step n+1 while the GPU runs
+# step n (vLLM's async scheduling, on by default in the "v1-async" family; SGLang's overlap scheduler since
+# v0.4) hides its per-sequence host work under the step: the step takes max(GPU time, host time), not their sum.
+OVERLAP = True          # False: every family adds its host work to the GPU's (the session-6 model)
+
+
+def overlaps_host(setup) -> bool:
+    """Whether ``setup``'s engine family overlaps its host work with the GPU (``overlap_host`` in
+    catalog/engine_versions.json); False for an engine the catalog does not know."""
+    if not OVERLAP or setup.engine not in ENGINE_NAMES:
+        return False
+    family = version_family(setup.engine, setup.engine_version, setup.engine_date)
+    return bool(_family_entry(setup.engine, family).get("overlap_host"))
+
+
+def charged_host_s(host_s: float, gpu_s: float, overlapped: bool) -> float:
+    """Seconds the host's per-sequence work adds to a step whose GPU work takes ``gpu_s``: all of it when the
+    engine runs host and GPU in turn, only what sticks out beyond the GPU's time when it overlaps them
+    (max(gpu, host) - gpu)."""
+    if host_s < 0 or gpu_s < 0:
+        raise ValueError(f"host and GPU times must be >= 0, got host_s={host_s}, gpu_s={gpu_s}")
+    return max(0.0, host_s - gpu_s) if overlapped else host_s
 
 
 def layer_kernels(spec) -> float:
@@ -131,3 +165,12 @@ def fixed_overhead_s(setup, phase: str, sequences: float = 0.0) -> float:
     if per_layer is None:
         per_layer = c.layer_overhead(key)
     return layer_kernels(setup.spec) * per_layer + sequence_overhead_s(setup, sequences)
+
+
+def fixed_and_host_s(setup, phase: str, sequences: float, gpu_s: float) -> float:
+    """fixed_overhead_s with the per-sequence host work charged by charged_host_s: its sum for an engine that
+    does not overlap host and GPU, else only the part beyond ``gpu_s`` (the step's other terms, the fixed
+    per-layer costs included)."""
+    host = sequence_overhead_s(setup, sequences)
+    layers = fixed_overhead_s(setup, phase, sequences) - host
+    return layers + charged_host_s(host, gpu_s + layers, overlaps_host(setup))

@@ -213,6 +213,9 @@ def dequant_kind(setup: Setup) -> str | None:
     q = setup.quantization
     if q is None or native_fp8(setup) or q.method in NATIVE_W8A8:
         return None
+    from multihead.cost.time import fp4_weights     # MXFP4: "fp4" without FP4 tensor cores, None with them
+    if fp4_weights.FP4_KIND and fp4_weights.is_mxfp4(q):
+        return fp4_weights.dequant_kind(q, setup.gpu.name)
     return "int8" if q.bits >= 8 else "int4"
 
 
@@ -359,13 +362,14 @@ def _phase(setup: Setup, *, tokens: float, sequences: float, attn_flops: float, 
     else:
         compute, memory = compute + attention_compute, read_seconds(setup, weights + kv)
     kind = dequant_kind(setup)
-    dequant = quantized / (c.dequant[kind] * g.alu_flops) + s.num_layers * c.dequant_layer_s if kind else 0.0
+    rate = c.dequant.get(kind, c.dequant.get("int4")) if kind else None    # (a fit without "fp4": int4's rate)
+    dequant = quantized / (rate * g.alu_flops) + s.num_layers * c.dequant_layer_s if kind else 0.0
     comm = tp_comm_seconds(setup, tokens)
     if setup.pp > 1:
         comm += (setup.pp - 1) * handoff_seconds(tokens * s.hidden_size * setup.act_bytes, g.link_bandwidth, c, g.link)
-    if ENGINE_COSTS:
-        from multihead.cost.time.engine_costs import fixed_overhead_s
-        overhead = fixed_overhead_s(setup, phase, sequences)
+    if ENGINE_COSTS:     # fixed costs; host work per sequence, hidden under the GPU where the engine overlaps them
+        from multihead.cost.time.engine_costs import fixed_and_host_s
+        overhead = fixed_and_host_s(setup, phase, sequences, max(compute, memory) + attention_s + dequant + comm)
     else:
         overhead = s.num_layers * c.layer_overhead(setup.engine)
     return Phase(compute_s=compute, memory_s=memory, dequant_s=dequant, overhead_s=overhead, comm_s=comm,

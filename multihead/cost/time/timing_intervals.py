@@ -98,10 +98,23 @@ RULES = [{"weighting": w, "min_documents": m, "widen": s}
          for w in ("row", "document") for m in (2, 4, 6) for s in (1.0, 1.25, 1.5, 2.0)]
 
 
+CLASSES = ("dense", "moe", "mla")
+
+
+def rule_for(rule: dict, key: str) -> dict:
+    """The rule a family key is drawn by: its class's own rule where ``rule`` has one under "classes"
+    (session 7: each class calibrated by its own leave-one-document-out coverage), else ``rule`` itself."""
+    cls = key.split("/")[0]
+    own = (rule.get("classes") or {}).get(cls)
+    base = {k: v for k, v in rule.items() if k != "classes"}
+    return {**base, **own} if own else base
+
+
 def interval_table(errors: list[dict], level: float = LEVEL, rule: dict | None = None) -> dict:
     """{family key: {"r_low", "r_high", "n", "documents"}} for every family level with enough errors;
-    keys 'class/phase/engine', 'class/phase', 'class', 'all'. ``rule`` (default RULE): see RULE."""
-    rule = {**RULE, **(rule or {})}
+    keys 'class/phase/engine', 'class/phase', 'class', 'all'. ``rule`` (default RULE): see RULE; a rule with
+    "classes" draws each class's families by that class's rule (rule_for)."""
+    top = {**RULE, **(rule or {})}
     lo_q, hi_q = (1 - level) / 2, 1 - (1 - level) / 2
     groups: dict[str, list[dict]] = {}
     for e in errors:
@@ -110,6 +123,7 @@ def interval_table(errors: list[dict], level: float = LEVEL, rule: dict | None =
             groups.setdefault(key, []).append(e)
     out = {}
     for key, rows in sorted(groups.items()):
+        rule = rule_for(top, key)
         per_doc: dict[str, int] = {}
         for r in rows:
             per_doc[r["source"]] = per_doc.get(r["source"], 0) + 1
@@ -169,6 +183,27 @@ def choose_rule(errors: list[dict], rules: list[dict] | None = None, level: floa
         scored.append((rule, max(gaps) if gaps else float("inf"), summary))
     best = min(scored, key=lambda x: (round(x[1], 9), x[0]["widen"]))
     return best[0], scored
+
+
+def choose_rule_by_class(errors: list[dict], rules: list[dict] | None = None, level: float = LEVEL
+                         ) -> tuple[dict, dict]:
+    """Session 7: a rule per class. For each class (dense, moe, mla) the rule whose leave-one-document-out
+    document coverage *of that class* is nearest ``level`` (ties to the narrower, then earlier rule); a class's
+    families are drawn from its own errors only, so the classes' choices do not interact (a family that falls
+    back to 'all' takes the overall rule, choose_rule's). Returns ({**overall rule, "classes": {...}},
+    {class: [(rule, gap, coverage summary), ...]})."""
+    overall, scored = choose_rule(errors, rules, level)
+    chosen, table = {}, {}
+    for cls in CLASSES:
+        rows = []
+        for rule, _, summary in scored:
+            if cls in summary and summary[cls]["documents"] >= 2:
+                rows.append((rule, abs(summary[cls]["document_coverage"] - level), summary[cls]))
+        if rows:
+            best = min(rows, key=lambda x: (round(x[1], 9), x[0]["widen"]))
+            chosen[cls] = dict(best[0])
+            table[cls] = rows
+    return {**overall, "classes": chosen}, table
 
 
 def load_intervals(path: Path | None = None) -> dict | None:
