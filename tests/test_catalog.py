@@ -59,17 +59,16 @@ def test_entries_are_a_new_dict_of_shared_values(tmp_path):
 
 def test_the_catalogs_read_through_it():
     from multihead import cost
-    from multihead.cost.serving import answer as serving_answer
     from multihead.fits import serving_fit
     from multihead.cost.time import timing
     for path, lookup in ((cost.time.device.GPUS_JSON, cost.gpu_catalog), (cost.spec.lookup.MODELS_JSON, cost.model_catalog),
-                         (serving_answer.GPU_MEMORY_JSON, serving_answer.gpu_memory_catalog)):
+                         (cost.time.device.GPU_MEMORY_JSON, lambda: entries(cost.time.device.GPU_MEMORY_JSON))):
         raw = json.loads(path.read_text())
         assert lookup() == {k: v for k, v in raw.items() if not k.startswith("_")}, path
-    assert timing.interconnect_catalog() == json.loads((timing.CATALOG / "interconnect.json").read_text())
+    assert cost.time.device.interconnect_catalog() == json.loads((timing.CATALOG / "interconnect.json").read_text())
     # ... and through the cache: the shared entries come back as the same objects
     assert cost.gpu_catalog()["H100-SXM"] is cost.gpu_catalog()["H100-SXM"]
-    assert serving_answer.gpu_memory_catalog()["H100-SXM"] is serving_answer.gpu_memory_catalog()["H100-SXM"]
+    assert entries(cost.time.device.GPU_MEMORY_JSON)["H100-SXM"] is entries(cost.time.device.GPU_MEMORY_JSON)["H100-SXM"]
     assert timing.interconnect_catalog() is timing.interconnect_catalog()
     assert cost.model_names() == list(cost.model_catalog())
     assert serving_fit.load_runs() == json.loads((serving_fit.CATALOG / "vllm_runs.json").read_text())["runs"]

@@ -82,7 +82,7 @@ def test_plan_cli_serving_cli_and_library_agree(gpu, capsys):
             assert lib["decision"] == "chunked" and -(-T // lib["chunks"]) <= s["max_model_len_fit"], (name, g, T)
         # one time model: prefill_seconds is the GPU-time model's phase; the section's prefill_s the
         # same phase at its prompt's length
-        ts = p.setup.gpu_time
+        ts = p.accounts.setup
         assert lib["prefill_seconds"] == timing.prefill(ts, T).total_s, (name, g, T)
         if s.get("prefill_s") is not None and s["pipeline_parallel_size"] == 1:
             assert s["prefill_s"] == pytest.approx(timing.prefill(ts, s["input_len"]).total_s, rel=1e-12)
@@ -103,14 +103,14 @@ def test_the_issue_cases_have_one_answer():
     """The cases issue 27 lists, each now answered once."""
     big = plan("Llama-3.1-70B", tokens=131072, device="H100-SXM", gpus=4, kv_dtype="fp8")
     s = big.to_dict()["serving"]
-    ts = big.setup.gpu_time
+    ts = big.accounts.setup
     assert big.prefill_seconds == timing.prefill(ts, 131072).total_s
     assert s["prefill_s"] == pytest.approx(timing.prefill(ts, s["input_len"]).total_s, rel=1e-12)
     assert abs(big.prefill_seconds / s["prefill_s"] - 1) < 0.02          # was 31.84 s vs 17.61 s
     small = plan("Llama-3.1-8B", tokens=32768, device="H100-SXM")
     one = small.to_dict()["serving"]
     c = ts.constants.request_overhead_s
-    assert one["ttft_s_one_request"] == pytest.approx(c + timing.prefill(small.setup.gpu_time, one["input_len"]).total_s)
+    assert one["ttft_s_one_request"] == pytest.approx(c + timing.prefill(small.accounts.setup, one["input_len"]).total_s)
     assert abs(small.prefill_seconds / one["ttft_s_one_request"] - 1) < 0.1     # was 2.1 s vs 1,152 ms
     card = plan("Llama-3.1-8B", tokens=131072, device="A100-40GB")
     assert card.to_dict()["serving"]["fits"] and card.decision == "single_pass" and card.fits   # was "2 chunks"
@@ -119,5 +119,5 @@ def test_the_issue_cases_have_one_answer():
     assert first == ["--tensor-parallel-size 2", "--quantization fp8"]
     assert f"cheapest: {' '.join(first)}" in heavy.reason                 # the decision reads the same search
     more = next(f for f in heavy.fallbacks if f.name == "more_gpus")
-    same = [r for r in heavy.setup.engine.found if r[0].quantization is None and r[0].kv_cache_dtype == "auto"]
+    same = [r for r in heavy.accounts.engine.found if r[0].quantization is None and r[0].kv_cache_dtype == "auto"]
     assert more.effect["gpus"] == same[0][0].tensor_parallel_size == 4    # precision kept: the search's TP 4

@@ -3,6 +3,7 @@ import json
 
 import pytest
 
+from multihead import cost
 from multihead.cli import main
 from multihead.planner.serving import load_model
 from multihead.cost.serving import answer as S
@@ -57,7 +58,7 @@ def test_gpu_without_flops_figures_is_said_not_guessed():
 
 def test_every_catalog_gpu_has_a_link():
     links = timing.interconnect_catalog()
-    for name in timing.gpu_catalog_names():
+    for name in cost.gpu_catalog():
         assert name in links["gpus"], name
         assert links["gpus"][name]["intra_node"] in links["links"]
 

@@ -74,7 +74,7 @@ def _predict(args) -> int:
     cfg, name = load_model(args.model)
     spec = cost.read_config(cfg, name=name)
     gpu_name, _ = gpu_memory_bytes(args.gpu)
-    gpu = timing.make_gpu(gpu_name, cost.gpu_catalog()[gpu_name])
+    gpu = cost.catalog_gpu(gpu_name)
     quantization = from_flag(args.quantization) if args.quantization else spec.quantization
     weights = "fp16" if spec.dtype == "fp16" else "bf16"
     out = time_request.predict(spec, gpu, tensor_parallel_size=args.tensor_parallel_size,

@@ -171,14 +171,16 @@ def _heads(cfg: dict) -> int | None:
 
 
 def _list() -> int:
-    from multihead.cost.serving.answer import gpu_memory_catalog
+    from multihead.cost import catalog_gpu, gpu_catalog
     from multihead.cost.serving.fitted import CATALOG
     print("Catalog configs (HF id -> source):")
     for k, v in json.loads((CATALOG / "configs" / "index.json").read_text()).items():
         print(f"  {k:<62} {v['source']}")
     print("GPUs (physical memory as the device reports it):")
-    for k, v in gpu_memory_catalog().items():
-        print(f"  {k:<10} {v['bytes'] / 2**30:8.2f} GiB  {'reported' if v['reported'] else 'estimated'}")
+    for k in gpu_catalog():
+        g = catalog_gpu(k)
+        print(f"  {k:<10} {g.reported_memory_bytes / 2**30:8.2f} GiB  "
+              f"{'reported' if g.extra.get('memory_reported') else 'estimated'}")
     return 0
 
 

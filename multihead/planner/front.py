@@ -136,7 +136,7 @@ def curve(req: PlanRequest, plan=None) -> dict:
     "gpu_memory_bytes"}."""
     from multihead import planner
     p = plan or plan_request(req)
-    spec = p.setup.spec
+    spec = p.accounts.spec
     trained = spec.max_position_embeddings or None
     grid = context_grid(p.inputs.tokens, trained)
     curves = []

@@ -1,6 +1,6 @@
 """A plan as a tree: inputs -> parameters, memory, compute -> outcome -> fallbacks, sections, explanation.
 
-``plan(...)`` fills each part from ``Setup`` (accounts.py) in turn; the explanation (explain.py)
+``plan(...)`` fills each part from ``Accounts`` (accounts.py) in turn; the explanation (explain.py)
 and the tables (render.py) are written afterwards from these same numbers, so a formula's value
 exists once. ``Plan.to_dict()`` is the JSON of ``multihead plan --json``: the parts' fields side by
 side (the flat keys the CLI has always printed) plus one object per section (``serving``, ...).
@@ -13,7 +13,7 @@ from pathlib import Path
 from multihead import jsonout
 from multihead.cost.counts.memory import kv_bytes_per_token, kv_layer_groups
 from multihead.cost.counts.params import attention_params_per_layer, non_embedding_params, param_counts, total_params
-from multihead.planner.accounts import MemoryAccount, Setup
+from multihead.planner.accounts import MemoryAccount, Accounts
 from multihead.planner.names import RENAMED, with_aliases
 
 
@@ -137,7 +137,7 @@ class Plan:
     fallbacks: list[Fallback]
     explain: list[str] = field(default_factory=list)
     sections: dict = field(default_factory=dict)     # name -> object with to_dict() (planner/sections.py)
-    setup: Setup | None = field(default=None, repr=False, compare=False)
+    accounts: Accounts | None = field(default=None, repr=False, compare=False)
 
     def __getattr__(self, name: str):
         """The JSON's flat names (p.kv_cache_bytes, p.decision) resolve to the part that holds them."""
@@ -165,7 +165,7 @@ class Plan:
 
 
 # -- the parts, one function each ---------------------------------------------------------------------
-def build_inputs(st: Setup, tokens: int, passes: int, causal_skip: bool) -> Inputs:
+def build_inputs(st: Accounts, tokens: int, passes: int, causal_skip: bool) -> Inputs:
     s, d, p = st.spec, st.device, st.precision
     q = p.quantization
     flops_per_s, bytes_per_s = st.effective_rates()
@@ -185,7 +185,7 @@ def _quant_dict(q, in_features: int) -> dict:
     return {**asdict(q), "bytes_per_weight": q.bytes_per_weight(in_features), "label": q.describe()}
 
 
-def build_parameters(st: Setup) -> Parameters:
+def build_parameters(st: Accounts) -> Parameters:
     s = st.spec
     counts = param_counts(s)
     per = attention_params_per_layer(s)
@@ -197,7 +197,7 @@ def build_parameters(st: Setup) -> Parameters:
         params_by_part={**asdict(counts), "total": counts.total, "active": counts.active} if counts else None)
 
 
-def build_memory(st: Setup, single: MemoryAccount, tokens: int) -> Memory:
+def build_memory(st: Accounts, single: MemoryAccount, tokens: int) -> Memory:
     s, p = st.spec, st.precision
     w = st.weights()
     per_token = kv_bytes_per_token(s, p.kv)
@@ -211,7 +211,7 @@ def build_memory(st: Setup, single: MemoryAccount, tokens: int) -> Memory:
         tiled_attention_bytes_per_layer=st.tiled_bytes(tokens, 1), total_memory_bytes=single.total_bytes)
 
 
-def build_compute(st: Setup, single: MemoryAccount, tokens: int, passes: int, causal_skip: bool) -> Compute:
+def build_compute(st: Accounts, single: MemoryAccount, tokens: int, passes: int, causal_skip: bool) -> Compute:
     full, causal = st.attention_flops(tokens, causal=False), st.attention_flops(tokens, causal=True)
     att_full = st.attention_seconds(full, tokens)
     att_causal = st.attention_seconds(causal, tokens, causal=True)

@@ -48,10 +48,9 @@ class ServingSection:
 def _physical_bytes(device) -> tuple[float | None, str]:
     """(physical bytes, where from): the catalog's reported memory for a catalog GPU, the stated
     --gpu-memory-gb for an explicit one; None for a measured CPU profile."""
-    from multihead.cost.serving.answer import gpu_memory_bytes
-    if device.kind == "catalog":
-        name, total = gpu_memory_bytes(device.name)
-        return total, name
+    if device.kind == "catalog":          # the record's reported bytes (cost.catalog_gpu)
+        from multihead.cost.serving.answer import gpu_memory_bytes
+        return device.reported_memory_bytes or gpu_memory_bytes(device.name)[1], device.name
     if device.kind == "explicit":
         return device.memory_bytes, device.name or "stated GPU memory"
     return None, device.name
@@ -89,27 +88,27 @@ class Engine:
     refusal: str | None = None       # the length is past every position the model can reach (no command)
 
 
-def engine_for(setup, model: str, tokens: int, options: dict | None) -> Engine | str:
+def engine_for(accounts, model: str, tokens: int, options: dict | None) -> Engine | str:
     """The Engine of a plan, or the reason there is none (a measured CPU profile)."""
     from multihead.cost.serving.answer import Request, serving_account
     from multihead.planner.search import fallback_search
     o = dict(options or {})
     cfg, model_id = _config(o, model)
-    total, gpu = _physical_bytes(setup.device)
+    total, gpu = _physical_bytes(accounts.device)
     if total is None:
         return f"no serving account: {gpu} is a measured CPU profile, not a GPU a serving engine runs on"
-    req = Request(tensor_parallel_size=setup.gpus, gpu_memory_utilization=setup.memory_utilization,
+    req = Request(tensor_parallel_size=accounts.gpus, gpu_memory_utilization=accounts.memory_utilization,
                   max_model_len=o.get("max_model_len") or tokens,
                   **{k: o[k] for k in _FLAGS if o.get(k) is not None},
-                  model=model_id or setup.spec.name, gpu=gpu, kv_cache_dtype=_kv_flag(o, setup.precision),
+                  model=model_id or accounts.spec.name, gpu=gpu, kv_cache_dtype=_kv_flag(o, accounts.precision),
                   dtype=o.get("dtype") or "auto", quantization=o.get("quantization"),
                   engine=o.get("engine") or "vllm", engine_version=o.get("engine_version"),
                   mem_fraction_static=o.get("mem_fraction_static"), data_parallel_size=o.get("data_parallel_size") or 1,
                   expert_parallel_size=o.get("expert_parallel_size") or 1, batching=o.get("batching") or "continuous")
-    a, _ = serving_account(cfg, req, spec=setup.spec, gpu_bytes=total)
+    a, _ = serving_account(cfg, req, spec=accounts.spec, gpu_bytes=total)
     from multihead.cost.serving.answer import length_override
-    refusal = length_override(setup.spec, req.max_model_len)[1]   # a length no rope override reaches
-    found = (fallback_search(cfg, req, setup.spec.num_heads, limit=None, spec=setup.spec, gpu_bytes=total)
+    refusal = length_override(accounts.spec, req.max_model_len)[1]   # a length no rope override reaches
+    found = (fallback_search(cfg, req, accounts.spec.num_heads, limit=None, spec=accounts.spec, gpu_bytes=total)
              if not a.fits or a.max_concurrency < 1 else None)
     return Engine(cfg, model_id, req, total, a, found, o, refusal)
 
@@ -134,13 +133,13 @@ def build(ctx: sections.Context):
     from multihead.planner.launch import add_command
     from multihead.planner.names import serving_bytes
     from multihead.planner.search import fallback_rows
-    e = getattr(ctx.setup, "engine", None) or engine_for(ctx.setup, ctx.plan.inputs.model, ctx.plan.inputs.tokens,
+    e = getattr(ctx.accounts, "engine", None) or engine_for(ctx.accounts, ctx.plan.inputs.model, ctx.plan.inputs.tokens,
                                                          ctx.options)
     if isinstance(e, str):
         return ServingSection({"fits": False, "reason": e})
     o = e.options
     data = answer(e.cfg, e.request, input_len=o.get("input_len"), output_len=o.get("output_len"),
-                  spec=ctx.setup.spec, gpu_bytes=e.total_bytes, device=ctx.setup.device,
+                  spec=ctx.accounts.spec, gpu_bytes=e.total_bytes, device=ctx.accounts.device,
                   concurrency=o.get("concurrency"), request_rate=o.get("request_rate"))
     add_command(data, e.request, o.get("emit") or o.get("engine") or "vllm", e.found[0][0] if e.found else None,
                 e.total_bytes)

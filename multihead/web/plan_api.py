@@ -86,11 +86,10 @@ def search_catalog() -> dict:
     """What the search page offers: the models with a config.json the memory account reads, the GPUs
     the memory account and the time model both know, and the search's defaults."""
     from multihead.catalog import read_json
-    from multihead.cost.serving.answer import gpu_memory_catalog as gpu_catalog
+    from multihead.cost import gpu_catalog
     from multihead.cost.serving.fitted import CATALOG
-    from multihead.cost.time.timing import gpu_catalog_names
     from multihead.planner.search import DEFAULT_GPUS
-    timed = set(gpu_catalog_names())
+    timed = set(gpu_catalog())
     models = list(read_json(CATALOG / "configs" / "index.json")) + [
         m for m in catalog()["models"] if _has_config(m)]
     return {"models": models, "gpus": [g for g in gpu_catalog() if g in timed],
