@@ -16,7 +16,7 @@ def test_point_has_times_intervals_and_inputs(capsys):
                 "--output-len", "256")
     for k in ("ttft_s", "tpot_s", "request_latency_s", "output_tokens_per_s"):
         assert out[f"{k}_low"] < out[f"{k}_high"] and out[k] > 0
-    assert out["engine"] == "vllm" and out["version_family"] == "v1" and out["batching"] == "continuous"
+    assert out["engine"] == "vllm" and out["version_family"] == "v1-async" and out["batching"] == "continuous"
     assert out["interval"]["level"] == 0.8
 
 

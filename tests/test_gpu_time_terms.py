@@ -28,7 +28,13 @@ def _setup(gpu="H100-SXM", tp=1, constants=None, **kw):
 
 
 # -- MXFP4 unpacking -----------------------------------------------------------------------------------
-def test_fp4_tensor_cores_by_name():
+@pytest.fixture
+def fp4_on(monkeypatch):
+    """The MXFP4 variant (off by default: it lost the cross-validation, fp4_weights.FP4_KIND)."""
+    monkeypatch.setattr(fp4_weights, "FP4_KIND", True)
+
+
+def test_fp4_tensor_cores_by_name(fp4_on):
     assert fp4_weights.has_fp4_tensor_cores("B200") and fp4_weights.has_fp4_tensor_cores("MI355X")
     assert not fp4_weights.has_fp4_tensor_cores("H100-SXM") and not fp4_weights.has_fp4_tensor_cores("MI300X")
     assert fp4_weights.has_fp4_tensor_cores("B200@700W")          # a measured variant of a catalog GPU
@@ -41,7 +47,7 @@ def test_fp4_tensor_cores_by_name():
         fp4_weights.dequant_kind(from_flag("awq"), "H100-SXM")
 
 
-def test_fp4_dequant_by_hand(monkeypatch):
+def test_fp4_dequant_by_hand(fp4_on, monkeypatch):
     """One decode step of gpt-oss-120b at batch 1 on one H100: the quantized elements it reads are the
     touched experts' (4 of 128 per layer), each unpacked at 0.25 weights per fp32 FLOP of 67 TFLOP/s."""
     s = _setup("H100-SXM")
@@ -58,7 +64,7 @@ def test_fp4_dequant_by_hand(monkeypatch):
     assert timing.decode_step(_setup("B200"), 1, 1024).dequant_s == pytest.approx(touched / (0.3 * 75e12), rel=1e-9)
 
 
-def test_fp4_rate_falls_back_to_int4_for_an_older_fit():
+def test_fp4_rate_falls_back_to_int4_for_an_older_fit(fp4_on):
     s = _setup("H100-SXM", constants=timing.Constants(dequant={"int8": 0.5, "int4": 0.3}, dequant_layer_s=0.0))
     _, quantized = timing.weights_read(s, 1)
     assert timing.decode_step(s, 1, 0).dequant_s == pytest.approx(quantized / (0.3 * 67e12), rel=1e-9)
@@ -67,6 +73,14 @@ def test_fp4_rate_falls_back_to_int4_for_an_older_fit():
 @settings(max_examples=30, deadline=None)
 @given(tp=st.sampled_from([1, 2, 4, 8]), batch=st.integers(1, 256), more=st.integers(1, 256))
 def test_fp4_dequant_grows_with_tokens_and_shrinks_with_tp(tp, batch, more):
+    old, fp4_weights.FP4_KIND = fp4_weights.FP4_KIND, True     # (hypothesis reruns the body: set here, restored)
+    try:
+        _fp4_monotone(tp, batch, more)
+    finally:
+        fp4_weights.FP4_KIND = old
+
+
+def _fp4_monotone(tp, batch, more):
     a = timing.decode_step(_setup("H100-SXM", tp=tp), batch, 1024).dequant_s
     b = timing.decode_step(_setup("H100-SXM", tp=tp), batch + more, 1024).dequant_s
     assert b >= a * (1 - 1e-12)
@@ -83,7 +97,13 @@ def test_charged_host_by_hand():
         ec.charged_host_s(-1.0, 1.0, overlapped=True)
 
 
-def test_overlapping_families():
+@pytest.fixture
+def overlap_on(monkeypatch):
+    """The overlapped-host variant (off by default: not cross-validated, engine_costs.OVERLAP)."""
+    monkeypatch.setattr(ec, "OVERLAP", True)
+
+
+def test_overlapping_families(overlap_on):
     assert ec.version_family("vllm", "0.17.0") == "v1-async" and ec.version_family("vllm", "0.10.2") == "v1"
     assert ec.version_family("vllm", None, "2026-03") == "v1-async" and ec.version_family("vllm", None, "2025-12") == "v1"
     assert ec.cost_key("vllm", "v1-async") == "vllm@v1"          # V1's kernels and fixed costs
@@ -93,7 +113,7 @@ def test_overlapping_families():
     assert not ec.overlaps_host(timing.Setup(GPT_OSS, _gpu("H100-SXM"), timing.Constants(), engine="tensorrt-llm"))
 
 
-def test_overlapped_step_by_hand():
+def test_overlapped_step_by_hand(overlap_on):
     """A decode step of 64 sequences with 50 us of host work each (3.2 ms): in turn it adds 3.2 ms; overlapped
     it adds only what exceeds the GPU's time (the step's other terms and fixed costs)."""
     c = timing.Constants(layer_overhead_s={"vllm@v1": 20e-6}, sequence_overhead_s={"vllm@v1": 50e-6},
@@ -110,6 +130,14 @@ def test_overlapped_step_by_hand():
 @settings(max_examples=30, deadline=None)
 @given(batch=st.integers(1, 512), seq_us=st.floats(0.0, 200.0), tp=st.sampled_from([1, 2, 8]))
 def test_overlap_never_slower_and_step_grows_with_batch(batch, seq_us, tp):
+    old, ec.OVERLAP = ec.OVERLAP, True      # (hypothesis reruns the body: set here, restored)
+    try:
+        _overlap_monotone(batch, seq_us, tp)
+    finally:
+        ec.OVERLAP = old
+
+
+def _overlap_monotone(batch, seq_us, tp):
     c = timing.Constants(layer_overhead_s={"vllm@v1": 40e-6}, sequence_overhead_s={"vllm@v1": seq_us * 1e-6},
                          dequant={"int8": 0.5, "int4": 0.3, "fp4": 0.25})
     sync = timing.decode_step(_setup(tp=tp, constants=c, engine_version="0.10.2"), batch, 1024).total_s
@@ -159,3 +187,34 @@ def test_choose_rule_by_class_widens_only_the_class_that_needs_it():
     for cls in ("dense", "moe"):
         gaps = {r["widen"]: g for r, g, _ in scored[cls]}
         assert gaps[rule["classes"][cls]["widen"]] == min(gaps.values())
+
+
+# -- ROCm engines' matmul factor -----------------------------------------------------------------------
+def test_rocm_factor_by_hand():
+    from multihead.cost.time import rocm
+    assert rocm.is_amd("MI300X") and rocm.is_amd("MI355X") and not rocm.is_amd("H100-SXM")
+    c = timing.Constants(flops_efficiency=0.8, flops_efficiency_rocm=0.5)
+    llama = cost.catalog_model("Llama-3.1-8B")
+    mi = timing.Setup(llama, _gpu("MI300X"), c)
+    h = timing.Setup(llama, _gpu("H100-SXM"), c)
+    share = _gpu("MI300X").mamf_share
+    # MI300X: 1307 TFLOP/s x its MAMF share x 0.8 x 0.5; an H100 is not affected
+    assert timing.linear_flops_per_s(mi) == pytest.approx(1307e12 * share * 0.8 * 0.5)
+    assert timing.attention_flops_per_s(mi) == pytest.approx(1307e12 * share * 0.8 * 0.5)
+    assert timing.linear_flops_per_s(h) == pytest.approx(989e12 * _gpu("H100-SXM").mamf_share * 0.8)
+    # 0 (not fitted, the session-6 model): no factor
+    assert timing.linear_flops_per_s(timing.Setup(llama, _gpu("MI300X"), timing.Constants(flops_efficiency=0.8))) == \
+        pytest.approx(1307e12 * share * 0.8)
+
+
+@settings(max_examples=25, deadline=None)
+@given(f=st.floats(0.1, 1.0), tokens=st.integers(16, 8192))
+def test_rocm_factor_slows_prefill_only_on_amd(f, tokens):
+    llama = cost.catalog_model("Llama-3.1-8B")
+    on = timing.Constants(flops_efficiency=0.8, flops_efficiency_rocm=f)
+    off = timing.Constants(flops_efficiency=0.8)
+    a = timing.prefill(timing.Setup(llama, _gpu("MI300X"), on), tokens).total_s
+    b = timing.prefill(timing.Setup(llama, _gpu("MI300X"), off), tokens).total_s
+    assert a >= b * (1 - 1e-12)
+    assert timing.prefill(timing.Setup(llama, _gpu("H100-SXM"), on), tokens).total_s == \
+        timing.prefill(timing.Setup(llama, _gpu("H100-SXM"), off), tokens).total_s

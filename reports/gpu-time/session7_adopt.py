@@ -15,8 +15,8 @@ rule, scored = ti.choose_rule_by_class(errs)
 here = Path("reports/gpu-time")
 (here / "out_of_document_session7.json").write_text(json.dumps(errs) + "\n")
 (here / "interval_rule_session7.json").write_text(json.dumps(
-    {"chosen": rule, "criterion": "per class: |leave-one-document-out document coverage of the class - 80%| on the "
-     "fitted documents (ties: the narrower rule); families falling back to 'all' use the overall rule, the one whose "
+    {"chosen": rule, "criterion": "per class: the larger of |leave-one-document-out coverage of the class - 80%| as the mean "
+     "over documents and pooled over rows, on the fitted documents (ties: the narrower rule); families falling back to 'all' use the overall rule, the one whose "
      "worst class is nearest 80%",
      "candidates": {cls: [{"rule": r, "gap": g, "summary": s} for r, g, s in rows] for cls, rows in scored.items()}},
     indent=1) + "\n")

@@ -19,8 +19,10 @@ def _set(module, name, value):
 
 
 def _variants():
-    from multihead.cost.time import decode_attention, engine_costs, fp4_weights
-    return {"base": lambda: (_set(fp4_weights, "FP4_KIND", False)(), _set(engine_costs, "OVERLAP", False)()),
+    from multihead.cost.time import decode_attention, engine_costs, fp4_weights, rocm
+    return {"base": lambda: (_set(fp4_weights, "FP4_KIND", False)(), _set(engine_costs, "OVERLAP", False)(),
+                             _set(rocm, "ROCM_EFFICIENCY", False)()),
+            "rocm": _set(rocm, "ROCM_EFFICIENCY", True),          # ROCm engines' own factor on eta_f
             "fp4": _set(fp4_weights, "FP4_KIND", True),           # MXFP4 unpacking where no FP4 tensor cores
             "overlap": _set(engine_costs, "OVERLAP", True),       # host work overlapped (async / overlap scheduler)
             "separate": _set(decode_attention, "KERNELS", "separate")}
@@ -37,7 +39,7 @@ def report(errs):
         cls = e["family"][0]
         m = METRIC[e["metric"]]
         grp = "dense" if cls == "dense" else "moe/mla"
-        for k in ((cls, m), (cls, "all"), (grp, m), (grp, "all"), ("all", m), ("all", "all")):
+        for k in {(cls, m), (cls, "all"), (grp, m), (grp, "all"), ("all", m), ("all", "all")}:   # (dense is both)
             g[k].append(abs(e["error"]))
     lines = []
     for k, v in sorted(g.items()):
@@ -50,7 +52,11 @@ def report(errs):
     return "\n".join(lines)
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and sys.argv[1] == "--summary":      # --summary OOD.json ...: the table of saved errors
+    for path in sys.argv[2:]:
+        print(path)
+        print(report(json.load(open(path))))
+elif __name__ == "__main__":
     variant, out = sys.argv[1], sys.argv[2]
     warm = len(sys.argv) > 3 and sys.argv[3] == "warm"
     table_v = _variants()

@@ -71,6 +71,7 @@ class Constants:
     """
     flops_efficiency: float = 0.6
     flops_efficiency_fp8: float = 0.0   # of fp8 matmuls' (2x) peak; 0: the same as flops_efficiency
+    flops_efficiency_rocm: float = 0.0  # factor on eta_f of ROCm engines on AMD GPUs (cost/time/rocm.py); 0: none
     bandwidth_efficiency: float = 0.8
     layer_overhead_s: dict = field(default_factory=lambda: {e: 10e-6 for e in ENGINES})
     prefill_layer_overhead_s: dict = field(default_factory=dict)   # eager prefill per engine family; {}: as decode
@@ -308,14 +309,17 @@ def linear_flops_per_s(setup: Setup) -> float:
     matmul ceiling (mamf_share) * the fitted efficiency (fp8 matmuls: their own, when fitted)."""
     c, g, mm = setup.constants, setup.gpu, matmul_dtype(setup)
     eta = c.flops_efficiency_fp8 if mm == "fp8" and c.flops_efficiency_fp8 else c.flops_efficiency
-    return g.peak_flops(mm) * (g.mamf_share if USE_MAMF else 1.0) * eta
+    from multihead.cost.time.rocm import flops_factor     # ROCm engines on AMD GPUs: their own factor
+    return g.peak_flops(mm) * (g.mamf_share if USE_MAMF else 1.0) * eta * flops_factor(c, g.name)
 
 
 def attention_flops_per_s(setup: Setup) -> float:
     """Sustained FLOP/s of one GPU's attention core (16-bit): peak * mamf_share * fitted efficiency.
     The planner times the reference text's 4*T^2*D*L at this same rate ("the text's count")."""
     g = setup.gpu
-    return g.peak_flops("fp16") * (g.mamf_share if USE_MAMF else 1.0) * setup.constants.flops_efficiency
+    from multihead.cost.time.rocm import flops_factor
+    return (g.peak_flops("fp16") * (g.mamf_share if USE_MAMF else 1.0) * setup.constants.flops_efficiency
+            * flops_factor(setup.constants, g.name))
 
 
 def read_seconds(setup: Setup, nbytes: float) -> float:

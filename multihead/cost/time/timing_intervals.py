@@ -187,18 +187,21 @@ def choose_rule(errors: list[dict], rules: list[dict] | None = None, level: floa
 
 def choose_rule_by_class(errors: list[dict], rules: list[dict] | None = None, level: float = LEVEL
                          ) -> tuple[dict, dict]:
-    """Session 7: a rule per class. For each class (dense, moe, mla) the rule whose leave-one-document-out
-    document coverage *of that class* is nearest ``level`` (ties to the narrower, then earlier rule); a class's
-    families are drawn from its own errors only, so the classes' choices do not interact (a family that falls
-    back to 'all' takes the overall rule, choose_rule's). Returns ({**overall rule, "classes": {...}},
-    {class: [(rule, gap, coverage summary), ...]})."""
-    overall, scored = choose_rule(errors, rules, level)
+    """Session 7: a rule per class. The overall rule is choose_rule's (its worst class nearest ``level``); then
+    for each class (dense, moe, mla) the candidate whose leave-one-document-out document coverage *of that
+    class* is nearest ``level`` when that class alone is drawn by it (the others, and any family that falls
+    back to 'all', by the overall rule), both as the mean over documents and pooled over rows (the larger of
+    the two gaps is the score: a held-out set is judged on its rows); ties to the narrower, then earlier rule. Returns
+    ({**overall rule, "classes": {...}}, {class: [(rule, gap, coverage summary of the class), ...]})."""
+    overall, _ = choose_rule(errors, rules, level)
     chosen, table = {}, {}
     for cls in CLASSES:
         rows = []
-        for rule, _, summary in scored:
+        for rule in rules or RULES:
+            summary = leave_one_document_out(errors, {**overall, "classes": {cls: rule}}, level)
             if cls in summary and summary[cls]["documents"] >= 2:
-                rows.append((rule, abs(summary[cls]["document_coverage"] - level), summary[cls]))
+                gap = max(abs(summary[cls]["document_coverage"] - level), abs(summary[cls]["coverage"] - level))
+                rows.append((rule, gap, summary[cls]))
         if rows:
             best = min(rows, key=lambda x: (round(x[1], 9), x[0]["widen"]))
             chosen[cls] = dict(best[0])
