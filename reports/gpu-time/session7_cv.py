@@ -52,7 +52,32 @@ def report(errs):
     return "\n".join(lines)
 
 
-if __name__ == "__main__" and sys.argv[1] == "--summary":      # --summary OOD.json ...: the table of saved errors
+def markdown(named: list[tuple[str, list]]) -> str:
+    """One table: rows class x metric family, one column per variant (out-of-document median |error|, n)."""
+    keys = [(c, m) for c in ("all", "dense", "moe/mla", "moe", "mla") for m in ("all", "TTFT", "TPOT", "throughput", "latency")]
+    cols = []
+    for _, errs in named:
+        g = collections.defaultdict(list)
+        for e in errs:
+            cls, m = e["family"][0], METRIC[e["metric"]]
+            grp = "dense" if cls == "dense" else "moe/mla"
+            for k in {(cls, m), (cls, "all"), (grp, m), (grp, "all"), ("all", m), ("all", "all")}:
+                g[k].append(abs(e["error"]))
+        cols.append(g)
+    lines = ["| class | metric | n | " + " | ".join(n for n, _ in named) + " |", "|---|---|---|" + "---|" * len(named)]
+    for k in keys:
+        if not cols[0].get(k):
+            continue
+        lines.append(f"| {k[0]} | {k[1]} | {len(cols[0][k])} | "
+                     + " | ".join(f"{statistics.median(g[k]):.1%}" for g in cols) + " |")
+    lines.append("| log-RMS | | | " + " | ".join(f"{math.sqrt(statistics.fmean(math.log1p(e['error']) ** 2 for e in errs)):.4f}"
+                                          for _, errs in named) + " |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__" and sys.argv[1] == "--table":       # --table NAME=OOD.json ...: a markdown table
+    print(markdown([(a.split("=")[0], json.load(open(a.split("=")[1]))) for a in sys.argv[2:]]))
+elif __name__ == "__main__" and sys.argv[1] == "--summary":      # --summary OOD.json ...: the table of saved errors
     for path in sys.argv[2:]:
         print(path)
         print(report(json.load(open(path))))
