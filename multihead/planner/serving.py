@@ -88,6 +88,7 @@ class Engine:
     found: list | None
     options: dict
     refusal: str | None = None       # the length is past every position the model can reach (no command)
+    dtype: str = ""                  # the engine's dtype of the account (serving_account's second answer)
 
 
 def engine_for(accounts, model: str, tokens: int, options: dict | None) -> Engine | str:
@@ -107,12 +108,12 @@ def engine_for(accounts, model: str, tokens: int, options: dict | None) -> Engin
                   engine=o.get("engine") or "vllm", engine_version=o.get("engine_version"),
                   mem_fraction_static=o.get("mem_fraction_static"), data_parallel_size=o.get("data_parallel_size") or 1,
                   expert_parallel_size=o.get("expert_parallel_size") or 1, batching=o.get("batching") or "continuous")
-    a, _ = serving_account(cfg, req, spec=accounts.spec, gpu_bytes=total)
+    a, dtype = serving_account(cfg, req, spec=accounts.spec, gpu_bytes=total)
     from multihead.cost.serving.answer import length_override
     refusal = length_override(accounts.spec, req.max_model_len)[1]   # a length no rope override reaches
     found = (fallback_search(cfg, req, accounts.spec.num_heads, limit=None, spec=accounts.spec, gpu_bytes=total)
              if not a.fits or a.max_concurrency < 1 else None)
-    return Engine(cfg, model_id, req, total, a, found, o, refusal)
+    return Engine(cfg, model_id, req, total, a, found, o, refusal, dtype)
 
 
 def engine_fits(e: Engine, spec, **flags) -> bool:
@@ -142,6 +143,7 @@ def build(ctx: sections.Context):
     o = e.options
     data = answer(e.cfg, e.request, input_len=o.get("input_len"), output_len=o.get("output_len"),
                   spec=ctx.accounts.spec, gpu_bytes=e.total_bytes, device=ctx.accounts.device,
+                  account=(e.account, e.dtype),
                   concurrency=o.get("concurrency"), request_rate=o.get("request_rate"))
     add_command(data, e.request, o.get("emit") or o.get("engine") or "vllm", e.found[0][0] if e.found else None,
                 e.total_bytes)
