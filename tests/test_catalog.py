@@ -10,6 +10,13 @@ import time
 from multihead.catalog import RACY_NS, entries, read_json
 
 
+def _config_and_id(name):
+    """(raw config.json, `vllm serve` id) of a model name: the one model door."""
+    from multihead.cost.spec.lookup import find_model
+    found = find_model(name)
+    return found.config, found.model_id
+
+
 def _age(path, seconds: float) -> int:
     """Set the file's mtime ``seconds`` in the past (past the racy window); returns it in ns."""
     t = time.time_ns() - int(seconds * 1e9)
@@ -81,18 +88,17 @@ def test_configs_handed_out_are_the_callers_own():
     the catalog must not carry such an edit into the next plan in the process."""
     from multihead import cost
     from multihead.fits.serving_fit import catalog_config
-    from multihead.planner.serving import load_model
     mine = cost.model_catalog()["Llama-3.1-8B"]["config"]
     mine["rope_scaling"]["rope_theta"] = 1.0
     mine["num_key_value_heads"] = 1
     assert "rope_theta" not in cost.model_catalog()["Llama-3.1-8B"]["config"]["rope_scaling"]
     spec = cost.catalog_model("Llama-3.1-8B")
     assert spec.num_kv_heads == 8 and "rope_theta" not in spec.rope_scaling.raw
-    for config in (load_model("Llama-3.1-8B")[0], catalog_config("Qwen/Qwen3-8B"), load_model("Qwen/Qwen3-8B")[0]):
+    for config in (_config_and_id("Llama-3.1-8B")[0], catalog_config("Qwen/Qwen3-8B"), _config_and_id("Qwen/Qwen3-8B")[0]):
         config["rope_scaling"] = {"edited": True}
         config["num_key_value_heads"] = 1
-    assert load_model("Llama-3.1-8B")[0]["rope_scaling"] == spec.rope_scaling.raw
-    assert catalog_config("Qwen/Qwen3-8B") == load_model("Qwen/Qwen3-8B")[0] != config
+    assert _config_and_id("Llama-3.1-8B")[0]["rope_scaling"] == spec.rope_scaling.raw
+    assert catalog_config("Qwen/Qwen3-8B") == _config_and_id("Qwen/Qwen3-8B")[0] != config
 
 
 def test_plan_json_imports_neither_torch_nor_numpy_nor_rich():

@@ -168,3 +168,31 @@ def test_the_gpu_catalog_files_have_one_door():
                       for node in ast.walk(ast.parse(path.read_text()))
                       if isinstance(node, ast.Constant) and node.value in GPU_FILES})
     assert readers == ["cost/time/device.py"]
+
+
+MODEL_FILES = {"models.json", "index.json"}
+
+
+def test_the_model_catalogs_have_one_door():
+    """The model catalogs (multihead/catalog/models.json, cost/catalog/configs/index.json) are opened
+    by cost/spec/lookup.py only: find_model is the one door from a name to its spec and raw config
+    (the planner, `serving`, `gpu-time`, the page and the search all call it)."""
+    readers = sorted({path.relative_to(PKG).as_posix() for path in PKG.rglob("*.py")
+                      for node in ast.walk(ast.parse(path.read_text()))
+                      if isinstance(node, ast.Constant) and node.value in MODEL_FILES})
+    assert readers == ["cost/spec/lookup.py"]
+
+
+def test_no_two_catalog_doors_share_a_name():
+    """One door, one name: a catalog or model door of cost/, planner/ or web/ (a top-level function
+    named *catalog* or *_model) is defined once: two `gpu_catalog()`s returning different tables and
+    two `resolve_model`s doing different things were issue 27's findings."""
+    import re
+    seen: dict[str, list[str]] = {}
+    for folder in ("cost", "planner", "web"):
+        for path in (PKG / folder).rglob("*.py"):
+            for node in ast.parse(path.read_text()).body:
+                if isinstance(node, ast.FunctionDef) and re.search(r"catalog|_model$", node.name):
+                    seen.setdefault(node.name, []).append(path.relative_to(PKG).as_posix())
+    twice = {name: where for name, where in seen.items() if len(where) > 1}
+    assert twice == {}

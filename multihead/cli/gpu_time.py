@@ -70,9 +70,10 @@ def _predict(args) -> int:
     from multihead.cost.time import timing
     from multihead.cost.spec.quantization import from_flag
     from multihead.cost.serving.answer import gpu_memory_bytes
-    from multihead.planner.serving import load_model
-    cfg, name = load_model(args.model)
-    spec = cost.read_config(cfg, name=name)
+    from multihead.cost.spec.lookup import find_model
+    found = find_model(args.model)           # the one model door: a catalog's stated params come with it
+    name = found.model_id
+    spec = found.spec.with_overrides(name=name)
     gpu_name, _ = gpu_memory_bytes(args.gpu)
     gpu = cost.catalog_gpu(gpu_name)
     quantization = from_flag(args.quantization) if args.quantization else spec.quantization

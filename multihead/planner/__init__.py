@@ -58,6 +58,14 @@ def plan(model: str | ModelSpec | None = None, *, tokens: int, batch: int = 1, p
     --quantization name. ``options``: per-section options ({"serving": {...}}).
     """
     work = Workload(tokens, batch, passes, chunks, gpus, attention, causal_skip, memory_utilization)
+    if isinstance(model, (str, Path)):      # read once (the one model door): its spec, and its config for the engines
+        from multihead.cost.spec.lookup import find_model
+        found = find_model(model)
+        model = found.spec
+        serving = dict((options or {}).get("serving") or {})
+        if serving.get("config") is None:
+            serving.update(config=found.config, model_id=found.model_id)
+            options = {**(options or {}), "serving": serving}
     spec = resolve_spec(model, params=params, layers=layers, heads=heads, kv_heads=kv_heads, head_dim=head_dim,
                         hidden=hidden, intermediate=intermediate, vocab=vocab, max_position=max_position)
     check_tensor_parallel(spec, gpus)

@@ -148,7 +148,7 @@ class Accounts:
             return att + self.linear_seconds(self.linear_flops(tokens), gpus), None
         from multihead.cost.time import timing
         phase = timing.prefill(ts, tokens, batch=self.batch)
-        return phase.total_s, {**dataclasses.asdict(phase), "engine": ts.engine, "constants": ts.constants.source,
+        return phase.total_s, {**_terms(phase), "engine": ts.engine, "constants": ts.constants.source,
                                "link": ts.gpu.link}
 
     def effective_rates(self) -> tuple[float, float]:
@@ -210,7 +210,7 @@ class Accounts:
         from multihead.cost.time import timing
         setup = self.setup
         phase = timing.decode_step(setup, self.batch, context)
-        return phase.total_s, {**dataclasses.asdict(phase), "engine": setup.engine,
+        return phase.total_s, {**_terms(phase), "engine": setup.engine,
                                "constants": setup.constants.source, "link": setup.gpu.link}
 
     def linear_flops(self, tokens: int) -> float:
@@ -225,6 +225,11 @@ class Accounts:
 
     def kv_heads_per_gpu(self, kv_heads: int | None = None) -> int:
         return kv_heads_per_gpu(kv_heads or self.spec.num_kv_heads, self.gpus)
+
+
+def _terms(phase) -> dict:
+    """A Phase's fields as a dict (its values are numbers and strings: no deep copy needed)."""
+    return {f.name: getattr(phase, f.name) for f in dataclasses.fields(phase)}
 
 
 # -- splitting T into chunks (closed forms: never a list of length T or of the chunk count) ----------

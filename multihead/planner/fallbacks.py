@@ -36,8 +36,13 @@ def fewer_kv_heads(st: Accounts, T: int, quality_report) -> Fallback | None:
     options = [d for d in range(Hkv - 1, 0, -1) if H % d == 0] if s.mla is None else []
     if not options:
         return None
-    fitting = next((d for d in options if one_pass_fits(st, T, st.memory(T, kv_heads=d),
-                                                        s.with_overrides(num_kv_heads=d))), None)
+    known: dict = {}
+
+    def fits(d: int, m: MemoryAccount):         # each option's account once (it was asked twice)
+        if d not in known:
+            known[d] = one_pass_fits(st, T, m, s.with_overrides(num_kv_heads=d))
+        return known[d]
+    fitting = next((d for d in options if fits(d, st.memory(T, kv_heads=d))), None)
     rows = []
     now = st.memory(T).kv_cache_bytes
     for d in sorted({options[0], 1, *([fitting] if fitting else [])}, reverse=True):
@@ -46,7 +51,7 @@ def fewer_kv_heads(st: Accounts, T: int, quality_report) -> Fallback | None:
         # replicated on each GPU, so MQA on 4 GPUs keeps as much per GPU as H_kv = 4 (not d / H_kv)
         rows.append({"kv_heads": d, "kind": "MQA" if d == 1 else f"GQA-{d}", "kv_cache_bytes": m.kv_cache_bytes,
                      "kv_fraction_of_now": m.kv_cache_bytes / now if now else d / Hkv, "total_memory_bytes": m.total_bytes,
-                     "fits": one_pass_fits(st, T, m, s.with_overrides(num_kv_heads=d)),
+                     "fits": fits(d, m),
                      "decode_kv_read_seconds": st.decode_seconds(T, m.kv_cache_bytes, 0.0)})
     best = next((r for r in rows if r["fits"]), rows[-1])
     notes = ["Converting MHA/GQA checkpoints: mean-pool each group's K and V projections, then uptrain ~5% of the "

@@ -24,11 +24,11 @@ GPUS_PER_NODE = 8       # the engines' one node (the launch command's nodes)
 def gpu_memory_bytes(name: str) -> tuple[str, int]:
     """(catalog name, physical bytes as the device reports them) for a GPU name, case-insensitive;
     'H100' means the SXM part: the GPU record's ``reported_memory_bytes`` (cost.catalog_gpu)."""
-    from multihead.cost.time.device import catalog_gpu, gpu_catalog, gpu_key
+    from multihead.cost.time.device import gpu_catalog, gpu_key, reported_memory
     key = gpu_key(name)
     if key is None:
         raise ValueError(f"gpu: unknown GPU {name!r} (known: {', '.join(gpu_catalog())})")
-    return key, catalog_gpu(key).reported_memory_bytes
+    return key, reported_memory(key).get("bytes", 0.0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -196,14 +196,16 @@ def verdict(a: ServingAccount, req: Request, chunk: int | None = None) -> str:
 
 
 def answer(cfg: dict, req: Request, input_len: int | None = None, output_len: int | None = None, device=None,
-           concurrency: int | None = None, request_rate: float | None = None, **account_kw) -> dict:
+           concurrency: int | None = None, request_rate: float | None = None, account=None, **account_kw) -> dict:
     """The whole serving answer as one JSON-ready dict (the ``serving`` object); the time keys
     (TTFT, TPOT, tokens/s at max concurrency: cost/time/serving_time.py) for requests of ``input_len``
     prompt and ``output_len`` new tokens (defaults: serving_time.request_lengths). ``account_kw``:
     ``spec`` / ``gpu_bytes`` for serving_account; ``device``: a plan's DeviceSpec, whose figures time it.
-    The planner adds the fallbacks (planner/search.py) and the launch command (planner/launch.py)."""
+    The planner adds the fallbacks (planner/search.py) and the launch command (planner/launch.py).
+    ``account``: serving_account's (account, dtype) of this very request when the caller has it
+    (the plan's engine computed it once)."""
     from multihead.cost.time.serving_time import time_keys
-    a, dtype = serving_account(cfg, req, **account_kw)
+    a, dtype = account if account is not None else serving_account(cfg, req, **account_kw)
     version = engine_version(req)
     sglang = None
     if req.engine == "sglang":
