@@ -120,7 +120,7 @@ def test_overlapped_step_by_hand(overlap_on):
                          dequant={"int8": 0.5, "int4": 0.3, "fp4": 0.25})
     sync, asyn = _setup(constants=c, engine_version="0.10.2"), _setup(constants=c, engine_version="0.17.0")
     a, b = timing.decode_step(sync, 64, 1024), timing.decode_step(asyn, 64, 1024)
-    layers = ec.layer_kernels(GPT_OSS) * 20e-6
+    layers = ec.layer_kernels(GPT_OSS, MXFP4) * 20e-6
     assert a.overhead_s == pytest.approx(layers + 64 * 50e-6)
     gpu = max(b.compute_s, b.memory_s) + b.attention_s + b.dequant_s + b.comm_s + layers
     assert b.overhead_s == pytest.approx(layers + max(0.0, 64 * 50e-6 - gpu))
@@ -218,3 +218,35 @@ def test_rocm_factor_slows_prefill_only_on_amd(f, tokens):
     assert a >= b * (1 - 1e-12)
     assert timing.prefill(timing.Setup(llama, _gpu("H100-SXM"), on), tokens).total_s == \
         timing.prefill(timing.Setup(llama, _gpu("H100-SXM"), off), tokens).total_s
+
+
+# -- MXFP4 MoE backends' kernel count ----------------------------------------------------------------
+@pytest.fixture
+def fused_on(monkeypatch):
+    monkeypatch.setattr(ec, "FUSED_MXFP4_MOE", True)
+
+
+def test_mxfp4_moe_kernels_by_hand(fused_on, monkeypatch):
+    # gpt-oss-120b: 36 routed-expert GQA layers; MXFP4 experts: 2 norms + 4 attention + 4 MoE = 10 kernels
+    assert GPT_OSS.num_layers == 36 and GPT_OSS.moe.moe_layers == 36 and not GPT_OSS.moe.shared_experts
+    assert ec.moe_kernels(MXFP4) == 4 and ec.moe_kernels(from_flag("fp8")) == 7 and ec.moe_kernels(None) == 7
+    assert ec.layer_kernels(GPT_OSS, MXFP4) == pytest.approx(36 * 10 / 9) == pytest.approx(40.0)
+    assert ec.layer_kernels(GPT_OSS) == pytest.approx(36 * 13 / 9) == pytest.approx(52.0)      # bf16 experts
+    c = timing.Constants(layer_overhead_s={"vllm@v1": 75e-6}, sequence_overhead_s={"vllm@v1": 0.0})
+    s = _setup(constants=c, engine_version="0.10.2")
+    assert ec.fixed_overhead_s(s, "decode", 4) == pytest.approx(40 * 75e-6)                      # 3.0 ms
+    monkeypatch.setattr(ec, "FUSED_MXFP4_MOE", False)
+    assert ec.fixed_overhead_s(s, "decode", 4) == pytest.approx(52 * 75e-6)                      # 3.9 ms
+
+
+@settings(max_examples=20, deadline=None)
+@given(batch=st.integers(1, 256), tp=st.sampled_from([1, 2, 4, 8]))
+def test_fused_mxfp4_moe_never_slower(batch, tp):
+    old, ec.FUSED_MXFP4_MOE = ec.FUSED_MXFP4_MOE, True
+    try:
+        fused = timing.decode_step(_setup(tp=tp), batch, 1024).total_s
+        ec.FUSED_MXFP4_MOE = False
+        unfused = timing.decode_step(_setup(tp=tp), batch, 1024).total_s
+    finally:
+        ec.FUSED_MXFP4_MOE = old
+    assert fused <= unfused * (1 + 1e-12)

@@ -21,7 +21,8 @@ def _set(module, name, value):
 def _variants():
     from multihead.cost.time import decode_attention, engine_costs, fp4_weights, rocm
     return {"base": lambda: (_set(fp4_weights, "FP4_KIND", False)(), _set(engine_costs, "OVERLAP", False)(),
-                             _set(rocm, "ROCM_EFFICIENCY", False)()),
+                             _set(rocm, "ROCM_EFFICIENCY", False)(), _set(engine_costs, "FUSED_MXFP4_MOE", False)()),
+            "mxfp4k": _set(engine_costs, "FUSED_MXFP4_MOE", True),  # MXFP4 MoE: 4 kernels, not 7
             "rocm": _set(rocm, "ROCM_EFFICIENCY", True),          # ROCm engines' own factor on eta_f
             "fp4": _set(fp4_weights, "FP4_KIND", True),           # MXFP4 unpacking where no FP4 tensor cores
             "overlap": _set(engine_costs, "OVERLAP", True),       # host work overlapped (async / overlap scheduler)
