@@ -30,6 +30,12 @@
 #ifndef AHEAD
 #define AHEAD BK       /* keys ahead whose K and V rows are requested into L2 (see prefetch_rows) */
 #endif
+#ifndef AHEAD_ITEM
+#define AHEAD_ITEM (2 * BK)   /* the same for item() (the AVX2 path but bf16 pairs), with PF_V_SPREAD */
+#endif
+#ifndef PF_V_SPREAD
+#define PF_V_SPREAD 1  /* the next block's V rows requested from the P V loop (prefetch_cols); 0: with its K */
+#endif
 #define PREFETCH_MIN_BYTES (1 << 20)   /* K+V bytes of a call below which nothing is requested ahead */
 #define MAXD 512
 #define MAXR 64
@@ -88,6 +94,31 @@ static inline float hmax8(__m256 a) {
         const char *row_ = (const char *)(base) + ((off) + ((j) + t_) * (st)) * (esize);      \
         for (int64_t c_ = 0; c_ < (rb); c_ += LINE) _mm_prefetch(row_ + c_, hint);           \
     }
+
+/* Request, for the rows j .. min(j + BK, j1) - 1 of a V head, the cache lines that start in bytes
+ * [c0, c1) of each row (elements [e0, e1), clipped at the row's ev elements): called from the P V
+ * loop with that loop's output columns, so that the next block's V rows are requested while this
+ * block's P V runs, one column of lines at a time, and its K rows (prefetch_rows) while its scores
+ * run. Issued all in the scores loop, as before, the next block's 512 lines (fp32, d 128) came in
+ * one burst that filled the core's miss buffers and held up the loop's own loads. One thread,
+ * 32/8 heads, fp32, the AVX2 path, alternating builds in one process (medians of 10-16 rounds, the
+ * machine shared): 131,072 keys 18.4 -> 20.3-21.2 GB/s in three runs but 19.2 -> 18.1 in a fourth;
+ * with the distance doubled to 64 keys (AHEAD_ITEM), whose requests have a block more to arrive,
+ * 19.8 -> 21.2 GB/s (0.94x the time; best 20.4 -> 22.6), and 100,000 keys 18.9 -> 19.9 (0.95x;
+ * best 20.8 -> 22.5), where 64 keys without the spread changed nothing (19.7). Issuing the next
+ * block's K from the P V loop too was slower (14.9 vs 18.4). Used by
+ * item() (the AVX2 path's fp32 and fp16, and bf16 where d or d_v is not a multiple of 16) only: in
+ * the same runs it changed nothing for the bf16 pair loops (12.35 vs 12.22 GB/s, compute-bound)
+ * and slowed the 512-bit loops by 7-9% (fp32 19.5 -> 18.2, bf16 19.1 -> 17.6 GB/s). */
+#define prefetch_cols(base, esize, off, st, j, j1, e0, e1, ev)                                  \
+    do {                                                                                         \
+        int64_t c0_ = (e0) * (esize), c1_ = ((e1) < (ev) ? (e1) : (ev)) * (esize);               \
+        c0_ = (c0_ + LINE - 1) / LINE * LINE;                                                    \
+        for (int64_t t_ = (j); t_ < (j) + BK && t_ < (j1); t_++) {                               \
+            const char *row_ = (const char *)(base) + ((off) + t_ * (st)) * (esize);             \
+            for (int64_t c_ = c0_; c_ < c1_; c_ += LINE) _mm_prefetch(row_ + c_, _MM_HINT_T1);   \
+        }                                                                                        \
+    } while (0)
 
 /* Scores of NR (3 or 4) query rows q0 x the two keys at kr, kr1 into srow[x][jj], srow[x][jj+1]:
  * 2 * NR independent FMA chains (the FMA latency is ~4 cycles, so fewer chains would leave the two
@@ -177,9 +208,9 @@ static inline __attribute__((always_inline)) void item(const float *q, const voi
         for (; jj + 2 <= nb; jj += 2) {
             int64_t kr = koff + (b0 + jj) * kst, kr1 = kr + kst;
             if (prefetch) prefetch_rows(v, esize, voff, vst, b0 + jj, 2, dv * esize, _MM_HINT_T0);  /* for P V */
-            if (prefetch && b0 + jj + AHEAD + 2 <= j1) {                              /* next block */
-                prefetch_rows(k, esize, koff, kst, b0 + jj + AHEAD, 2, d * esize, _MM_HINT_T1);
-                prefetch_rows(v, esize, voff, vst, b0 + jj + AHEAD, 2, dv * esize, _MM_HINT_T1);
+            if (prefetch && b0 + jj + AHEAD_ITEM + 2 <= j1) {                              /* next block */
+                prefetch_rows(k, esize, koff, kst, b0 + jj + AHEAD_ITEM, 2, d * esize, _MM_HINT_T1);
+                if (!PF_V_SPREAD) prefetch_rows(v, esize, voff, vst, b0 + jj + AHEAD_ITEM, 2, dv * esize, _MM_HINT_T1);
             }
             int64_t r = 0;
             for (; r + 4 <= R; r += 4) scores_rows(4, q + r * d, d, k, kr, kr1, dtype, s + r, jj);
@@ -208,6 +239,7 @@ static inline __attribute__((always_inline)) void item(const float *q, const voi
         int64_t i = 0;
         for (; i + 16 <= dv; i += 16) {
             int64_t r = 0, vrow = voff + b0 * vst + i;
+            if (PF_V_SPREAD && prefetch) prefetch_cols(v, esize, voff, vst, b0 + AHEAD_ITEM, j1, i, i + 16, dv);
             for (; r + 4 <= R; r += 4) pv_rows(4, O + r * dv + i, dv, v, vrow, vst, nb, dtype, s + r);
             if (R - r == 3) { pv_rows(3, O + r * dv + i, dv, v, vrow, vst, nb, dtype, s + r); r += 3; }
             for (; r < R; r++) {
@@ -223,6 +255,7 @@ static inline __attribute__((always_inline)) void item(const float *q, const voi
             }
         }
         for (; i < dv; i += 8) {                     /* d_v = 8 (mod 16): the last 8 dims */
+            if (PF_V_SPREAD && prefetch) prefetch_cols(v, esize, voff, vst, b0 + AHEAD_ITEM, j1, i, i + 8, dv);
             for (int64_t r = 0; r < R; r++) {
                 float *o = O + r * dv + i;
                 __m256 a0 = _mm256_loadu_ps(o);
