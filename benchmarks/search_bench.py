@@ -9,11 +9,17 @@ import sys
 import time
 
 from multihead.planner import search as S
-from multihead.planner.serving import load_model
+from multihead.cost.spec.lookup import find_model
+
+
+def _config_and_id(name):
+    """(raw config.json, `vllm serve` id) of a model name: the one model door."""
+    found = find_model(name)
+    return found.config, found.model_id
 
 
 def main(repeats: int = 5) -> None:
-    cfg, name = load_model("meta-llama/Llama-3.1-70B-Instruct")
+    cfg, name = _config_and_id("meta-llama/Llama-3.1-70B-Instruct")
     work = S.Workload(input_len=8192, output_len=1024, concurrency=16, slo=S.parse_slo("tpot=50ms"))
     space = S.Space(gpus_max=16)
     runs = []

@@ -10,6 +10,13 @@ import time
 from multihead.catalog import RACY_NS, entries, read_json
 
 
+def _config_and_id(name):
+    """(raw config.json, `vllm serve` id) of a model name: the one model door."""
+    from multihead.cost.spec.lookup import find_model
+    found = find_model(name)
+    return found.config, found.model_id
+
+
 def _age(path, seconds: float) -> int:
     """Set the file's mtime ``seconds`` in the past (past the racy window); returns it in ns."""
     t = time.time_ns() - int(seconds * 1e9)
@@ -59,17 +66,16 @@ def test_entries_are_a_new_dict_of_shared_values(tmp_path):
 
 def test_the_catalogs_read_through_it():
     from multihead import cost
-    from multihead.cost.serving import answer as serving_answer
     from multihead.fits import serving_fit
     from multihead.cost.time import timing
     for path, lookup in ((cost.time.device.GPUS_JSON, cost.gpu_catalog), (cost.spec.lookup.MODELS_JSON, cost.model_catalog),
-                         (serving_answer.GPU_MEMORY_JSON, serving_answer.gpu_memory_catalog)):
+                         (cost.time.device.GPU_MEMORY_JSON, lambda: entries(cost.time.device.GPU_MEMORY_JSON))):
         raw = json.loads(path.read_text())
         assert lookup() == {k: v for k, v in raw.items() if not k.startswith("_")}, path
-    assert timing.interconnect_catalog() == json.loads((timing.CATALOG / "interconnect.json").read_text())
+    assert cost.time.device.interconnect_catalog() == json.loads((timing.CATALOG / "interconnect.json").read_text())
     # ... and through the cache: the shared entries come back as the same objects
     assert cost.gpu_catalog()["H100-SXM"] is cost.gpu_catalog()["H100-SXM"]
-    assert serving_answer.gpu_memory_catalog()["H100-SXM"] is serving_answer.gpu_memory_catalog()["H100-SXM"]
+    assert entries(cost.time.device.GPU_MEMORY_JSON)["H100-SXM"] is entries(cost.time.device.GPU_MEMORY_JSON)["H100-SXM"]
     assert timing.interconnect_catalog() is timing.interconnect_catalog()
     assert cost.model_names() == list(cost.model_catalog())
     assert serving_fit.load_runs() == json.loads((serving_fit.CATALOG / "vllm_runs.json").read_text())["runs"]
@@ -82,18 +88,17 @@ def test_configs_handed_out_are_the_callers_own():
     the catalog must not carry such an edit into the next plan in the process."""
     from multihead import cost
     from multihead.fits.serving_fit import catalog_config
-    from multihead.planner.serving import load_model
     mine = cost.model_catalog()["Llama-3.1-8B"]["config"]
     mine["rope_scaling"]["rope_theta"] = 1.0
     mine["num_key_value_heads"] = 1
     assert "rope_theta" not in cost.model_catalog()["Llama-3.1-8B"]["config"]["rope_scaling"]
     spec = cost.catalog_model("Llama-3.1-8B")
     assert spec.num_kv_heads == 8 and "rope_theta" not in spec.rope_scaling.raw
-    for config in (load_model("Llama-3.1-8B")[0], catalog_config("Qwen/Qwen3-8B"), load_model("Qwen/Qwen3-8B")[0]):
+    for config in (_config_and_id("Llama-3.1-8B")[0], catalog_config("Qwen/Qwen3-8B"), _config_and_id("Qwen/Qwen3-8B")[0]):
         config["rope_scaling"] = {"edited": True}
         config["num_key_value_heads"] = 1
-    assert load_model("Llama-3.1-8B")[0]["rope_scaling"] == spec.rope_scaling.raw
-    assert catalog_config("Qwen/Qwen3-8B") == load_model("Qwen/Qwen3-8B")[0] != config
+    assert _config_and_id("Llama-3.1-8B")[0]["rope_scaling"] == spec.rope_scaling.raw
+    assert catalog_config("Qwen/Qwen3-8B") == _config_and_id("Qwen/Qwen3-8B")[0] != config
 
 
 def test_plan_json_imports_neither_torch_nor_numpy_nor_rich():

@@ -88,7 +88,7 @@ def test_decode_step_adds_the_kv_read_when_the_gemms_are_compute_bound():
     step = t.decode_step(s, 512, 4096)
     assert step.compute_s > step.memory_s                                 # the GEMMs' own roofline
     kv = memory.kv_bytes(s.spec, 4097, "bf16", batch=512)
-    bw = s.gpu.bandwidth * PLAIN.bandwidth_efficiency
+    bw = s.gpu.bandwidth_bytes_per_s * PLAIN.bandwidth_efficiency
     assert step.attention_s == pytest.approx(kv / bw)                     # memory-bound attention kernel
     assert step.total_s == pytest.approx(step.compute_s + step.attention_s)
     old = da.KERNELS

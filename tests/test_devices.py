@@ -203,3 +203,29 @@ def test_plan_device_with_a_profile_file(tmp_path, capsys):
     i = argv.index("--device")
     assert main(argv[:i] + ["--device", "H100-SXM"] + argv[i + 2:]) == 0
     assert json.loads(capsys.readouterr().out)["attention_prefill_seconds"] > 0
+
+
+def test_one_record_per_gpu_for_the_planner_and_the_time_model():
+    """The plan's device and the GPU its time model reads are the same record (issue 27), built by
+    the one catalog door from the catalog's rows: datasheet, reported memory, links, matmul ceiling."""
+    from multihead import cost, planner
+    from multihead.cost.serving.answer import gpu_memory_bytes
+    h100 = cost.catalog_gpu("H100")
+    assert (h100.name, h100.bandwidth_bytes_per_s, h100.link, h100.link_bandwidth, h100.mamf_share) == \
+        ("H100-SXM", 3.35e12, "nvlink4", 450e9, 0.801)
+    assert h100.alu_flops == 67e12 and h100.reported_memory_bytes == gpu_memory_bytes("H100")[1]
+    p = planner.plan("Llama-3.1-8B", tokens=8192, device="H100-SXM")
+    assert p.accounts.setup.gpu is p.accounts.device
+    capped = cost.catalog_gpu("A100-80GB@330W", {"base": "A100-80GB", "bandwidth_tbps": 1.7})
+    assert (capped.name, capped.bandwidth_bytes_per_s, capped.link, capped.mamf_share) == \
+        ("A100-80GB@330W", 1.7e12, "nvlink3", 0.859)
+
+
+def test_a_gpu_without_fp16_or_fp32_figures_still_has_an_alu_rate():
+    """Gaudi3 lists bf16 and fp8 only: the dequantization rate falls back to the 16-bit peak / 16
+    (it was 0 there, and a quantized model's plan divided by zero)."""
+    from multihead import cost, planner
+    gaudi = cost.catalog_gpu("Gaudi3")
+    assert gaudi.alu_flops == 1835e12 / 16
+    p = planner.plan("gpt-oss-20b", tokens=8192, device="Gaudi3")
+    assert p.prefill_seconds > 0

@@ -134,3 +134,65 @@ def test_layout_doc_lists_every_room_and_module():
         listed = sorted(re.findall(r"`(\w+)`", row.group(1)))
         actual = sorted(p.stem for p in folder.glob("*.py") if p.stem != "__init__")
         assert listed == actual, room
+
+
+# -- one class per concept, one door per catalog (issue 27's last duplicated facts) -----------------
+GPU_FIELDS = {"bandwidth", "bandwidth_bytes_per_s", "matmul_flops", "alu_flops", "link_bandwidth", "mamf_share",
+              "memory_bytes", "reported_memory_bytes"}
+GPU_FILES = {"gpus.json", "gpu_memory.json", "interconnect.json", "gpu_matmul.json"}
+
+
+def _classes():
+    """(module path under multihead/, class name, its annotated field names) of every class."""
+    for path in PKG.rglob("*.py"):
+        rel = path.relative_to(PKG).as_posix()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                fields = {s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
+                yield rel, node.name, fields
+
+
+def test_one_gpu_record_and_one_setup():
+    """One record per device (cost/time/device.DeviceSpec: the planner, the GPU-time model, the
+    serving account and the fits read the same one) and one Setup class (cost/time/timing.Setup,
+    the deployment the time model times; the planner's Accounts holds one)."""
+    classes = list(_classes())
+    assert [f"{rel}:{name}" for rel, name, fields in classes if fields & GPU_FIELDS] == ["cost/time/device.py:DeviceSpec"]
+    assert [rel for rel, name, _ in classes if name == "Setup"] == ["cost/time/timing.py"]
+
+
+def test_the_gpu_catalog_files_have_one_door():
+    """The GPU catalog files are opened by cost/time/device.py only (catalog_gpu builds the record
+    from them; gpu_catalog lists the names): no second reader of the same rows."""
+    readers = sorted({path.relative_to(PKG).as_posix() for path in PKG.rglob("*.py")
+                      for node in ast.walk(ast.parse(path.read_text()))
+                      if isinstance(node, ast.Constant) and node.value in GPU_FILES})
+    assert readers == ["cost/time/device.py"]
+
+
+MODEL_FILES = {"models.json", "index.json"}
+
+
+def test_the_model_catalogs_have_one_door():
+    """The model catalogs (multihead/catalog/models.json, cost/catalog/configs/index.json) are opened
+    by cost/spec/lookup.py only: find_model is the one door from a name to its spec and raw config
+    (the planner, `serving`, `gpu-time`, the page and the search all call it)."""
+    readers = sorted({path.relative_to(PKG).as_posix() for path in PKG.rglob("*.py")
+                      for node in ast.walk(ast.parse(path.read_text()))
+                      if isinstance(node, ast.Constant) and node.value in MODEL_FILES})
+    assert readers == ["cost/spec/lookup.py"]
+
+
+def test_no_two_catalog_doors_share_a_name():
+    """One door, one name: a catalog or model door of cost/, planner/ or web/ (a top-level function
+    named *catalog* or *_model) is defined once: two `gpu_catalog()`s returning different tables and
+    two `resolve_model`s doing different things were issue 27's findings."""
+    import re
+    seen: dict[str, list[str]] = {}
+    for folder in ("cost", "planner", "web"):
+        for path in (PKG / folder).rglob("*.py"):
+            for node in ast.parse(path.read_text()).body:
+                if isinstance(node, ast.FunctionDef) and re.search(r"catalog|_model$", node.name):
+                    seen.setdefault(node.name, []).append(path.relative_to(PKG).as_posix())
+    twice = {name: where for name, where in seen.items() if len(where) > 1}
+    assert twice == {}

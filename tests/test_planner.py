@@ -64,7 +64,7 @@ def test_example_compute_and_time_match_the_text(example):
     # prefill: the same GPU-time model as decode and the serving section's TTFT (issue 27), not the
     # text's count: max(linear + causal attention, memory) + fixed costs; the text's 134 s stays beside it
     from multihead.cost.time import timing
-    assert p.prefill_seconds == timing.prefill(p.setup.gpu_time, 128_000).total_s
+    assert p.prefill_seconds == timing.prefill(p.accounts.setup, 128_000).total_s
     t = p.compute.prefill_terms
     assert t["compute_s"] == pytest.approx(p.linear_prefill_seconds + p.attention_prefill_seconds_causal)
     assert p.prefill_seconds == pytest.approx(max(t["compute_s"], t["memory_s"]) + t["dequant_s"] + t["overhead_s"]
@@ -93,7 +93,7 @@ def test_40gb_card_is_chunked_with_the_fewest_chunks_that_fit():
     assert not p.fits and p.decision == "chunked" and p.chunks > 1 and p.decision_fits
     # a GPU plan's one-pass decision reads the engine's account (issue 27: the same numbers as the
     # serving section): chunks no longer than the longest request it fits, one fewer would be longer
-    st = p.setup
+    st = p.accounts
     longest = p.to_dict()["serving"]["max_model_len_fit"]
     assert p.decided_by == "engine" and longest == st.engine.account.max_model_len_fit > 0
     assert chunk_tokens(p.tokens, p.chunks) <= longest < chunk_tokens(p.tokens, p.chunks - 1)
@@ -284,7 +284,7 @@ def test_memory_curve_and_longest_fitting_context(example):
     limit = longest_fitting_context(p)
     assert memory_curve(p, [limit])[0] <= p.usable_memory_bytes < memory_curve(p, [limit + 1])[0]
     assert longest_fitting_context(p, kv_heads=40) < longest_fitting_context(p) < longest_fitting_context(p, kv_heads=1)
-    assert fewest_chunks(p.setup, 128_000) == 1
+    assert fewest_chunks(p.accounts, 128_000) == 1
 
 
 def test_gqa_quality_hook(tmp_path):

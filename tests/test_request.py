@@ -151,3 +151,72 @@ def _page():
     if not _CLIENT:
         _CLIENT.append(TestClient(create_app(), base_url="http://127.0.0.1"))
     return _CLIENT[0]
+
+
+def _all_catalog_names() -> list[str]:
+    """Every name a user can give from the catalogs: the planner's names and the catalog HF ids."""
+    from multihead.cost import model_names
+    from multihead.cost.spec.lookup import config_index
+    return model_names() + list(config_index())
+
+
+def _answer(capsys, argv) -> tuple[int, str, str]:
+    rc = main(argv)
+    out = capsys.readouterr()
+    return rc, out.out, out.err.strip()
+
+
+def test_plan_and_serving_accept_the_same_names_over_the_whole_catalog(capsys):
+    """Issue 27: `plan` and `serving` resolve every catalog name (both catalogs) by the one model
+    door: each either answers in both, or both refuse with the same line. The text's example
+    (example-13b-gqa8: its config states no training length or intermediate_size; the entry states
+    13e9 params) was refused by `serving` for the params its config lacks; it now answers with a
+    length, and without one both refuse because no training length is stated."""
+    for name in _all_catalog_names():
+        plan_rc, plan_out, plan_err = _answer(capsys, ["plan", name, "--max-model-len", "4096", "--json"])
+        serve_rc, serve_out, serve_err = _answer(capsys, ["serving", name, "--max-model-len", "4096", "--json"])
+        assert plan_rc == 0, (name, plan_err)
+        if serve_rc == 2:          # the engine would not start: the plan's own section says so
+            assert json.loads(plan_out)["serving"]["fits"] is False and "does not fit" in serve_err, name
+        else:
+            assert serve_rc == 0 and json.loads(serve_out)["serving"] == json.loads(plan_out)["serving"], name
+        p = _answer(capsys, ["plan", name, "--json"])
+        s = _answer(capsys, ["serving", name, "--json"])
+        if p[0] == 2:              # no length given and none stated: the same one-line refusal
+            assert s[0] == 2 and p[2].split("error: ", 1)[1] == s[2].split("error: ", 1)[1], name
+            assert "max_position_embeddings" in p[2], name
+        else:
+            assert p[0] == 0 and s[0] in (0, 2), (name, s[2])
+    rc, _, err = _answer(capsys, ["serving", "example-13b-gqa8", "--gpu-memory-gb", "80", "--max-model-len", "8192",
+                                  "--json"])
+    assert rc == 0, err          # the account of a GPU by its memory alone reads the same model (stated params)
+    rc, _, err = _answer(capsys, ["gpu-time", "example-13b-gqa8", "--gpu", "H100", "--json"])
+    assert rc == 0, err          # was a TypeError traceback (no params from the raw config)
+
+
+def test_a_config_file_is_read_once_per_plan(tmp_path, monkeypatch, capsys):
+    """Issue 27: one plan reads its config.json once (the model door, cost.spec.lookup.find_model),
+    whichever door asks: the request, `plan`, `serving`, the library; it was read twice (once for the
+    ModelSpec, once for the serving account's raw config)."""
+    from multihead.cost.spec import config_file
+    from multihead.cost.spec.lookup import catalog_config
+    folder = tmp_path / "my-model"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(catalog_config("Qwen/Qwen2.5-7B-Instruct")))
+    reads = []
+    real = config_file.read_json_file
+    monkeypatch.setattr(config_file, "read_json_file", lambda *a, **k: reads.append(a[0]) or real(*a, **k))
+    doors = [lambda: planner.report(PlanRequest(model=str(folder), tokens=32768)),
+             lambda: planner.plan(str(folder), tokens=32768, device="H100-SXM").to_dict(),
+             lambda: main(["plan", str(folder), "--tokens", "32768", "--json"]),
+             lambda: main(["serving", str(folder), "--max-model-len", "32768", "--json"]),
+             lambda: main(["serving", str(folder), "--gpu-memory-gb", "80", "--max-model-len", "32768", "--json"])]
+    for door in doors:
+        reads.clear()
+        door()
+        assert len(reads) == 1, reads
+    capsys.readouterr()
+    # and the library's plan of a path carries the raw config to the serving section (the vision
+    # tower, the rope cache and the launch command read it), as the request's plan does
+    assert planner.plan(str(folder), tokens=32768, device="H100-SXM").to_dict()["serving"] == \
+        planner.report(PlanRequest(model=str(folder), tokens=32768))["serving"]

@@ -14,14 +14,20 @@ from multihead.cost.time import operating_point as O
 from multihead.cost.serving import answer as S
 from multihead.cost.time.serving_time import setup_for
 from multihead.planner import search as SE
-from multihead.planner.serving import load_model
+from multihead.cost.spec.lookup import find_model
+
+
+def _config_and_id(name):
+    """(raw config.json, `vllm serve` id) of a model name: the one model door."""
+    found = find_model(name)
+    return found.config, found.model_id
 
 MODEL = "Qwen/Qwen3-8B"
 
 
 @pytest.fixture(scope="module")
 def cfg():
-    return load_model(MODEL)
+    return _config_and_id(MODEL)
 
 
 @pytest.fixture(scope="module")
@@ -205,7 +211,7 @@ PLAN_MODEL = "Qwen3-8B"          # the planner catalog's name for the same confi
 
 
 def test_search_keeps_exactly_what_a_loop_over_plan_keeps_in_the_same_order(capsys):
-    c, name = load_model(PLAN_MODEL)
+    c, name = _config_and_id(PLAN_MODEL)
     slo = SE.parse_slo("tpot=40ms,ttft=3s")
     work = SE.Workload(**LOAD, slo=slo, objective="throughput")
     got = SE.search(c, name, work, SMALL, top=1000)
@@ -231,7 +237,7 @@ def test_search_keeps_exactly_what_a_loop_over_plan_keeps_in_the_same_order(caps
 def test_the_users_question_in_one_call(cfg):
     """Llama-3.1-70B, 16 concurrent 8k-token chats, TPOT under 50 ms, on H100s: an answer, every
     result meeting the SLO runs all 16 at once, and the fewest-GPU winner comes first."""
-    c, name = load_model("meta-llama/Llama-3.1-70B-Instruct")
+    c, name = _config_and_id("meta-llama/Llama-3.1-70B-Instruct")
     work = SE.Workload(input_len=8192, output_len=1024, concurrency=16, slo=SE.parse_slo("tpot=50ms"))
     r = SE.search(c, name, work, SE.Space(gpus=("H100-SXM",), gpus_max=8), top=20)
     ok = [x for x in r["results"] if x["meets_slo"]]
@@ -371,7 +377,7 @@ def test_a_search_past_the_configs_length_launches_with_the_rope_override(engine
     as `multihead serving` does for the same length; before, the search's command had none."""
     from multihead.cost.spec.positions import engine_max_len
     from multihead.cost.serving.shape import read_spec
-    c, name = load_model("Qwen/Qwen2.5-7B-Instruct")
+    c, name = _config_and_id("Qwen/Qwen2.5-7B-Instruct")
     work = SE.Workload(input_len=100_000, output_len=1000, concurrency=2)
     r = SE.search(c, name, work, SE.Space(gpus=("H100-SXM",), gpus_max=1, engines=(engine,)), top=3)
     assert r["results"]
@@ -386,7 +392,7 @@ def test_a_search_past_the_configs_length_launches_with_the_rope_override(engine
 
 
 def test_a_search_for_a_length_no_override_reaches_is_refused_by_name():
-    c, name = load_model("Qwen/Qwen2.5-7B-Instruct")
+    c, name = _config_and_id("Qwen/Qwen2.5-7B-Instruct")
     c = {**c, "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]}}   # a type that cannot be grown
     work = SE.Workload(input_len=100_000, output_len=1000, concurrency=2)
     with pytest.raises(ValueError, match="^max_model_len: .*past the 32,768 positions"):
@@ -442,7 +448,7 @@ def test_the_cost_band_compares_costs_not_rates():
 def test_the_closest_miss_names_the_queue_when_every_configuration_queues():
     """3,000 clients on at most 2 H100s: every configuration queues (max_num_seqs or the KV pool) and
     so misses; the closest miss said 'ttft 0.02x its target; binding: ttft' (a target it meets)."""
-    c, name = load_model("meta-llama/Llama-3.1-8B-Instruct")
+    c, name = _config_and_id("meta-llama/Llama-3.1-8B-Instruct")
     work = SE.Workload(input_len=1000, output_len=100, concurrency=3000, slo=SE.parse_slo("ttft=600s"))
     r = SE.search(c, name, work, SE.Space(gpus=("H100-SXM",), gpus_max=2))
     assert r["meeting_slo"] == 0

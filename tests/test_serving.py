@@ -204,12 +204,15 @@ def test_pipeline_stages_bind_at_the_fullest_stage():
 def test_every_catalog_gpu_has_its_reported_physical_memory():
     """Each GPU of the planner's catalog has a physical-memory entry with its source, below the
     datasheet figure (the driver reserves some), and the issue's list of GPUs is there."""
+    from multihead.catalog import entries
+    from multihead.cost.time.device import GPU_MEMORY_JSON, catalog_gpu
     from multihead.cost.time.device import gpu_catalog as planner_gpus
-    from multihead.cost.serving.answer import gpu_memory_bytes, gpu_memory_catalog
-    mem = gpu_memory_catalog()
+    from multihead.cost.serving.answer import gpu_memory_bytes
+    mem = entries(GPU_MEMORY_JSON)
     for name, entry in planner_gpus().items():
         key, total = gpu_memory_bytes(name)
         assert mem[key]["source"] and total < entry["memory_gb"] * 1.075e9, name
+        assert total == catalog_gpu(name).reported_memory_bytes == mem[key]["bytes"], name    # one record
     wanted = {"H100-SXM", "H100-PCIe", "H100-NVL", "H200-SXM", "H20", "B200", "A100-40GB", "A100-80GB", "L40S",
               "L4", "A10G", "RTX-4090", "RTX-5090", "MI300X", "MI325X"}
     assert wanted <= set(mem) and wanted <= set(planner_gpus())

@@ -87,7 +87,7 @@ def test_validate_writes_the_table(tmp_path, monkeypatch):
 
 
 def test_model_from_a_config_folder_and_the_planner_catalog(tmp_path, capsys):
-    from multihead.planner.serving import hf_id
+    from multihead.cost.spec.lookup import hf_id
     from multihead.fits.serving_fit import catalog_config
     folder = tmp_path / "qwen3-8b"
     folder.mkdir()

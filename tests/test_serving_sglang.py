@@ -8,6 +8,7 @@ import shlex
 
 import pytest
 
+from multihead import cost
 from multihead.cli import main
 from multihead.cost.serving import vllm as sv
 from multihead.cost.serving import answer as S
@@ -189,8 +190,9 @@ def test_gpu_by_memory_and_catalog_gpus_people_run(capsys):
     for gpu in ("RTX-3090", "RTX-A5000", "RTX-4090", "RTX-5090", "L4", "L40", "L40S", "A10", "A10G", "A30", "H100",
                 "H200-SXM", "H20", "GH200", "B200", "B300", "GB200", "MI250", "MI300X", "MI325X", "MI355X"):
         name, total = S.gpu_memory_bytes(gpu)
-        entry = S.gpu_memory_catalog()[name]
-        assert entry["source"] and isinstance(entry["reported"], bool) and total > 10 * GIB, gpu
+        record = cost.catalog_gpu(name)
+        assert record.reported_memory_bytes == total and isinstance(record.extra["memory_reported"], bool), gpu
+        assert total > 10 * GIB, gpu
     assert main(["serving", "Qwen/Qwen2.5-7B-Instruct", "--gpu", "H100", "--gpu-memory-gb", "80"]) == 2
     assert "gpu-memory-gb" in capsys.readouterr().err
 

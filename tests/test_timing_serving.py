@@ -3,15 +3,22 @@ import json
 
 import pytest
 
+from multihead import cost
 from multihead.cli import main
-from multihead.planner.serving import load_model
+from multihead.cost.spec.lookup import find_model
 from multihead.cost.serving import answer as S
 from multihead.cost.time import serving_time as T
 from multihead.cost.time import timing
 
 
+def _config_and_id(name):
+    """(raw config.json, `vllm serve` id) of a model name: the one model door."""
+    found = find_model(name)
+    return found.config, found.model_id
+
+
 def answer(model="meta-llama/Llama-3.1-70B-Instruct", **kw):
-    cfg, name = load_model(model)
+    cfg, name = _config_and_id(model)
     req = S.Request(**{"tensor_parallel_size": 4, "max_model_len": 131072, "model": name, "gpu": "H100-SXM",
                        "kv_cache_dtype": "fp8", **kw})
     return S.answer(cfg, req)
@@ -48,7 +55,7 @@ def test_does_not_fit_has_no_time():
 
 
 def test_gpu_without_flops_figures_is_said_not_guessed():
-    cfg, name = load_model("meta-llama/Llama-3.1-70B-Instruct")
+    cfg, name = _config_and_id("meta-llama/Llama-3.1-70B-Instruct")
     good = answer()
     assert good["ttft_s"] > 0
     keys = T.time_keys(cfg, S.Request(tensor_parallel_size=4, max_model_len=131072, model=name, gpu="TPU-v5e"), good)
@@ -57,7 +64,7 @@ def test_gpu_without_flops_figures_is_said_not_guessed():
 
 def test_every_catalog_gpu_has_a_link():
     links = timing.interconnect_catalog()
-    for name in timing.gpu_catalog_names():
+    for name in cost.gpu_catalog():
         assert name in links["gpus"], name
         assert links["gpus"][name]["intra_node"] in links["links"]
 

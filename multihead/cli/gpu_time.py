@@ -70,11 +70,12 @@ def _predict(args) -> int:
     from multihead.cost.time import timing
     from multihead.cost.spec.quantization import from_flag
     from multihead.cost.serving.answer import gpu_memory_bytes
-    from multihead.planner.serving import load_model
-    cfg, name = load_model(args.model)
-    spec = cost.read_config(cfg, name=name)
+    from multihead.cost.spec.lookup import find_model
+    found = find_model(args.model)           # the one model door: a catalog's stated params come with it
+    name = found.model_id
+    spec = found.spec.with_overrides(name=name)
     gpu_name, _ = gpu_memory_bytes(args.gpu)
-    gpu = timing.make_gpu(gpu_name, cost.gpu_catalog()[gpu_name])
+    gpu = cost.catalog_gpu(gpu_name)
     quantization = from_flag(args.quantization) if args.quantization else spec.quantization
     weights = "fp16" if spec.dtype == "fp16" else "bf16"
     out = time_request.predict(spec, gpu, tensor_parallel_size=args.tensor_parallel_size,

@@ -6,7 +6,6 @@ logged, written to reports/serving/.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from multihead import jsonout
@@ -124,11 +123,12 @@ def run(args) -> int:
 
 def _memory_only(args) -> dict:
     """The serving account of a GPU given by --gpu-memory-gb alone (no time figures: the plan needs them)."""
+    from multihead.cost.spec.lookup import find_model
     from multihead.planner.search import answer      # the planner's one fallback search (issue 27)
-    from multihead.planner.serving import load_model
-    cfg, name = load_model(args.model)
+    found = find_model(args.model)                    # the one model door, as the plan's
+    cfg, name = found.config, found.model_id
     req = request_from(args, name, cfg)
-    kw = {"gpu_bytes": args.gpu_memory_gb * 1e9}
+    kw = {"gpu_bytes": args.gpu_memory_gb * 1e9, "spec": found.spec}
     device = None
     if args.effective_tflops is not None or args.bandwidth_tbps is not None:
         from multihead.planner.inputs import resolve_device
@@ -171,14 +171,16 @@ def _heads(cfg: dict) -> int | None:
 
 
 def _list() -> int:
-    from multihead.cost.serving.answer import gpu_memory_catalog
-    from multihead.cost.serving.fitted import CATALOG
+    from multihead.cost import catalog_gpu, gpu_catalog
+    from multihead.cost.spec.lookup import config_index
     print("Catalog configs (HF id -> source):")
-    for k, v in json.loads((CATALOG / "configs" / "index.json").read_text()).items():
+    for k, v in config_index().items():
         print(f"  {k:<62} {v['source']}")
     print("GPUs (physical memory as the device reports it):")
-    for k, v in gpu_memory_catalog().items():
-        print(f"  {k:<10} {v['bytes'] / 2**30:8.2f} GiB  {'reported' if v['reported'] else 'estimated'}")
+    for k in gpu_catalog():
+        g = catalog_gpu(k)
+        print(f"  {k:<10} {g.reported_memory_bytes / 2**30:8.2f} GiB  "
+              f"{'reported' if g.extra.get('memory_reported') else 'estimated'}")
     return 0
 
 

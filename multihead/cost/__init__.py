@@ -13,11 +13,11 @@ Public API (what the planner, serving, timing, the web page and the experiments 
     cost.kv_layer_groups(spec)             # KVGroup(kind, layers, window, elements_per_token, latent)
     cost.coverage(spec); cost.extension_needed(spec, tokens)  # rope_scaling: covered length, factor, snippet
     cost.spec_attention_flops(spec, tokens, batch, causal)    # prefill attention FLOPs, windows included
-    cost.catalog_gpu("H100-SXM")           # DeviceSpec (roofline), cost.gpu_catalog()
+    cost.catalog_gpu("H100-SXM")           # the GPU's one record (DeviceSpec); cost.gpu_catalog(): the names
 
 Rooms (docs/layout.md "cost/ by room"; arrows point down only): ``spec/`` (units, model, quantization,
 hf_config and config_file, lookup, positions, precision), ``counts/`` (formulas, params, memory),
-``time/`` (timing: the fitted GPU-time model; device: the GPU record; cpu_profile and attention_time: a
+``time/`` (timing: the fitted GPU-time model and its Setup; device: the one device record; cpu_profile and attention_time: a
 measured CPU; communication, engine fixed costs, MoE terms, intervals, the operating point),
 ``serving/`` (one memory account per engine: vllm, sglang; the answer; fitted: the data door). The
 offline fitting and validation live in ``multihead.fits``, which nothing here imports.

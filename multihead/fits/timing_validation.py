@@ -93,12 +93,9 @@ def _spec(name: str, table: dict) -> cost.ModelSpec:
     return cost.catalog_model(name)
 
 
-def _gpu(name: str, table: dict) -> timing.Gpu:
-    catalog = cost.gpu_catalog()
-    override = table.get("devices", {}).get(name)
-    if override:
-        return timing.make_gpu(name, catalog[override["base"]], override)
-    return timing.make_gpu(name, catalog[name])
+def _gpu(name: str, table: dict) -> cost.DeviceSpec:
+    """The GPU record of a table device: a catalog GPU, or one measured/capped (``devices``: base + overrides)."""
+    return cost.catalog_gpu(name, table.get("devices", {}).get(name))
 
 
 ENGINE_VERSIONS = True      # rows carry their engine's version (family); False: every row the newest family

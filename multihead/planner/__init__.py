@@ -12,7 +12,7 @@
     planner.curve(req)     # memory per GPU vs context length (one plan; the page's chart)
 
 Layout: request.py (PlanRequest: the validated request, the engines' flag names), front.py (request
--> plan, report, curve: what the CLI, the page and `plan --html` call), inputs.py (model, device, workload resolved and checked), accounts.py (Setup: bytes,
+-> plan, report, curve: what the CLI, the page and `plan --html` call), inputs.py (model, device, workload resolved and checked), accounts.py (Accounts: bytes,
 FLOPs, seconds per GPU; chunk splitting, bisections), plan.py (the Plan tree and its parts),
 decision.py (one pass / chunks / nothing fits; positions; the chunked alternative), fallbacks.py,
 notes.py (warnings), explain.py (--explain lines), sections.py (optional sections such as
@@ -26,7 +26,7 @@ from multihead.cost.time.device import DeviceSpec
 from multihead.cost.spec.model import ModelSpec
 from multihead.cost.spec.precision import resolve as resolve_precision
 from multihead.planner import sections
-from multihead.planner.accounts import MemoryAccount, Setup, chunk_tokens, fewest_chunks, max_tokens_that_fit
+from multihead.planner.accounts import MemoryAccount, Accounts, chunk_tokens, fewest_chunks, max_tokens_that_fit
 from multihead.planner.decision import build_outcome
 from multihead.planner.explain import explain
 from multihead.planner.fallbacks import fallbacks, gqa_quality_lines
@@ -58,19 +58,27 @@ def plan(model: str | ModelSpec | None = None, *, tokens: int, batch: int = 1, p
     --quantization name. ``options``: per-section options ({"serving": {...}}).
     """
     work = Workload(tokens, batch, passes, chunks, gpus, attention, causal_skip, memory_utilization)
+    if isinstance(model, (str, Path)):      # read once (the one model door): its spec, and its config for the engines
+        from multihead.cost.spec.lookup import find_model
+        found = find_model(model)
+        model = found.spec
+        serving = dict((options or {}).get("serving") or {})
+        if serving.get("config") is None:
+            serving.update(config=found.config, model_id=found.model_id)
+            options = {**(options or {}), "serving": serving}
     spec = resolve_spec(model, params=params, layers=layers, heads=heads, kv_heads=kv_heads, head_dim=head_dim,
                         hidden=hidden, intermediate=intermediate, vocab=vocab, max_position=max_position)
     check_tensor_parallel(spec, gpus)
     dev = resolve_device(device, gpu_memory_gb=gpu_memory_gb, effective_tflops=effective_tflops,
                          bandwidth_tbps=bandwidth_tbps, flops_efficiency=flops_efficiency,
                          bandwidth_efficiency=bandwidth_efficiency)
-    st = Setup(spec, dev, resolve_precision(spec, weights_dtype, kv_dtype, quantization), batch, gpus, attention,
+    st = Accounts(spec, dev, resolve_precision(spec, weights_dtype, kv_dtype, quantization), batch, gpus, attention,
                memory_utilization)
     return build(st, work, quality_report, options)
 
 
-def build(st: Setup, work: Workload, quality_report=None, options: dict | None = None) -> Plan:
-    """The plan of one Setup and workload: parts, outcome, warnings, fallbacks, sections, explanation."""
+def build(st: Accounts, work: Workload, quality_report=None, options: dict | None = None) -> Plan:
+    """The plan of one Accounts and workload: parts, outcome, warnings, fallbacks, sections, explanation."""
     T = work.tokens
     from multihead.planner.serving import engine_for
     engine = engine_for(st, st.spec.name, T, (options or {}).get("serving"))
@@ -83,7 +91,7 @@ def build(st: Setup, work: Workload, quality_report=None, options: dict | None =
              memory=build_memory(st, single, T), compute=compute, outcome=outcome,
              warnings=build_warnings(st, T, single, outcome.decision, outcome.chunking_loses),
              fallbacks=fallbacks(st, T, work.passes, single, compute.prefill_seconds, quality_report,
-                                 work.causal_skip), setup=st)
+                                 work.causal_skip), accounts=st)
     p.sections = sections.build_all(p, st, options)
     p.explain = explain(p) + [line for s in p.sections.values() if hasattr(s, "explain") for line in s.explain()]
     return p
@@ -91,12 +99,12 @@ def build(st: Setup, work: Workload, quality_report=None, options: dict | None =
 
 def memory_curve(p: Plan, tokens: list[int], kv_heads: int | None = None) -> list[float]:
     """Total single-pass bytes per GPU at each context length, for the plan's model and settings."""
-    return [p.setup.memory(t, kv_heads=kv_heads).total_bytes for t in tokens]
+    return [p.accounts.memory(t, kv_heads=kv_heads).total_bytes for t in tokens]
 
 
 def longest_fitting_context(p: Plan, kv_heads: int | None = None) -> int:
     """The longest single pass that fits the plan's GPU (0 if none)."""
-    return max_tokens_that_fit(p.setup, kv_heads)
+    return max_tokens_that_fit(p.accounts, kv_heads)
 
 
 def plan_request(req) -> Plan:
@@ -132,6 +140,6 @@ def plot_memory(p: Plan, path) -> Path:
     return _plot(p, path)
 
 
-__all__ = ["plan", "plan_request", "report", "curve", "build", "Plan", "Fallback", "Setup", "MemoryAccount", "Workload", "sections", "memory_curve",
+__all__ = ["plan", "plan_request", "report", "curve", "build", "Plan", "Fallback", "Accounts", "MemoryAccount", "Workload", "sections", "memory_curve",
            "longest_fitting_context", "fewest_chunks", "chunk_tokens", "render", "render_explain", "plot_memory",
            "resolve_device", "resolve_spec", "gqa_quality_lines"]

@@ -1,6 +1,10 @@
 """The accounts: bytes per GPU, FLOPs and seconds of one setup (model, precision, GPU, batch, GPUs).
 
-``Setup`` is asked the same questions by the plan, the chunked alternative, the fallbacks and the
+``Accounts`` is the planner's questions about one deployment: its fields are the plan's inputs
+(model, GPU record, precision, GPU count) plus the workload knobs only the planner has (batch, the
+attention kind, the memory utilization, the engine's account); ``Accounts.setup`` is the one
+``Setup`` of that deployment (cost/time/timing.Setup: what the GPU-time model times, the same class
+the serving section and the search time with), None for a measured CPU profile. ``Accounts`` is asked the same questions by the plan, the chunked alternative, the fallbacks and the
 memory plot, each with a knob turned (fewer KV heads, another KV dtype, quantized weights, more
 GPUs), so every number comes from one place. Counts come from ``multihead.cost``. Seconds come from
 ONE time model per device: a GPU (catalog or explicit figures) is timed by the fitted GPU-time model
@@ -52,7 +56,7 @@ class MemoryAccount:
 
 
 @dataclass
-class Setup:
+class Accounts:
     spec: ModelSpec
     device: DeviceSpec
     precision: Precision
@@ -68,7 +72,7 @@ class Setup:
     def usable(self) -> float:
         return self.device.memory_bytes * self.memory_utilization
 
-    def with_gpus(self, gpus: int) -> "Setup":
+    def with_gpus(self, gpus: int) -> "Accounts":
         return dataclasses.replace(self, gpus=gpus)
 
     # -- memory ------------------------------------------------------------------------------------
@@ -121,44 +125,44 @@ class Setup:
 
     # -- compute and time --------------------------------------------------------------------------
     @functools.cached_property
-    def gpu_time(self):
-        """The GPU-time model's setup of this plan (cost/timing.Setup; TP = the plan's GPUs), or None
+    def setup(self):
+        """The Setup of this plan (cost/time/timing.Setup; TP = the plan's GPUs), or None
         for a measured CPU profile (timed by its own kernel terms)."""
         if self.device.kind == "measured":
             return None
         from multihead.cost.time.serving_time import plan_setup
         return plan_setup(self.spec, self.device, self.precision, self.gpus)
 
-    def _gpu_time(self, gpus: int | None):
-        ts = self.gpu_time
+    def _setup(self, gpus: int | None):
+        ts = self.setup
         return ts if ts is None or not gpus or gpus == ts.tp else dataclasses.replace(ts, tp=gpus)
 
     def prefill(self, tokens: int, gpus: int | None = None, causal_skip: bool = False) -> tuple[float, dict | None]:
         """(seconds, terms) of one prefill of the batch's T-token prompts. A GPU: the GPU-time model's
         phase (max(compute, memory) + dequantization + fixed costs + all-reduces; terms = its Phase as a
         dict); a measured CPU profile: attention (causal count with ``causal_skip``) + linear layers."""
-        ts = self._gpu_time(gpus)
+        ts = self._setup(gpus)
         if ts is None:
             flops = self.attention_flops(tokens, causal=causal_skip)
             att = self.attention_seconds(flops, tokens, gpus=gpus, causal=causal_skip)
             return att + self.linear_seconds(self.linear_flops(tokens), gpus), None
         from multihead.cost.time import timing
         phase = timing.prefill(ts, tokens, batch=self.batch)
-        return phase.total_s, {**dataclasses.asdict(phase), "engine": ts.engine, "constants": ts.constants.source,
+        return phase.total_s, {**_terms(phase), "engine": ts.engine, "constants": ts.constants.source,
                                "link": ts.gpu.link}
 
     def effective_rates(self) -> tuple[float, float]:
         """(attention FLOP/s, bytes/s) per GPU that time this plan: the GPU-time model's (peak x
         mamf_share x fitted efficiency; explicit figures as given), or a measured profile's roofline."""
-        ts = self.gpu_time
+        ts = self.setup
         if ts is None:
             return self.device.effective_flops(self.precision.activation), self.device.effective_bandwidth()
         from multihead.cost.time import timing
-        return timing.attention_flops_per_s(ts), ts.gpu.bandwidth * ts.constants.bandwidth_efficiency
+        return timing.attention_flops_per_s(ts), ts.gpu.bandwidth_bytes_per_s * ts.constants.bandwidth_efficiency
 
     def read_seconds(self, nbytes: float) -> float:
         """Streaming ``nbytes`` per GPU: the GPU-time model's rate, or the profile's bandwidth."""
-        ts = self.gpu_time
+        ts = self.setup
         if ts is None:
             from multihead.cost.time.device import memory_seconds
             return memory_seconds(nbytes, self.device)
@@ -174,7 +178,7 @@ class Setup:
         """Seconds of the attention core: ``flops`` (all GPUs) over ``calls_per_layer`` kernel calls per
         layer of ``tokens`` query rows each, split over the GPUs."""
         s, n = self.spec, gpus or self.gpus
-        ts = self._gpu_time(n)
+        ts = self._setup(n)
         if ts is not None:        # the GPU-time model's attention rate, whatever count is asked
             from multihead.cost.time import timing
             return flops / n / timing.attention_flops_per_s(ts)
@@ -190,7 +194,7 @@ class Setup:
         """One decode step at ``context`` cached tokens reading ``kv`` and ``weights`` bytes per GPU
         (weights=0: the attention's KV read alone)."""
         s = self.spec
-        if self.gpu_time is not None:     # the GPU-time model: reads at its rate, decode FLOPs hidden
+        if self.setup is not None:     # the GPU-time model: reads at its rate, decode FLOPs hidden
             return self.read_seconds(kv + weights)
         flops = decode_attention_flops(s, context, self.batch, heads=s.num_heads // self.gpus)
         return at.decode_step_seconds(self.device, kv, weights, dtype=kv_dtype or self.precision.kv, flops=flops,
@@ -204,16 +208,16 @@ class Setup:
             kv, (weights, _) = self.kv_bytes(context), self.decode_weight_bytes()
             return self.decode_seconds(context, kv, weights), None
         from multihead.cost.time import timing
-        setup = self.gpu_time
+        setup = self.setup
         phase = timing.decode_step(setup, self.batch, context)
-        return phase.total_s, {**dataclasses.asdict(phase), "engine": setup.engine,
+        return phase.total_s, {**_terms(phase), "engine": setup.engine,
                                "constants": setup.constants.source, "link": setup.gpu.link}
 
     def linear_flops(self, tokens: int) -> float:
         return linear_flops(non_embedding_params(self.spec)[0], tokens, self.batch)
 
     def linear_seconds(self, flops: float, gpus: int | None = None) -> float:
-        ts = self._gpu_time(gpus)
+        ts = self._setup(gpus)
         if ts is not None:
             from multihead.cost.time import timing
             return flops / (gpus or self.gpus) / timing.linear_flops_per_s(ts)
@@ -221,6 +225,11 @@ class Setup:
 
     def kv_heads_per_gpu(self, kv_heads: int | None = None) -> int:
         return kv_heads_per_gpu(kv_heads or self.spec.num_kv_heads, self.gpus)
+
+
+def _terms(phase) -> dict:
+    """A Phase's fields as a dict (its values are numbers and strings: no deep copy needed)."""
+    return {f.name: getattr(phase, f.name) for f in dataclasses.fields(phase)}
 
 
 # -- splitting T into chunks (closed forms: never a list of length T or of the chunk count) ----------
@@ -235,7 +244,7 @@ def chunk_groups(tokens: int, chunks: int) -> list[tuple[int, int]]:
     return [(length, count) for length, count in ((q + 1, r), (q, chunks - r)) if count and length]
 
 
-def fewest_chunks(st: Setup, tokens: int, max_chunk_tokens: int | None = None) -> int | None:
+def fewest_chunks(st: Accounts, tokens: int, max_chunk_tokens: int | None = None) -> int | None:
     """The fewest chunks whose largest fits (and is no longer than ``max_chunk_tokens``), by bisection
     on the count (memory grows with the chunk length); None when even one token does not fit."""
     lo = ceil_div(tokens, max_chunk_tokens) if max_chunk_tokens else 1
@@ -253,7 +262,7 @@ def fewest_chunks(st: Setup, tokens: int, max_chunk_tokens: int | None = None) -
     return hi
 
 
-def max_tokens_that_fit(st: Setup, kv_heads: int | None = None, limit: int = 1 << 40) -> int:
+def max_tokens_that_fit(st: Accounts, kv_heads: int | None = None, limit: int = 1 << 40) -> int:
     """The longest single pass that fits (0 if none), by bisection on T (at most 40 steps)."""
     if not st.memory(1, kv_heads=kv_heads).fits:
         return 0

@@ -11,20 +11,20 @@ from multihead.cost.spec.positions import coverage, extension_needed
 from multihead.cost.serving.answer import batched_tokens
 from multihead.cost.spec.units import fmt_bytes, fmt_int, fmt_seconds
 from multihead.messages import say
-from multihead.planner.accounts import MemoryAccount, Setup, chunk_groups, chunk_tokens, fewest_chunks
+from multihead.planner.accounts import MemoryAccount, Accounts, chunk_groups, chunk_tokens, fewest_chunks
 from multihead.planner.plan import Outcome
 
 COMPARE_CHUNKS = 8                      # the reference text's alternative: eight 16k chunks
 
 
-def positions_report(st: Setup, tokens: int) -> dict:
+def positions_report(st: Accounts, tokens: int) -> dict:
     c, ext = coverage(st.spec), extension_needed(st.spec, tokens)
     return {"covered_tokens": c.covered, "base_tokens": c.base, "how": c.how, "learned": c.learned,
             "covered": c.covered is None or tokens <= c.covered,
             "factor_needed": ext.factor if ext else None, "rope_scaling_snippet": ext.snippet if ext else None}
 
 
-def engine_decides(st: Setup, tokens: int) -> bool:
+def engine_decides(st: Accounts, tokens: int) -> bool:
     """Whether the engine's account decides one pass vs chunks: a GPU plan (its serving section has an
     account) of one sequence whose request is the plan's T tokens. Otherwise (a measured CPU profile,
     batch > 1, a different --max-model-len, a materialized score matrix, which no engine allocates) the
@@ -33,7 +33,7 @@ def engine_decides(st: Setup, tokens: int) -> bool:
     return e is not None and st.batch == 1 and e.request.max_model_len == tokens and st.attention == "tiled"
 
 
-def decide(st: Setup, tokens: int, chunks: int | None, single: MemoryAccount) -> tuple[str, int, bool, str]:
+def decide(st: Accounts, tokens: int, chunks: int | None, single: MemoryAccount) -> tuple[str, int, bool, str]:
     """(decision, chunks, fits, reason)."""
     cov = coverage(st.spec)
     learned = cov.covered if cov.learned else None
@@ -63,7 +63,7 @@ def decide(st: Setup, tokens: int, chunks: int | None, single: MemoryAccount) ->
     return "chunked", best, True, reason
 
 
-def _engine_decision(st: Setup, tokens: int, chunks: int | None, single: MemoryAccount,
+def _engine_decision(st: Accounts, tokens: int, chunks: int | None, single: MemoryAccount,
                      learned: int | None) -> tuple[str, int, bool, str]:
     """The decision read from the engine's account (the serving section's numbers): one pass when one
     request of T tokens fits it; else chunks no longer than the longest request it fits."""
@@ -103,7 +103,7 @@ def _flags(e) -> list[str]:
     return changes(e.found[0][0], e.request)
 
 
-def _requested(st: Setup, tokens: int, chunks: int, learned: int | None) -> tuple[str, int, bool, str]:
+def _requested(st: Accounts, tokens: int, chunks: int, learned: int | None) -> tuple[str, int, bool, str]:
     """A requested split (--chunks) is evaluated, not chosen."""
     longest = chunk_tokens(tokens, chunks)
     chosen = st.memory(longest)
@@ -118,7 +118,7 @@ def _requested(st: Setup, tokens: int, chunks: int, learned: int | None) -> tupl
     return "single_pass" if chunks == 1 else "chunked", chunks, fits, reason
 
 
-def positions_caveat(st: Setup, tokens: int, n_chunks: int) -> str:
+def positions_caveat(st: Accounts, tokens: int, n_chunks: int) -> str:
     """The caveat when RoPE runs past its covered length: the factor that would cover it, exactly."""
     longest = chunk_tokens(tokens, n_chunks)
     ext = extension_needed(st.spec, longest)
@@ -129,7 +129,7 @@ def positions_caveat(st: Setup, tokens: int, n_chunks: int) -> str:
                covered2=fmt_int(ext.covered))
 
 
-def chunked_account(st: Setup, tokens: int, chunks: int, passes: int, causal_skip: bool) -> dict:
+def chunked_account(st: Accounts, tokens: int, chunks: int, passes: int, causal_skip: bool) -> dict:
     """The chunked alternative: chunks run one after another, each with its own KV cache."""
     biggest = chunk_tokens(tokens, chunks)
     mem = st.memory(biggest)
@@ -151,7 +151,7 @@ def chunked_account(st: Setup, tokens: int, chunks: int, passes: int, causal_ski
     }
 
 
-def build_outcome(st: Setup, tokens: int, passes: int, chunks: int | None, single: MemoryAccount,
+def build_outcome(st: Accounts, tokens: int, passes: int, chunks: int | None, single: MemoryAccount,
                   causal_skip: bool, attention_seconds: float) -> Outcome:
     decision, n_chunks, fits, reason = decide(st, tokens, chunks, single)
     if decision != "does_not_fit" and not coverage(st.spec).learned:

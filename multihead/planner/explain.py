@@ -1,6 +1,6 @@
 """The derivation (--explain): every formula with the plan's own numbers substituted, one line each.
 
-Lines are written from the finished Plan (and its Setup for the symbols), never recomputed, so the
+Lines are written from the finished Plan (and its Accounts for the symbols), never recomputed, so the
 explanation cannot disagree with the numbers it explains.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ def explain(p: Plan) -> list[str]:
 
 
 def _parameters(p: Plan) -> list[str]:
-    s = p.setup.spec
+    s = p.accounts.spec
     D, H, Hkv, dk, L = s.hidden_size, s.num_heads, s.num_kv_heads, s.head_dim, s.num_layers
     a = p.parameters
     out = [f"d_k = head_dim = {dk}" + (f" (= D/H = {D}/{H})" if D == H * dk else
@@ -39,7 +39,7 @@ def _parameters(p: Plan) -> list[str]:
 
 
 def _param_breakdown(p: Plan) -> list[str]:
-    s, a = p.setup.spec, p.parameters
+    s, a = p.accounts.spec, p.parameters
     c = param_counts(s)
     if c is None:
         return [f"params = {fmt_int(a.params)} (stated; the config lacks intermediate_size/vocab_size, so no "
@@ -69,7 +69,7 @@ def _param_breakdown(p: Plan) -> list[str]:
 
 
 def _memory(p: Plan) -> list[str]:
-    st, m, i = p.setup, p.memory, p.inputs
+    st, m, i = p.accounts, p.memory, p.inputs
     s = st.spec
     L, Hkv, dk, T, B = s.num_layers, s.num_kv_heads, s.head_dim, i.tokens, i.batch
     kvb = dtype_bytes(i.kv_dtype)
@@ -96,7 +96,7 @@ def _memory(p: Plan) -> list[str]:
 
 
 def _weights_line(p: Plan) -> str:
-    st, i, m = p.setup, p.inputs, p.memory
+    st, i, m = p.accounts, p.inputs, p.memory
     w = st.weights()
     per_gpu = f" / {i.tensor_parallel_size}" if i.tensor_parallel_size > 1 else ""
     if not w.quantization:
@@ -110,7 +110,7 @@ def _weights_line(p: Plan) -> str:
 
 
 def _workspace_lines(p: Plan) -> list[str]:
-    st, m, i = p.setup, p.memory, p.inputs
+    st, m, i = p.accounts, p.memory, p.inputs
     s = st.spec
     B, H, T, dk = i.batch, s.num_heads, i.tokens, s.head_dim
     ab = dtype_bytes(i.activation_dtype)
@@ -139,7 +139,7 @@ def _compute(p: Plan) -> list[str]:
 
 
 def _attention_lines(p: Plan) -> list[str]:
-    st, c, i = p.setup, p.compute, p.inputs
+    st, c, i = p.accounts, p.compute, p.inputs
     s, dev = st.spec, st.device
     T, B, L, n = i.tokens, i.batch, s.num_layers, i.tensor_parallel_size
     plain = all(g["window"] is None for g in p.memory.kv_layer_groups) and not s.mla
@@ -151,8 +151,8 @@ def _attention_lines(p: Plan) -> list[str]:
            f"{c.attention_flops_causal:.3g} = {c.attention_flops_causal / c.attention_flops:.4f} of the full count"]
     eff = st.effective_rates()[0] * n
     if c.prefill_terms is not None:
-        ts = st.gpu_time
-        out.append(f"effective compute (the GPU-time model's attention rate) = {ts.gpu.flops('fp16') / 1e12:g} TFLOP/s "
+        ts = st.setup
+        out.append(f"effective compute (the GPU-time model's attention rate) = {ts.gpu.peak_flops('fp16') / 1e12:g} TFLOP/s "
                    f"* measured matmul ceiling {ts.gpu.mamf_share:g} * fitted efficiency "
                    f"{ts.constants.flops_efficiency:.3g}{f' * {n} GPUs' if n > 1 else ''} = {eff / 1e12:.4g} TFLOP/s "
                    f"(explicit figures are taken as achievable: ceiling and efficiency 1)")
@@ -192,11 +192,11 @@ def _attention_lines(p: Plan) -> list[str]:
 
 
 def _decode_lines(p: Plan) -> list[str]:
-    st, c, i, m = p.setup, p.compute, p.inputs, p.memory
+    st, c, i, m = p.accounts, p.compute, p.inputs, p.memory
     dev, n = st.device, i.tensor_parallel_size
     bw = st.effective_rates()[1] * n
     kv_roof = m.kv_cache_bytes * n / bw
-    ts = st.gpu_time
+    ts = st.setup
     out = [f"effective bandwidth = {dev.bandwidth_bytes_per_s / 1e12:g} TB/s * "
            f"{ts.constants.bandwidth_efficiency if ts else dev.bandwidth_efficiency:.3g}"
            f"{' (the GPU-time model: fitted; explicit figures: 1)' if ts else ''}"

@@ -1,6 +1,6 @@
 """Ways out when a plan does not fit (or barely does), each with its effect in numbers, and the warnings.
 
-Every option is the same ``Setup`` asked again with one knob turned: fewer KV heads, a smaller KV
+Every option is the same ``Accounts`` asked again with one knob turned: fewer KV heads, a smaller KV
 dtype, tiled attention, interpolated positions, more GPUs, quantized weights, a reused KV cache.
 """
 from __future__ import annotations
@@ -9,14 +9,14 @@ from multihead.catalog import read_json
 from multihead.cost.spec.positions import coverage, extension_needed
 from multihead.cost.spec.quantization import WEIGHTS_DTYPE_QUANT, from_flag
 from multihead.cost.spec.units import dtype_bytes, fmt_bytes, fmt_int, fmt_seconds
-from multihead.planner.accounts import MemoryAccount, Setup
+from multihead.planner.accounts import MemoryAccount, Accounts
 from multihead.planner.plan import Fallback
 
 KV_DTYPES = ("fp8", "int8", "int4")
 ENGINE_KV = {"fp8": "fp8"}          # vLLM's --kv-cache-dtype for a KV dtype (int8/int4: none)
 
 
-def one_pass_fits(st: Setup, T: int, m: MemoryAccount, spec=None, **flags) -> bool | None:
+def one_pass_fits(st: Accounts, T: int, m: MemoryAccount, spec=None, **flags) -> bool | None:
     """Whether one pass fits with a knob turned, by the account that decides the plan (decision.py):
     the engine's (vLLM's flags in ``flags``, the model in ``spec``) for a GPU plan, else the plan's own
     ``m``. None: the engine has no such setting (an int8/int4 KV cache)."""
@@ -29,15 +29,20 @@ def one_pass_fits(st: Setup, T: int, m: MemoryAccount, spec=None, **flags) -> bo
     return engine_fits(st.engine, spec or st.spec, **flags)
 
 
-def fewer_kv_heads(st: Setup, T: int, quality_report) -> Fallback | None:
+def fewer_kv_heads(st: Accounts, T: int, quality_report) -> Fallback | None:
     """Every divisor of H below H_kv is a valid grouping: the next one down, the first that fits, MQA."""
     s = st.spec
     H, Hkv = s.num_heads, s.num_kv_heads
     options = [d for d in range(Hkv - 1, 0, -1) if H % d == 0] if s.mla is None else []
     if not options:
         return None
-    fitting = next((d for d in options if one_pass_fits(st, T, st.memory(T, kv_heads=d),
-                                                        s.with_overrides(num_kv_heads=d))), None)
+    known: dict = {}
+
+    def fits(d: int, m: MemoryAccount):         # each option's account once (it was asked twice)
+        if d not in known:
+            known[d] = one_pass_fits(st, T, m, s.with_overrides(num_kv_heads=d))
+        return known[d]
+    fitting = next((d for d in options if fits(d, st.memory(T, kv_heads=d))), None)
     rows = []
     now = st.memory(T).kv_cache_bytes
     for d in sorted({options[0], 1, *([fitting] if fitting else [])}, reverse=True):
@@ -46,7 +51,7 @@ def fewer_kv_heads(st: Setup, T: int, quality_report) -> Fallback | None:
         # replicated on each GPU, so MQA on 4 GPUs keeps as much per GPU as H_kv = 4 (not d / H_kv)
         rows.append({"kv_heads": d, "kind": "MQA" if d == 1 else f"GQA-{d}", "kv_cache_bytes": m.kv_cache_bytes,
                      "kv_fraction_of_now": m.kv_cache_bytes / now if now else d / Hkv, "total_memory_bytes": m.total_bytes,
-                     "fits": one_pass_fits(st, T, m, s.with_overrides(num_kv_heads=d)),
+                     "fits": fits(d, m),
                      "decode_kv_read_seconds": st.decode_seconds(T, m.kv_cache_bytes, 0.0)})
     best = next((r for r in rows if r["fits"]), rows[-1])
     notes = ["Converting MHA/GQA checkpoints: mean-pool each group's K and V projections, then uptrain ~5% of the "
@@ -60,7 +65,7 @@ def fewer_kv_heads(st: Setup, T: int, quality_report) -> Fallback | None:
                     {"options": rows, "current_kv_heads": Hkv}, best["fits"], text, notes)
 
 
-def kv_quantization(st: Setup, T: int) -> Fallback | None:
+def kv_quantization(st: Accounts, T: int) -> Fallback | None:
     now = dtype_bytes(st.precision.kv)
     rows = []
     for q in KV_DTYPES:
@@ -79,7 +84,7 @@ def kv_quantization(st: Setup, T: int) -> Fallback | None:
                      "fp8/int8 usually little."])
 
 
-def tiled_attention(st: Setup, T: int, single: MemoryAccount, fits: bool) -> Fallback:
+def tiled_attention(st: Accounts, T: int, single: MemoryAccount, fits: bool) -> Fallback:
     score, tiled = st.score_bytes(T), st.tiled_bytes(T)
     assumed = st.attention == "tiled"
     return Fallback(
@@ -91,7 +96,7 @@ def tiled_attention(st: Setup, T: int, single: MemoryAccount, fits: bool) -> Fal
         f"FLOPs unchanged (O(T^2)), memory O(T*d_k)")
 
 
-def position_interpolation(st: Setup, T: int) -> Fallback | None:
+def position_interpolation(st: Accounts, T: int) -> Fallback | None:
     c = coverage(st.spec)
     if c.covered is None or T <= c.covered:
         return None
@@ -122,7 +127,7 @@ def _fits_word(fits: bool | None) -> str:
     return "no such vLLM --kv-cache-dtype" if fits is None else "fits" if fits else "does not fit"
 
 
-def more_gpus(st: Setup, T: int, causal_skip: bool) -> Fallback:
+def more_gpus(st: Accounts, T: int, causal_skip: bool) -> Fallback:
     """The fewest GPUs that fit without changing precision: from the one search (planner/search.py)
     for a GPU plan, else the fewest head-compatible GPUs the plan's own account fits."""
     from multihead.planner.decision import engine_decides
@@ -147,7 +152,7 @@ def more_gpus(st: Setup, T: int, causal_skip: bool) -> Fallback:
                     f"no head-compatible GPU count up to H = {H} fits")
 
 
-def _more_gpus_searched(st: Setup, T: int, causal_skip: bool) -> Fallback:
+def _more_gpus_searched(st: Accounts, T: int, causal_skip: bool) -> Fallback:
     e = st.engine
     same = [(c, a) for c, a in (e.found or []) if c.kv_cache_dtype == e.request.kv_cache_dtype
             and c.quantization == e.request.quantization]
@@ -170,7 +175,7 @@ def _more_gpus_searched(st: Setup, T: int, causal_skip: bool) -> Fallback:
                     f"prefill ~{fmt_seconds(pre)} (GPU-time model, all-reduces included)")
 
 
-def weight_quantization(st: Setup, T: int) -> Fallback | None:
+def weight_quantization(st: Accounts, T: int) -> Fallback | None:
     now = st.weights().total
     rows = []
     for name in ("fp8", "int8", "int4"):
@@ -198,7 +203,7 @@ def reuse_kv(fits: bool, passes: int, prefill: float) -> Fallback | None:
                     f"{fmt_seconds(prefill)} instead of {fmt_seconds(prefill * passes)} (saves {fmt_seconds(saved)})")
 
 
-def fallbacks(st: Setup, T: int, passes: int, single: MemoryAccount, prefill: float, quality_report,
+def fallbacks(st: Accounts, T: int, passes: int, single: MemoryAccount, prefill: float, quality_report,
               causal_skip: bool) -> list[Fallback]:
     from multihead.planner.decision import engine_decides
     if engine_decides(st, T):       # the engine's account decides: tight when one request does not fit
@@ -220,7 +225,7 @@ def fallbacks(st: Setup, T: int, passes: int, single: MemoryAccount, prefill: fl
     return out
 
 
-def positions_ok(st: Setup, T: int) -> bool:
+def positions_ok(st: Accounts, T: int) -> bool:
     c = coverage(st.spec)
     return c.covered is None or T <= c.covered
 

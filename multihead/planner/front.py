@@ -10,10 +10,10 @@ them computes anything itself (they parse into a PlanRequest and print)::
     planner.report(req)                    # the exact object `multihead plan --json` prints
     planner.curve(req)                     # memory per GPU vs context length: one plan, one call
 
-Model names resolve in one place (``resolve_model``) for every door: a config.json path or model
-folder (where the request may name paths), a catalog HF id (catalog/configs, e.g.
-``meta-llama/Llama-3.1-70B-Instruct``), a planner catalog name (catalog/models.json), or an
-uploaded config's content. GPU names resolve through cost.time.device.gpu_key ('H100' is H100-SXM).
+Model names resolve in one place for every door (cost.spec.lookup.find_model, read once per plan):
+a config.json path or model folder (where the request may name paths), a catalog HF id
+(catalog/configs, e.g. ``meta-llama/Llama-3.1-70B-Instruct``), a planner catalog name
+(catalog/models.json), or an uploaded config's content. GPU names resolve through cost.time.device.gpu_key ('H100' is H100-SXM).
 """
 from __future__ import annotations
 
@@ -29,51 +29,19 @@ _SERVING_KEYS = ("pipeline_parallel_size", "max_model_len", "max_num_batched_tok
                  "expert_parallel_size", "batching")
 
 
-@dataclass
-class ResolvedModel:
-    """What a model name stands for: the ModelSpec (or a path/None for the planner's own reader),
-    the raw config.json the serving account reads, and the id `vllm serve` takes."""
-    model: object                   # ModelSpec, a path string (read by cost.spec.lookup) or None (flags only)
-    config: dict | None
-    model_id: str | None
-
-
-def resolve_model(req: PlanRequest) -> ResolvedModel:
-    """The request's model, by the one rule of the module doc."""
+def request_model(req: PlanRequest):
+    """The request's model (cost.spec.lookup.ResolvedModel: spec, raw config, `vllm serve` id), read
+    once by the one model door (find_model; the page: catalog names only), or from its uploaded
+    content; None for a model given by flags alone."""
     from multihead.cost.spec.hf_config import read_config
+    from multihead.cost.spec.lookup import ResolvedModel, find_model
     if req.config is not None:
         label = req.model or UPLOAD_LABEL
-        cfg = copy.deepcopy(req.config)
-        spec = read_config(req.config, name=label, source=label)
-        return ResolvedModel(spec, cfg, str(Path(label).parent) if "/" in label else label)
+        spec = read_config(copy.deepcopy(req.config), name=label, source=label)
+        return ResolvedModel(spec, copy.deepcopy(req.config), str(Path(label).parent) if "/" in label else label)
     if req.model is None:
-        return ResolvedModel(None, None, None)
-    from multihead.planner.serving import load_model
-    name = req.model
-    if req.names_only or not Path(name).exists():
-        from multihead.cost.serving.fitted import catalog_config, config_index
-        index = config_index()
-        key = {k.lower(): k for k in index}.get(name.lower())
-        if key is not None:                     # a catalog HF id: its published config
-            from multihead.cost.serving.shape import read_spec
-            cfg = catalog_config(key)
-            spec = read_spec(copy.deepcopy(cfg), key)
-            source = index[key].get("source")
-            if source:
-                spec = spec.with_overrides(source=f"{key} config.json ({source})")
-            return ResolvedModel(spec, cfg, key)
-        if "/" in name and not name.endswith(".json"):      # an HF id we do not hold
-            from multihead.cost.spec.lookup import model_names
-            raise ValueError(f"model: {name!r} is neither a config.json path nor a catalog model or HF id "
-                             f"(known: {', '.join(list(index) + model_names())})")
-    try:
-        cfg, model_id = load_model(name, paths=not req.names_only)   # the serving side's view: raw config, HF id
-    except ValueError:
-        cfg, model_id = None, None
-    if req.names_only:                          # the page: the catalog's model, whatever the server's folder holds
-        from multihead.cost.spec.lookup import catalog_model
-        return ResolvedModel(catalog_model(name), cfg, model_id)
-    return ResolvedModel(name, cfg, model_id)   # the planner's reader: catalog name or path
+        return None
+    return find_model(req.model, paths=not req.names_only)
 
 
 def _device(req: PlanRequest):
@@ -88,8 +56,8 @@ def plan_request(req: PlanRequest):
     """The Plan of a request (raises ValueError naming the field on bad input)."""
     from multihead import planner
     from multihead.planner.inputs import resolve_spec
-    m = resolve_model(req)
-    spec = resolve_spec(m.model, params=req.params, layers=req.layers, heads=req.heads, kv_heads=req.kv_heads,
+    m = request_model(req)
+    spec = resolve_spec(m.spec if m else None, params=req.params, layers=req.layers, heads=req.heads, kv_heads=req.kv_heads,
                         head_dim=req.head_dim, hidden=req.hidden, intermediate=req.intermediate, vocab=req.vocab,
                         max_position=req.max_position)
     tokens = req.tokens or req.max_model_len or spec.max_position_embeddings
@@ -105,7 +73,7 @@ def plan_request(req: PlanRequest):
     if weights_dtype is None and req.quantization is None:
         weights_dtype = ENGINE_TO_PLAN_DTYPE.get(req.dtype)
     serving = {k: getattr(req, k) for k in _SERVING_KEYS if getattr(req, k) is not None}
-    if m.config is not None:
+    if m is not None:
         serving["config"], serving["model_id"] = m.config, m.model_id
     return planner.plan(
         spec, tokens=tokens, batch=req.batch, passes=req.passes, chunks=req.chunks, weights_dtype=weights_dtype,
@@ -136,7 +104,7 @@ def curve(req: PlanRequest, plan=None) -> dict:
     "gpu_memory_bytes"}."""
     from multihead import planner
     p = plan or plan_request(req)
-    spec = p.setup.spec
+    spec = p.accounts.spec
     trained = spec.max_position_embeddings or None
     grid = context_grid(p.inputs.tokens, trained)
     curves = []

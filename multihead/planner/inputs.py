@@ -81,8 +81,9 @@ def resolve_device(device: str | DeviceSpec | None = None, *, gpu_memory_gb: flo
     if gpu_memory_gb is not None:
         spec.memory_bytes = gpu_memory_gb * 1e9
     # explicit figures replace a profile's measured kernel terms too: the user's number is the rate
-    if effective_tflops is not None:
-        spec.matmul_flops = {k: effective_tflops * 1e12 for k in SIXTEEN_BIT}
+    if effective_tflops is not None:      # a GPU keeps its other dtypes' peaks (fp8, the fp32 ALU rate)
+        kept = {} if spec.kind == "measured" else spec.matmul_flops
+        spec.matmul_flops = {**kept, **{k: effective_tflops * 1e12 for k in SIXTEEN_BIT}}
         spec.flops_efficiency, spec.prefill = 1.0, {}
     if bandwidth_tbps is not None:
         spec.bandwidth_bytes_per_s = bandwidth_tbps * 1e12

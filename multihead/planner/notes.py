@@ -6,10 +6,10 @@ from multihead.cost.spec.model import LayerKind
 from multihead.cost.counts.params import mlp_width
 from multihead.cost.spec.positions import coverage, extension_needed
 from multihead.cost.spec.units import fmt_bytes, fmt_int
-from multihead.planner.accounts import MemoryAccount, Setup
+from multihead.planner.accounts import MemoryAccount, Accounts
 
 
-def build_warnings(st: Setup, T: int, single: MemoryAccount, decision: str, chunking_loses: str) -> list[str]:
+def build_warnings(st: Accounts, T: int, single: MemoryAccount, decision: str, chunking_loses: str) -> list[str]:
     s = st.spec
     out = [f"{s.name}: {n}" for n in s.notes] + list(st.precision.notes)
     if single.fits and single.total_bytes > 0.9 * st.usable:
@@ -39,7 +39,7 @@ def build_warnings(st: Setup, T: int, single: MemoryAccount, decision: str, chun
     return out
 
 
-def _positions(st: Setup, T: int) -> list[str]:
+def _positions(st: Accounts, T: int) -> list[str]:
     c = coverage(st.spec)
     if c.covered is None:
         return [f"positions: the training length (max_position_embeddings) is unknown; give --max-position to "
@@ -54,7 +54,7 @@ def _positions(st: Setup, T: int) -> list[str]:
             f"{ext.snippet}, or chunk to <= {fmt_int(c.covered)})"]
 
 
-def _moe_mla(st: Setup) -> list[str]:
+def _moe_mla(st: Accounts) -> list[str]:
     s, out = st.spec, []
     if s.moe:
         m = s.moe

@@ -1,19 +1,19 @@
 """A plan as a tree: inputs -> parameters, memory, compute -> outcome -> fallbacks, sections, explanation.
 
-``plan(...)`` fills each part from ``Setup`` (accounts.py) in turn; the explanation (explain.py)
+``plan(...)`` fills each part from ``Accounts`` (accounts.py) in turn; the explanation (explain.py)
 and the tables (render.py) are written afterwards from these same numbers, so a formula's value
 exists once. ``Plan.to_dict()`` is the JSON of ``multihead plan --json``: the parts' fields side by
 side (the flat keys the CLI has always printed) plus one object per section (``serving``, ...).
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from multihead import jsonout
 from multihead.cost.counts.memory import kv_bytes_per_token, kv_layer_groups
 from multihead.cost.counts.params import attention_params_per_layer, non_embedding_params, param_counts, total_params
-from multihead.planner.accounts import MemoryAccount, Setup
+from multihead.planner.accounts import MemoryAccount, Accounts
 from multihead.planner.names import RENAMED, with_aliases
 
 
@@ -137,7 +137,7 @@ class Plan:
     fallbacks: list[Fallback]
     explain: list[str] = field(default_factory=list)
     sections: dict = field(default_factory=dict)     # name -> object with to_dict() (planner/sections.py)
-    setup: Setup | None = field(default=None, repr=False, compare=False)
+    accounts: Accounts | None = field(default=None, repr=False, compare=False)
 
     def __getattr__(self, name: str):
         """The JSON's flat names (p.kv_cache_bytes, p.decision) resolve to the part that holds them."""
@@ -153,8 +153,8 @@ class Plan:
     def to_dict(self) -> dict:
         out: dict = {}
         for part in _PARTS:
-            out.update(asdict(getattr(self, part)))
-        out.update(warnings=list(self.warnings), fallbacks=[asdict(f) for f in self.fallbacks],
+            out.update(plain(getattr(self, part)))
+        out.update(warnings=list(self.warnings), fallbacks=[plain(f) for f in self.fallbacks],
                    explain=list(self.explain))
         for name, section in self.sections.items():
             out[name] = section.to_dict() if hasattr(section, "to_dict") else section
@@ -164,8 +164,23 @@ class Plan:
         return jsonout.dumps(self.to_dict(), **kw)
 
 
+def plain(value):
+    """``dataclasses.asdict`` for the plan's JSON-shaped values, without its deep copy of every leaf:
+    new dicts, lists and tuples all the way down (the caller owns them), the same leaves (numbers,
+    strings, None, which are immutable). A plan's JSON was 14% of a page's /api/plan in asdict."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(plain(v) for v in value)
+    if hasattr(value, "__dataclass_fields__") and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in fields(value)}
+    return value
+
+
 # -- the parts, one function each ---------------------------------------------------------------------
-def build_inputs(st: Setup, tokens: int, passes: int, causal_skip: bool) -> Inputs:
+def build_inputs(st: Accounts, tokens: int, passes: int, causal_skip: bool) -> Inputs:
     s, d, p = st.spec, st.device, st.precision
     q = p.quantization
     flops_per_s, bytes_per_s = st.effective_rates()
@@ -185,7 +200,7 @@ def _quant_dict(q, in_features: int) -> dict:
     return {**asdict(q), "bytes_per_weight": q.bytes_per_weight(in_features), "label": q.describe()}
 
 
-def build_parameters(st: Setup) -> Parameters:
+def build_parameters(st: Accounts) -> Parameters:
     s = st.spec
     counts = param_counts(s)
     per = attention_params_per_layer(s)
@@ -197,7 +212,7 @@ def build_parameters(st: Setup) -> Parameters:
         params_by_part={**asdict(counts), "total": counts.total, "active": counts.active} if counts else None)
 
 
-def build_memory(st: Setup, single: MemoryAccount, tokens: int) -> Memory:
+def build_memory(st: Accounts, single: MemoryAccount, tokens: int) -> Memory:
     s, p = st.spec, st.precision
     w = st.weights()
     per_token = kv_bytes_per_token(s, p.kv)
@@ -211,7 +226,7 @@ def build_memory(st: Setup, single: MemoryAccount, tokens: int) -> Memory:
         tiled_attention_bytes_per_layer=st.tiled_bytes(tokens, 1), total_memory_bytes=single.total_bytes)
 
 
-def build_compute(st: Setup, single: MemoryAccount, tokens: int, passes: int, causal_skip: bool) -> Compute:
+def build_compute(st: Accounts, single: MemoryAccount, tokens: int, passes: int, causal_skip: bool) -> Compute:
     full, causal = st.attention_flops(tokens, causal=False), st.attention_flops(tokens, causal=True)
     att_full = st.attention_seconds(full, tokens)
     att_causal = st.attention_seconds(causal, tokens, causal=True)

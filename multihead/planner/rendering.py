@@ -58,7 +58,7 @@ def _summary(p: Plan, con: Console) -> None:
               f"GPU: {p.device} x{p.tensor_parallel_size} ({fmt_bytes(p.gpu_memory_bytes)}, usable {fmt_bytes(p.usable_memory_bytes)}; "
               f"{p.effective_tflops:,.4g} TFLOP/s and {p.effective_bandwidth_tbps:,.4g} TB/s effective) - {p.device_source}")
     if p.decided_by == "engine":
-        a = p.setup.engine.account
+        a = p.accounts.engine.account
         why = (f"the engine's account: requests of up to {a.max_model_len_fit:,} tokens fit, "
                f"{a.max_concurrency:.2f}x of {p.tokens:,}" if a.fits else
                f"the engine's account: requests of up to {a.max_model_len_fit:,} tokens fit")
@@ -112,11 +112,11 @@ def _memory_table(p: Plan) -> Table:
     t.add_row("[bold]total[/bold]", f"[bold]{fmt_bytes(p.total_memory_bytes)}[/bold]",
               f"[bold]{fmt_bytes(c['total_memory_bytes'])}[/bold]", f"vs usable {fmt_bytes(p.usable_memory_bytes)}")
     if p.decided_by == "engine":      # decision.engine_decides: the engine's account decides
-        longest = p.setup.engine.account.max_model_len_fit
+        longest = p.accounts.engine.account.max_model_len_fit
         t.add_row("fits? (one unchunked forward)", _yes(p.total_memory_bytes <= p.usable_memory_bytes),
                   _yes(c["fits"]), "the reference text's account")
         t.add_row("fits? (the engine's account: decides)", _yes(p.fits), "",
-                  f"{p.setup.engine.request.engine}'s account (serving section): requests of up to {longest:,} tokens")
+                  f"{p.accounts.engine.request.engine}'s account (serving section): requests of up to {longest:,} tokens")
     else:
         t.add_row("fits?", _yes(p.fits), _yes(c["fits"]), "")
     t.add_row("score matrix, one layer, materialized", fmt_bytes(p.score_matrix_bytes_per_layer), "",
@@ -225,11 +225,11 @@ def memory_figure(p: Plan):
     for kv, style in sorted({(p.num_attention_heads, "-"), (p.num_kv_heads, "--"), (1, ":")}, reverse=True):
         label = "MHA" if kv == p.num_attention_heads else ("MQA" if kv == 1 else f"GQA-{kv}")
         label += f" (H_kv={kv}{', this model' if kv == p.num_kv_heads else ''})"
-        ys = [p.setup.memory(t, kv_heads=kv).total_bytes / 1e9 for t in grid]
+        ys = [p.accounts.memory(t, kv_heads=kv).total_bytes / 1e9 for t in grid]
         (line,) = ax.plot(grid, ys, style, label=label)
-        limit = max_tokens_that_fit(p.setup, kv)
+        limit = max_tokens_that_fit(p.accounts, kv)
         if 0 < limit < grid[-1]:
-            y = p.setup.memory(limit, kv_heads=kv).total_bytes / 1e9
+            y = p.accounts.memory(limit, kv_heads=kv).total_bytes / 1e9
             ax.plot([limit], [y], "o", color=line.get_color())
             ax.annotate(f"{limit:,}", (limit, y), textcoords="offset points", xytext=(4, -12), fontsize=8)
     ax.axhline(p.gpu_memory_bytes / 1e9, color="black", lw=1, label=f"GPU memory {p.gpu_memory_bytes / 1e9:,.0f} GB")

@@ -294,23 +294,11 @@ def parse_config_text(text, label: str = UPLOAD_LABEL) -> dict:
     return parse(text, label, max_bytes=MAX_CONFIG_BYTES)
 
 
-def _catalog_key(name: str) -> str | None:
-    """The catalog's own spelling of a model name or HF id (case-insensitive), or None."""
-    from multihead.catalog import entries
-    from multihead.cost.serving.fitted import config_index
-    from multihead.cost.spec.lookup import MODELS_JSON
-    low = name.lower()
-    for keys in (entries(MODELS_JSON), config_index()):
-        key = {k.lower(): k for k in keys if not k.startswith("_")}.get(low)
-        if key is not None:
-            return key
-    return None
-
-
 def _served_model(name, config_dir) -> tuple[str, dict | None]:
     """A page's model name -> (catalog name, None) or (label, config read from config_dir)."""
+    from multihead.cost.spec.lookup import catalog_key
     name = V.checked(V.Text(200), "model", name)
-    key = _catalog_key(name)
+    key = catalog_key(name)
     if key is not None:
         return key, None
     if config_dir is not None:

@@ -179,12 +179,12 @@ def _fmt_s(s: float) -> str:
 class _Evaluator:
     """Memory accounts, time Setups and batch times, each computed once and reused."""
 
-    def __init__(self, cfg: dict, model: str, work: Workload, base_request=None):
+    def __init__(self, cfg: dict, model: str, work: Workload, base_request=None, spec=None):
         from multihead.cost.serving import answer as S
         self.S, self.cfg, self.model, self.work = S, cfg, model, work
         from multihead.cost.serving.shape import read_spec
         self.base = base_request or S.Request(model=model)
-        self.spec = read_spec(cfg, model)           # read once: every account and Setup shares it
+        self.spec = spec or read_spec(cfg, model)   # read once: every account and Setup shares it
         self.max_model_len = work.max_model_len or work.input_len + work.output_len
         # the positions every candidate's launch needs (one model, one length): the rope override
         # past the config's derived length (as the serving answer's command carries it), or a refusal
@@ -302,7 +302,7 @@ def rank_key(row: dict, objective: str):
 
 
 def search(cfg: dict, model: str, work: Workload, space: Space | None = None, *, emit: str | None = "auto",
-           top: int = 10, base_request=None) -> dict:
+           top: int = 10, base_request=None, spec=None) -> dict:
     """The ``search`` object: candidates evaluated, the ranked results (best first), the Pareto front
     of output tokens/s per GPU vs TPOT among the configurations that run, and the seconds it took.
 
@@ -310,7 +310,9 @@ def search(cfg: dict, model: str, work: Workload, space: Space | None = None, *,
     model's out-of-document errors for the model's family, cost/time/timing_intervals.py); a result whose
     throughput interval overlaps the best one's is marked ``within_band_of_best``: the prediction
     cannot tell the two apart. ``emit``: the engine whose launch
-    command each result carries ("auto": the candidate's own engine; None: no command).
+    command each result carries ("auto": the candidate's own engine; None: no command). ``spec``: the
+    model's ModelSpec as the model door read it (cost.spec.lookup.find_model: a planner catalog name's
+    stated params included); None: read from ``cfg``.
     """
     t0 = time.perf_counter()
     if work.objective not in OBJECTIVES:
@@ -326,7 +328,7 @@ def search(cfg: dict, model: str, work: Workload, space: Space | None = None, *,
         missing = [g for g in space.gpus if _price(g, work, prices) is None]
         if missing:
             raise ValueError(f"price: no price for {', '.join(missing)} in the catalog; give --price GPU=$/h")
-    ev = _Evaluator(cfg, model, work, base_request)
+    ev = _Evaluator(cfg, model, work, base_request, spec)
     ev.devices = dict(space.devices)
     cands = space.candidates()
     rows, targets = [], work.slo.targets()
@@ -507,11 +509,11 @@ def search_report(req) -> dict:
     'custom'; neither: DEFAULT_GPUS), the request's lengths and load, its engine flags."""
     from multihead.cost.serving import answer as S
     from multihead.cost.time.serving_time import request_lengths
-    from multihead.planner.front import resolve_model
+    from multihead.planner.front import request_model
     if req.concurrency is None and req.request_rate is None:
         raise ValueError("concurrency: a search needs the load: concurrency N (closed loop) or request_rate R")
-    m = resolve_model(req)
-    if m.config is None:
+    m = request_model(req)
+    if m is None:
         raise ValueError("model: a search needs a model with a config.json (catalog name, HF id or path)")
     gpus, devices = _search_gpus(req)
     longest = req.max_model_len or req.tokens
@@ -531,7 +533,8 @@ def search_report(req) -> dict:
                      max_num_batched_tokens=req.max_num_batched_tokens, block_size=req.block_size, dtype=req.dtype,
                      engine=req.engine, engine_version=req.engine_version,
                      mem_fraction_static=req.mem_fraction_static)
-    return {"search": search(m.config, name, work, space, emit=req.emit or "auto", top=req.top, base_request=base)}
+    return {"search": search(m.config, name, work, space, emit=req.emit or "auto", top=req.top, base_request=base,
+                             spec=m.spec)}
 
 
 def _search_gpus(req) -> tuple[tuple[str, ...], dict]:

@@ -1,6 +1,6 @@
 """Optional plan sections (``serving``, ...): a registry, so adding one touches no planner code.
 
-A section is built after the core plan from the same Setup and numbers::
+A section is built after the core plan from the same Accounts and numbers::
 
     from multihead.planner import sections
 
@@ -26,10 +26,10 @@ _BUILDERS: dict[str, Callable[["Context"], Any]] = {}
 
 @dataclass
 class Context:
-    """What a section builder reads: the plan so far (numbers, inputs) and its Setup (spec, device,
-    precision, batch, gpus), plus the options given for this section."""
+    """What a section builder reads: the plan so far (numbers, inputs) and its Accounts (spec, device,
+    precision, batch, gpus; ``accounts.setup`` the time model's Setup), plus the options given for this section."""
     plan: Any
-    setup: Any
+    accounts: Any
     options: dict = field(default_factory=dict)
 
 
@@ -37,12 +37,12 @@ def register(name: str, build: Callable[[Context], Any]) -> None:
     _BUILDERS[name] = build
 
 
-def build_all(plan, setup, options: dict | None) -> dict:
+def build_all(plan, accounts, options: dict | None) -> dict:
     for module in BUILTIN:
         importlib.import_module(module)
     out = {}
     for name, build in _BUILDERS.items():
-        section = build(Context(plan, setup, dict((options or {}).get(name) or {})))
+        section = build(Context(plan, accounts, dict((options or {}).get(name) or {})))
         if section is not None:
             out[name] = section
     return out

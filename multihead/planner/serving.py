@@ -3,16 +3,14 @@
 Always built (registered in ``sections``): what vLLM will allocate per GPU for this model on this
 GPU, how many requests of ``--max-model-len`` (default: the plan's T) fit at once, the longest
 one, and the launch command (``--emit``). The numbers come from ``cost/serving/answer.py``; this
-module only maps the plan's inputs onto an engine request, finds the model's config.json
-(``load_model``) and renders the section as text (``render``). `multihead serving` (cli/serving.py)
-uses the same two: the library never imports CLI code (docs/layout.md).
+module only maps the plan's inputs onto an engine request (the model's config.json comes with the
+plan, read by the one model door cost.spec.lookup.find_model) and renders the section as text
+(``render``). `multihead serving` (cli/serving.py) prints the same section: the library never
+imports CLI code (docs/layout.md).
 """
 from __future__ import annotations
 
-import copy
-import os
 from dataclasses import dataclass
-from pathlib import Path
 
 from multihead.planner import sections
 
@@ -48,10 +46,9 @@ class ServingSection:
 def _physical_bytes(device) -> tuple[float | None, str]:
     """(physical bytes, where from): the catalog's reported memory for a catalog GPU, the stated
     --gpu-memory-gb for an explicit one; None for a measured CPU profile."""
-    from multihead.cost.serving.answer import gpu_memory_bytes
-    if device.kind == "catalog":
-        name, total = gpu_memory_bytes(device.name)
-        return total, name
+    if device.kind == "catalog":          # the record's reported bytes (cost.catalog_gpu)
+        from multihead.cost.serving.answer import gpu_memory_bytes
+        return device.reported_memory_bytes or gpu_memory_bytes(device.name)[1], device.name
     if device.kind == "explicit":
         return device.memory_bytes, device.name or "stated GPU memory"
     return None, device.name
@@ -65,13 +62,17 @@ def _kv_flag(o: dict, precision) -> str:
 
 def _config(o: dict, model: str) -> tuple[dict, str | None]:
     """(raw config.json, HF id) for the vision tower, rope cache and launch command: given in the
-    options, else looked up by the plan's model name or path; ({}, None) for a model from flags."""
+    options (the plan's model door read it: planner.plan, front.request_model), else looked up by
+    the name of a ModelSpec the caller built (cost.spec.lookup.find_model); ({}, None) for a model
+    from flags."""
     if o.get("config") is not None:
         return o["config"], o.get("model_id")
+    from multihead.cost.spec.lookup import find_model
     try:
-        return load_model(model)
-    except (ValueError, ImportError):
+        found = find_model(model)
+    except ValueError:
         return {}, None
+    return found.config, found.model_id
 
 
 @dataclass
@@ -87,31 +88,32 @@ class Engine:
     found: list | None
     options: dict
     refusal: str | None = None       # the length is past every position the model can reach (no command)
+    dtype: str = ""                  # the engine's dtype of the account (serving_account's second answer)
 
 
-def engine_for(setup, model: str, tokens: int, options: dict | None) -> Engine | str:
+def engine_for(accounts, model: str, tokens: int, options: dict | None) -> Engine | str:
     """The Engine of a plan, or the reason there is none (a measured CPU profile)."""
     from multihead.cost.serving.answer import Request, serving_account
     from multihead.planner.search import fallback_search
     o = dict(options or {})
     cfg, model_id = _config(o, model)
-    total, gpu = _physical_bytes(setup.device)
+    total, gpu = _physical_bytes(accounts.device)
     if total is None:
         return f"no serving account: {gpu} is a measured CPU profile, not a GPU a serving engine runs on"
-    req = Request(tensor_parallel_size=setup.gpus, gpu_memory_utilization=setup.memory_utilization,
+    req = Request(tensor_parallel_size=accounts.gpus, gpu_memory_utilization=accounts.memory_utilization,
                   max_model_len=o.get("max_model_len") or tokens,
                   **{k: o[k] for k in _FLAGS if o.get(k) is not None},
-                  model=model_id or setup.spec.name, gpu=gpu, kv_cache_dtype=_kv_flag(o, setup.precision),
+                  model=model_id or accounts.spec.name, gpu=gpu, kv_cache_dtype=_kv_flag(o, accounts.precision),
                   dtype=o.get("dtype") or "auto", quantization=o.get("quantization"),
                   engine=o.get("engine") or "vllm", engine_version=o.get("engine_version"),
                   mem_fraction_static=o.get("mem_fraction_static"), data_parallel_size=o.get("data_parallel_size") or 1,
                   expert_parallel_size=o.get("expert_parallel_size") or 1, batching=o.get("batching") or "continuous")
-    a, _ = serving_account(cfg, req, spec=setup.spec, gpu_bytes=total)
+    a, dtype = serving_account(cfg, req, spec=accounts.spec, gpu_bytes=total)
     from multihead.cost.serving.answer import length_override
-    refusal = length_override(setup.spec, req.max_model_len)[1]   # a length no rope override reaches
-    found = (fallback_search(cfg, req, setup.spec.num_heads, limit=None, spec=setup.spec, gpu_bytes=total)
+    refusal = length_override(accounts.spec, req.max_model_len)[1]   # a length no rope override reaches
+    found = (fallback_search(cfg, req, accounts.spec.num_heads, limit=None, spec=accounts.spec, gpu_bytes=total)
              if not a.fits or a.max_concurrency < 1 else None)
-    return Engine(cfg, model_id, req, total, a, found, o, refusal)
+    return Engine(cfg, model_id, req, total, a, found, o, refusal, dtype)
 
 
 def engine_fits(e: Engine, spec, **flags) -> bool:
@@ -134,50 +136,20 @@ def build(ctx: sections.Context):
     from multihead.planner.launch import add_command
     from multihead.planner.names import serving_bytes
     from multihead.planner.search import fallback_rows
-    e = getattr(ctx.setup, "engine", None) or engine_for(ctx.setup, ctx.plan.inputs.model, ctx.plan.inputs.tokens,
+    e = getattr(ctx.accounts, "engine", None) or engine_for(ctx.accounts, ctx.plan.inputs.model, ctx.plan.inputs.tokens,
                                                          ctx.options)
     if isinstance(e, str):
         return ServingSection({"fits": False, "reason": e})
     o = e.options
     data = answer(e.cfg, e.request, input_len=o.get("input_len"), output_len=o.get("output_len"),
-                  spec=ctx.setup.spec, gpu_bytes=e.total_bytes, device=ctx.setup.device,
+                  spec=ctx.accounts.spec, gpu_bytes=e.total_bytes, device=ctx.accounts.device,
+                  account=(e.account, e.dtype),
                   concurrency=o.get("concurrency"), request_rate=o.get("request_rate"))
     add_command(data, e.request, o.get("emit") or o.get("engine") or "vllm", e.found[0][0] if e.found else None,
                 e.total_bytes)
     if e.found is not None:
         data["fallbacks"] = fallback_rows(e.found[:SHOWN], e.request, e.account)
     return ServingSection(serving_bytes(data))
-
-
-def load_model(model: str, paths: bool = True) -> tuple[dict, str]:
-    """(config dict, name): a config.json path or folder (unless ``paths`` is False: catalog names
-    only), else a catalog HF id (case-insensitive)."""
-    from multihead.catalog import entries
-    from multihead.cost.serving.fitted import catalog_config, config_index
-    from multihead.cost.spec.config_file import read_config_file
-    path = Path(model)
-    if paths and os.path.lexists(path):            # a FIFO or device exists too: the one reader refuses it by name
-        config, _ = read_config_file(path)
-        return config, str(path if path.is_dir() else path.parent)    # vllm serve takes the model folder
-    index = config_index()
-    key = {k.lower(): k for k in index}.get(model.lower())
-    if key is not None:
-        return catalog_config(key), key
-    from multihead.cost.spec.lookup import MODELS_JSON      # the planner's catalog (short names)
-    planner = entries(MODELS_JSON)
-    key = {k.lower(): k for k in planner}.get(model.lower())
-    if key is None or "config" not in planner[key]:
-        raise ValueError(f"model: {model!r} is neither a config.json path nor a catalog config "
-                         f"(known: {', '.join(list(index) + list(planner))})")
-    return copy.deepcopy(planner[key]["config"]), hf_id(planner[key].get("source", ""), key)
-
-
-def hf_id(source: str, fallback: str) -> str:
-    """The HF repo id a catalog source names ('https://huggingface.co/ORG/NAME/...' or 'ORG/NAME
-    config.json ...'), which is what `vllm serve` takes; else the catalog name."""
-    text = source.removeprefix("https://huggingface.co/").split()[0] if source else ""
-    parts = text.split("/")
-    return f"{parts[0]}/{parts[1]}" if len(parts) >= 2 and parts[0] and parts[1] else fallback
 
 
 def render(out: dict) -> str:

@@ -83,24 +83,16 @@ def search(options, config_text=None, config_dir=None) -> dict:
 
 
 def search_catalog() -> dict:
-    """What the search page offers: the models with a config.json the memory account reads, the GPUs
-    the memory account and the time model both know, and the search's defaults."""
-    from multihead.catalog import read_json
-    from multihead.cost.serving.answer import gpu_memory_catalog as gpu_catalog
-    from multihead.cost.serving.fitted import CATALOG
-    from multihead.cost.time.timing import gpu_catalog_names
+    """What the search page offers: the models with a config.json the memory account reads (the
+    catalog HF ids, then the planner catalog's names: the one model door, cost.spec.lookup), the
+    catalog GPUs (one record each: memory account and time model alike), and the search's defaults."""
+    from multihead.cost import gpu_catalog
+    from multihead.cost.spec.lookup import config_index, model_catalog
     from multihead.planner.search import DEFAULT_GPUS
-    timed = set(gpu_catalog_names())
-    models = list(read_json(CATALOG / "configs" / "index.json")) + [
-        m for m in catalog()["models"] if _has_config(m)]
-    return {"models": models, "gpus": [g for g in gpu_catalog() if g in timed],
-            "default_gpus": [g for g in DEFAULT_GPUS if g in timed], "default_model": "Llama-3.1-70B"}
-
-
-def _has_config(name: str) -> bool:
-    from multihead.catalog import entries
-    from multihead.cost.spec.lookup import MODELS_JSON
-    return "config" in entries(MODELS_JSON).get(name, {})
+    gpus = list(gpu_catalog())
+    models = list(config_index()) + [m for m, e in model_catalog().items() if "config" in e]
+    return {"models": models, "gpus": gpus, "default_gpus": [g for g in DEFAULT_GPUS if g in gpus],
+            "default_model": "Llama-3.1-70B"}
 
 
 def catalog() -> dict:

@@ -10,9 +10,7 @@ never see each other (the planner's lossy "chunks").
 from __future__ import annotations
 
 import dataclasses
-from importlib import resources
 
-from multihead.catalog import entries
 from multihead.cost.serving.vllm import EngineArgs, ServingAccount, account
 from multihead.cost.serving.fitted import load_fit
 from multihead.cost.serving.shape import shape_for
@@ -23,23 +21,14 @@ ENGINE_DTYPE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}     # 
 GPUS_PER_NODE = 8       # the engines' one node (the launch command's nodes)
 
 
-GPU_MEMORY_JSON = resources.files("multihead.cost") / "catalog" / "gpu_memory.json"
-
-
-def gpu_memory_catalog() -> dict[str, dict]:
-    """Name -> physical memory entry (catalog/gpu_memory.json); a new dict, shared entries (read-only)."""
-    return entries(GPU_MEMORY_JSON)
-
-
 def gpu_memory_bytes(name: str) -> tuple[str, int]:
     """(catalog name, physical bytes as the device reports them) for a GPU name, case-insensitive;
-    'H100' means the SXM part."""
-    from multihead.cost.time.device import gpu_key
-    cat = gpu_memory_catalog()
-    key = gpu_key(name, cat)
+    'H100' means the SXM part: the GPU record's ``reported_memory_bytes`` (cost.catalog_gpu)."""
+    from multihead.cost.time.device import catalog_gpu, gpu_catalog, gpu_key
+    key = gpu_key(name)
     if key is None:
-        raise ValueError(f"gpu: unknown GPU {name!r} (known: {', '.join(cat)})")
-    return key, cat[key]["bytes"]
+        raise ValueError(f"gpu: unknown GPU {name!r} (known: {', '.join(gpu_catalog())})")
+    return key, catalog_gpu(key).reported_memory_bytes
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,8 +60,8 @@ def given_flags(req: Request) -> set[str]:
 
 def gpu_is_pcie(name: str) -> bool:
     """True when the catalog's interconnect for ``name`` is PCIe (no NVLink switch between its GPUs)."""
-    from multihead.catalog import read_json
-    links = read_json(resources.files("multihead.cost") / "catalog" / "interconnect.json")["gpus"]
+    from multihead.cost.time.device import interconnect_catalog
+    links = interconnect_catalog()["gpus"]
     return str(links.get(name, {}).get("intra_node", "")).startswith("pcie")
 
 
@@ -207,14 +196,16 @@ def verdict(a: ServingAccount, req: Request, chunk: int | None = None) -> str:
 
 
 def answer(cfg: dict, req: Request, input_len: int | None = None, output_len: int | None = None, device=None,
-           concurrency: int | None = None, request_rate: float | None = None, **account_kw) -> dict:
+           concurrency: int | None = None, request_rate: float | None = None, account=None, **account_kw) -> dict:
     """The whole serving answer as one JSON-ready dict (the ``serving`` object); the time keys
     (TTFT, TPOT, tokens/s at max concurrency: cost/time/serving_time.py) for requests of ``input_len``
     prompt and ``output_len`` new tokens (defaults: serving_time.request_lengths). ``account_kw``:
     ``spec`` / ``gpu_bytes`` for serving_account; ``device``: a plan's DeviceSpec, whose figures time it.
-    The planner adds the fallbacks (planner/search.py) and the launch command (planner/launch.py)."""
+    The planner adds the fallbacks (planner/search.py) and the launch command (planner/launch.py).
+    ``account``: serving_account's (account, dtype) of this very request when the caller has it
+    (the plan's engine computed it once)."""
     from multihead.cost.time.serving_time import time_keys
-    a, dtype = serving_account(cfg, req, **account_kw)
+    a, dtype = account if account is not None else serving_account(cfg, req, **account_kw)
     version = engine_version(req)
     sglang = None
     if req.engine == "sglang":

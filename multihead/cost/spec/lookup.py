@@ -1,22 +1,98 @@
-"""Where ModelSpecs come from: the model catalog (config.json dicts with sources), a config file, or a name.
+"""Where models come from: ONE door (``find_model``) from a name to its ModelSpec and raw config.json.
 
-``multihead/catalog/models.json`` holds each model's published config.json (the fields the cost
-model reads, verbatim) with the URL it came from and, where the publisher states one, the total
-parameter count to check against.
+A name is, in this order: a config.json path or a model folder (where the caller may name paths),
+a catalog HF id (``cost/catalog/configs/index.json``: published config.json files with their
+sources, what the serving accounts were fitted on), or a planner catalog name
+(``multihead/catalog/models.json``: each model's published config fields verbatim with the URL
+they came from and, where the publisher states one, the total parameter count). Every door
+(``multihead plan``, ``multihead serving``, ``gpu-time``, the page, library callers) resolves its
+model here, reading the file or the catalog entry once; ``resolve_model`` is the same door for
+callers that want the ModelSpec alone.
 """
 from __future__ import annotations
 
 import copy
 import difflib
+import os
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from multihead.catalog import entries
+from multihead.catalog import entries, read_json
 from multihead.cost.spec.config_file import MAX_CONFIG_BYTES, read_config_file  # noqa: F401  (MAX_CONFIG_BYTES: re-exported)
 from multihead.cost.spec.hf_config import read_config
 from multihead.cost.spec.model import ModelSpec
 
 MODELS_JSON = resources.files("multihead.catalog") / "models.json"
+CONFIGS = resources.files("multihead.cost") / "catalog" / "configs"
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    """What a model name stands for: its ModelSpec, the raw config.json the engines' accounts read
+    (the caller's own copy), and the name `vllm serve` takes (HF id or model folder)."""
+    spec: ModelSpec
+    config: dict
+    model_id: str
+
+
+def config_index() -> dict:
+    """HF id -> {file, source} of the published configs (cost/catalog/configs/index.json), shared (read-only)."""
+    return read_json(CONFIGS / "index.json")
+
+
+def catalog_config(model: str) -> dict:
+    """The published config.json of a catalog HF id, the caller's own copy (such dicts go to
+    transformers, which may edit them)."""
+    return copy.deepcopy(read_json(CONFIGS / config_index()[model]["file"]))
+
+
+def catalog_key(name: str) -> str | None:
+    """The catalog's own spelling of a model name or HF id (case-insensitive; HF ids first), or None."""
+    low = str(name).lower()
+    for keys in (config_index(), entries(MODELS_JSON)):
+        key = {k.lower(): k for k in keys if not k.startswith("_")}.get(low)
+        if key is not None:
+            return key
+    return None
+
+
+def hf_id(source: str, fallback: str) -> str:
+    """The HF repo id a catalog source names ('https://huggingface.co/ORG/NAME/...' or 'ORG/NAME
+    config.json ...'), which is what `vllm serve` takes; else the catalog name."""
+    text = source.removeprefix("https://huggingface.co/").split()[0] if source else ""
+    parts = text.split("/")
+    return f"{parts[0]}/{parts[1]}" if len(parts) >= 2 and parts[0] and parts[1] else fallback
+
+
+def find_model(name: str | Path, *, paths: bool = True) -> ResolvedModel:
+    """The model a name stands for, by the module doc's rule; ``paths`` False: catalog names only
+    (the page: never a file of that name in the server's folder). Each source is read once."""
+    text = str(name)
+    if paths and os.path.lexists(text):     # a FIFO or device exists too: the one reader refuses it by name
+        config, path = read_config_file(text)
+        label = path.name if path.name != "config.json" else f"{path.parent.name}/config.json"
+        given = Path(text)
+        return ResolvedModel(read_config(config, name=label, source=str(path)), copy.deepcopy(config),
+                             str(given if given.is_dir() else given.parent))    # vllm serve takes the folder
+    key = catalog_key(text)
+    index = config_index()
+    if key in index:                        # a catalog HF id: its published config
+        config = catalog_config(key)
+        source = index[key].get("source")
+        spec = read_config(copy.deepcopy(config), key)
+        return ResolvedModel(spec.with_overrides(source=f"{key} config.json ({source})") if source else spec,
+                             config, key)
+    if key is not None:                     # a planner catalog name: its config fields and stated params
+        entry = entries(MODELS_JSON)[key]
+        return ResolvedModel(catalog_model(key), copy.deepcopy(entry["config"]), hf_id(entry.get("source", ""), key))
+    if paths and text.endswith(".json"):
+        read_config_file(text)              # raises: names the missing file
+    if paths and "/" in text:               # an HF id we do not hold, or a folder that is not there
+        raise ValueError(f"model: {text!r} is neither a config.json path nor a catalog model or HF id "
+                         f"(known: {', '.join(list(index) + model_names())})")
+    catalog_model(text)                     # raises: the closest catalog names
+    raise AssertionError("unreachable")
 
 
 def model_catalog() -> dict[str, dict]:
@@ -55,10 +131,7 @@ def load_config_file(path: str | Path) -> ModelSpec:
 
 
 def resolve_model(model: str | Path | ModelSpec | None) -> ModelSpec | None:
-    """A ModelSpec from a catalog name, a config.json path or a ModelSpec (None stays None)."""
+    """A ModelSpec from a name or path (find_model) or a ModelSpec (None stays None)."""
     if model is None or isinstance(model, ModelSpec):
         return model
-    text = str(model)
-    if text.endswith(".json") or Path(text).exists() or "/" in text:
-        return load_config_file(text)
-    return catalog_model(text)
+    return find_model(model).spec

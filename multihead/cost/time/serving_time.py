@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 from multihead.cost.time import timing
-from multihead.cost.time.device import gpu_catalog
+from multihead.cost.time.device import DeviceSpec, catalog_gpu
 from multihead.cost.spec.hf_config import read_config
 from multihead.cost.spec.quantization import from_flag
 from multihead.cost.spec.units import canonical_dtype
@@ -33,41 +33,26 @@ def request_lengths(max_model_len: int, input_len: int | None, output_len: int |
     return inp, out
 
 
-def _gpu(name: str) -> timing.Gpu:
-    """The FLOP/s and bandwidth figures of a serving GPU (``req.gpu`` is already a catalog name:
-    serving_answer.gpu_memory_bytes resolved it)."""
-    catalog = gpu_catalog()
-    if name not in catalog:
-        raise ValueError(f"gpu: no FLOP/s and bandwidth figures for {name!r} (known: {', '.join(catalog)})")
-    return timing.make_gpu(name, catalog[name])
+def device_gpu(device, constants: timing.Constants | None = None) -> tuple[DeviceSpec, timing.Constants]:
+    """The GPU record and the time model's constants for a planner DeviceSpec (a catalog GPU, or explicit figures).
 
-
-def device_gpu(device, constants: timing.Constants | None = None) -> tuple[timing.Gpu, timing.Constants]:
-    """The time model's GPU and constants for a planner DeviceSpec (a catalog GPU, or explicit figures).
-
-    Its own bandwidth and matmul figures are used as it holds them (the catalog's, or ones given on
-    the command line). Explicit figures are already effective (efficiency 1.0): the fitted
-    efficiencies would count the shortfall twice, so a figure's efficiency replaces the fitted one
-    whenever it is not the planner's unfitted default (0.5 / 0.8). A GPU outside the catalog takes
-    the default intra-node link (interconnect.json) and an fp32 rate of fp16/16 (dequantization only).
-    A measured CPU profile is refused: its own kernel terms time it (cost/attention_time).
+    The record is used as it holds its figures (the catalog's, or ones given on the command line).
+    Explicit figures are already effective (efficiency 1.0): the fitted efficiencies would count
+    the shortfall twice, so a figure's efficiency replaces the fitted one whenever it is not the
+    planner's unfitted default (0.5 / 0.8). A measured CPU profile is refused: its own kernel terms
+    time it (cost/attention_time).
     """
     from multihead.cost.time.device import DEFAULT_BANDWIDTH_EFFICIENCY, DEFAULT_FLOPS_EFFICIENCY
     if device.kind == "measured":
         raise ValueError(f"gpu: {device.name} is a measured CPU profile, which the GPU-time model does not cover")
     c = constants or timing.load_constants()
-    entry = dict(gpu_catalog().get(device.name, {}))
-    tflops = {**entry.get("matmul_tflops", {}), **{k: v / 1e12 for k, v in device.matmul_flops.items()}}
-    entry.update(bandwidth_tbps=device.bandwidth_bytes_per_s / 1e12, matmul_tflops=tflops)
-    if device.kind == "explicit":
-        entry["mamf_share"] = 1.0       # figures given on the command line are taken as achievable
     stated = {k: v for k, v, default in (("flops_efficiency", device.flops_efficiency, DEFAULT_FLOPS_EFFICIENCY),
                                         ("bandwidth_efficiency", device.bandwidth_efficiency,
                                          DEFAULT_BANDWIDTH_EFFICIENCY)) if v != default}
     if stated:
         said = ", ".join(f"{k} {v:g}" for k, v in stated.items())
         c = dataclasses.replace(c, **stated, source=f"{c.source}; {said} as the GPU's figures state")
-    return timing.make_gpu(device.name, entry), c
+    return device, c
 
 
 def plan_setup(spec, device, precision, gpus: int, engine: str = "vllm") -> timing.Setup:
@@ -90,7 +75,7 @@ def setup_for(cfg: dict, req, dtype: str, constants: timing.Constants | None = N
     if device is not None:
         gpu, constants = device_gpu(device, constants)
     else:
-        gpu, constants = _gpu(req.gpu), constants or timing.load_constants()
+        gpu, constants = catalog_gpu(req.gpu), constants or timing.load_constants()
     fields = time_engine_fields(req)
     if fields.get("expert_parallel_size", 1) > 1 and spec.moe is None:
         raise ValueError(f"expert-parallel-size: {spec.name} has no routed experts to spread")

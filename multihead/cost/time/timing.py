@@ -44,26 +44,18 @@ from multihead.cost.spec.model import ModelSpec
 from multihead.cost.counts.params import non_embedding_params, param_counts
 from multihead.cost.spec.quantization import PER_CHANNEL, Quantization
 from multihead.cost.spec.units import SIXTEEN_BIT, dtype_bytes
+from multihead.cost.time.device import DeviceSpec, gpu_from_entry, interconnect_catalog  # noqa: F401  (re-exported)
 
 CATALOG = Path(__file__).parents[1] / "catalog"
 KERNEL_CLASS = "causal FlashAttention-class kernel (masked tiles skipped: T(T+1)/2 query-key pairs)"
 
 
 # -- inputs ------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Gpu:
-    name: str
-    bandwidth: float            # B/s, datasheet
-    matmul_flops: dict          # dtype -> dense FLOP/s, datasheet
-    alu_flops: float            # fp32 (non-tensor) FLOP/s: the dequantization rate scales with it
-    link: str                   # intra-node link name (interconnect.json)
-    link_bandwidth: float       # B/s, one direction
-    gpus_per_node: int = 8
-    inter_node_bandwidth: float = 50e9
-    mamf_share: float = 1.0     # achievable share of the datasheet matmul peak (catalog/gpu_matmul.json)
-
-    def flops(self, dtype: str) -> float:
-        return self.matmul_flops.get(dtype) or self.matmul_flops.get("fp16") or self.matmul_flops["bf16"]
+# The GPU is the one device record (cost/time/device.py, built by cost.catalog_gpu): bandwidth_bytes_per_s,
+# matmul_flops (peak_flops(dtype)), alu_flops, link, link_bandwidth, gpus_per_node, inter_node_bandwidth,
+# mamf_share. ``Gpu`` and ``make_gpu`` are its old names here, kept for one release (docs/layout.md).
+Gpu = DeviceSpec
+make_gpu = gpu_from_entry
 
 
 ENGINES = ("vllm", "sglang", "tensorrt-llm", "gpt-fast")
@@ -119,7 +111,7 @@ class Constants:
 class Setup:
     """A model on ``tp`` x ``pp`` GPUs: its weights (16-bit dtype, optional quantization), KV dtype, engine."""
     spec: ModelSpec
-    gpu: Gpu
+    gpu: DeviceSpec
     constants: Constants
     tp: int = 1
     pp: int = 1
@@ -313,19 +305,19 @@ def linear_flops_per_s(setup: Setup) -> float:
     matmul ceiling (mamf_share) * the fitted efficiency (fp8 matmuls: their own, when fitted)."""
     c, g, mm = setup.constants, setup.gpu, matmul_dtype(setup)
     eta = c.flops_efficiency_fp8 if mm == "fp8" and c.flops_efficiency_fp8 else c.flops_efficiency
-    return g.flops(mm) * (g.mamf_share if USE_MAMF else 1.0) * eta
+    return g.peak_flops(mm) * (g.mamf_share if USE_MAMF else 1.0) * eta
 
 
 def attention_flops_per_s(setup: Setup) -> float:
     """Sustained FLOP/s of one GPU's attention core (16-bit): peak * mamf_share * fitted efficiency.
     The planner times the reference text's 4*T^2*D*L at this same rate ("the text's count")."""
     g = setup.gpu
-    return g.flops("fp16") * (g.mamf_share if USE_MAMF else 1.0) * setup.constants.flops_efficiency
+    return g.peak_flops("fp16") * (g.mamf_share if USE_MAMF else 1.0) * setup.constants.flops_efficiency
 
 
 def read_seconds(setup: Setup, nbytes: float) -> float:
     """Seconds one GPU takes to stream ``nbytes``: bytes / (bandwidth * fitted efficiency)."""
-    return nbytes / (setup.gpu.bandwidth * setup.constants.bandwidth_efficiency)
+    return nbytes / (setup.gpu.bandwidth_bytes_per_s * setup.constants.bandwidth_efficiency)
 
 
 # -- phases ------------------------------------------------------------------------------------------
@@ -516,24 +508,7 @@ def serving_curve(setup: Setup, input_len: int, output_len: int, max_concurrency
 FIT_FILE = CATALOG / "gpu_time_fit.json"
 
 
-def interconnect_catalog() -> dict:
-    """catalog/interconnect.json, shared between callers (read-only, see multihead.catalog)."""
-    return read_json(CATALOG / "interconnect.json")
-
-
 USE_MAMF = True     # compute against each GPU's measured matmul ceiling (False: every GPU at its datasheet peak)
-
-
-def mamf_share(name: str) -> float:
-    """The GPU's maximum achievable matmul FLOP/s as a share of its datasheet peak (measured by others,
-    catalog/gpu_matmul.json); the median of the measured GPUs for one without a measurement."""
-    table = read_json(CATALOG / "gpu_matmul.json")
-    return table["gpus"].get(name, {}).get("mamf_share", table["default"])
-
-
-def gpu_catalog_names() -> list[str]:
-    from multihead.cost.time.device import gpu_catalog
-    return list(gpu_catalog())
 
 
 def load_constants(path: Path | None = None) -> Constants:
@@ -544,24 +519,6 @@ def load_constants(path: Path | None = None) -> Constants:
     data = read_json(path)
     fitted = {k: dict(v) if isinstance(v, dict) else v for k, v in data["constants"].items()}   # own tables
     return Constants(**fitted, source=f"{path.name} ({data.get('command', 'fitted')})")
-
-
-def make_gpu(name: str, entry: dict, overrides: dict | None = None) -> Gpu:
-    """A Gpu from a GPU catalog entry (memory/bandwidth/matmul TFLOP/s as in catalog/gpus.json) and
-    its interconnect; ``overrides`` may replace bandwidth_tbps (a measured or capped GPU), and
-    ``mamf_share`` (1.0 for figures that are already achievable ones)."""
-    e = {**entry, **(overrides or {})}
-    links = interconnect_catalog()
-    wiring = links["gpus"].get(e.get("base", name), {})
-    link = wiring.get("intra_node", links["default_intra_node"])
-    tflops = e["matmul_tflops"]
-    return Gpu(name=name, bandwidth=e["bandwidth_tbps"] * 1e12,
-               matmul_flops={k: v * 1e12 for k, v in tflops.items() if k != "fp32"},
-               alu_flops=tflops.get("fp32", tflops.get("fp16", 0) / 16) * 1e12,
-               link=link, link_bandwidth=links["links"][link]["bandwidth_gbps"] * 1e9,
-               gpus_per_node=wiring.get("gpus_per_node", 8),
-               inter_node_bandwidth=links["links"][links["inter_node"]]["bandwidth_gbps"] * 1e9,
-               mamf_share=e.get("mamf_share") or mamf_share(e.get("base", name)))
 
 
 def serving_time_keys(setup: Setup, input_len: int, output_len: int, max_concurrency: float) -> dict:
