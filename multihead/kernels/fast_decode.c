@@ -33,6 +33,7 @@
 #ifndef AHEAD_ITEM
 #define AHEAD_ITEM (2 * BK)   /* the same for item() (the AVX2 path but bf16 pairs), with PF_V_SPREAD */
 #endif
+#define SPREAD_MIN_KEYS 1024   /* items at least this long use PF_V_SPREAD and AHEAD_ITEM */
 #ifndef PF_V_SPREAD
 #define PF_V_SPREAD 1  /* the next block's V rows requested from the P V loop (prefetch_cols); 0: with its K */
 #endif
@@ -106,7 +107,10 @@ static inline float hmax8(__m256 a) {
  * with the distance doubled to 64 keys (AHEAD_ITEM), whose requests have a block more to arrive,
  * 19.8 -> 21.2 GB/s (0.94x the time; best 20.4 -> 22.6), and 100,000 keys 18.9 -> 19.9 (0.95x;
  * best 20.8 -> 22.5), where 64 keys without the spread changed nothing (19.7). Issuing the next
- * block's K from the P V loop too was slower (14.9 vs 18.4). Used by
+ * block's K from the P V loop too was slower (14.9 vs 18.4). Items of 256 keys (a paged cache's
+ * pages: 512 x 8 heads x 256 keys) ran 1.13x slower this way, 1.10x at 32 keys ahead, since an
+ * item's first blocks are never requested ahead: items under SPREAD_MIN_KEYS keep the old way.
+ * Used by
  * item() (the AVX2 path's fp32 and fp16, and bf16 where d or d_v is not a multiple of 16) only: in
  * the same runs it changed nothing for the bf16 pair loops (12.35 vs 12.22 GB/s, compute-bound)
  * and slowed the 512-bit loops by 7-9% (fp32 19.5 -> 18.2, bf16 19.1 -> 17.6 GB/s). */
@@ -198,6 +202,10 @@ static inline __attribute__((always_inline)) void item(const float *q, const voi
                  float *M, float *L, float *O) {
     float s[MAXR][BK] __attribute__((aligned(32)));
     const int64_t esize = dtype == F32 ? 4 : 2;
+    /* Items of under SPREAD_MIN_KEYS (a paged cache's pages): the first blocks are never requested
+     * ahead, so a longer distance leaves more of a short item cold (prefetch_cols). */
+    const int spread = PF_V_SPREAD && prefetch && j1 - j0 >= SPREAD_MIN_KEYS;
+    const int64_t ahead = spread ? AHEAD_ITEM : AHEAD;
     for (int64_t r = 0; r < R; r++) { M[r] = -INFINITY; L[r] = 0.0f; }
     memset(O, 0, sizeof(float) * R * dv);
 
@@ -208,9 +216,9 @@ static inline __attribute__((always_inline)) void item(const float *q, const voi
         for (; jj + 2 <= nb; jj += 2) {
             int64_t kr = koff + (b0 + jj) * kst, kr1 = kr + kst;
             if (prefetch) prefetch_rows(v, esize, voff, vst, b0 + jj, 2, dv * esize, _MM_HINT_T0);  /* for P V */
-            if (prefetch && b0 + jj + AHEAD_ITEM + 2 <= j1) {                              /* next block */
-                prefetch_rows(k, esize, koff, kst, b0 + jj + AHEAD_ITEM, 2, d * esize, _MM_HINT_T1);
-                if (!PF_V_SPREAD) prefetch_rows(v, esize, voff, vst, b0 + jj + AHEAD_ITEM, 2, dv * esize, _MM_HINT_T1);
+            if (prefetch && b0 + jj + ahead + 2 <= j1) {                              /* next block */
+                prefetch_rows(k, esize, koff, kst, b0 + jj + ahead, 2, d * esize, _MM_HINT_T1);
+                if (!spread) prefetch_rows(v, esize, voff, vst, b0 + jj + ahead, 2, dv * esize, _MM_HINT_T1);
             }
             int64_t r = 0;
             for (; r + 4 <= R; r += 4) scores_rows(4, q + r * d, d, k, kr, kr1, dtype, s + r, jj);
@@ -239,7 +247,7 @@ static inline __attribute__((always_inline)) void item(const float *q, const voi
         int64_t i = 0;
         for (; i + 16 <= dv; i += 16) {
             int64_t r = 0, vrow = voff + b0 * vst + i;
-            if (PF_V_SPREAD && prefetch) prefetch_cols(v, esize, voff, vst, b0 + AHEAD_ITEM, j1, i, i + 16, dv);
+            if (spread) prefetch_cols(v, esize, voff, vst, b0 + ahead, j1, i, i + 16, dv);
             for (; r + 4 <= R; r += 4) pv_rows(4, O + r * dv + i, dv, v, vrow, vst, nb, dtype, s + r);
             if (R - r == 3) { pv_rows(3, O + r * dv + i, dv, v, vrow, vst, nb, dtype, s + r); r += 3; }
             for (; r < R; r++) {
@@ -255,7 +263,7 @@ static inline __attribute__((always_inline)) void item(const float *q, const voi
             }
         }
         for (; i < dv; i += 8) {                     /* d_v = 8 (mod 16): the last 8 dims */
-            if (PF_V_SPREAD && prefetch) prefetch_cols(v, esize, voff, vst, b0 + AHEAD_ITEM, j1, i, i + 8, dv);
+            if (spread) prefetch_cols(v, esize, voff, vst, b0 + ahead, j1, i, i + 8, dv);
             for (int64_t r = 0; r < R; r++) {
                 float *o = O + r * dv + i;
                 __m256 a0 = _mm256_loadu_ps(o);
