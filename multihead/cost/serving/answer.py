@@ -24,11 +24,11 @@ GPUS_PER_NODE = 8       # the engines' one node (the launch command's nodes)
 def gpu_memory_bytes(name: str) -> tuple[str, int]:
     """(catalog name, physical bytes as the device reports them) for a GPU name, case-insensitive;
     'H100' means the SXM part: the GPU record's ``reported_memory_bytes`` (cost.catalog_gpu)."""
-    from multihead.cost.time.device import catalog_gpu, gpu_catalog, gpu_key
+    from multihead.cost.time.device import gpu_catalog, gpu_key, reported_memory
     key = gpu_key(name)
     if key is None:
         raise ValueError(f"gpu: unknown GPU {name!r} (known: {', '.join(gpu_catalog())})")
-    return key, catalog_gpu(key).reported_memory_bytes
+    return key, reported_memory(key).get("bytes", 0.0)
 
 
 @dataclasses.dataclass(frozen=True)

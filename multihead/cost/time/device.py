@@ -153,6 +153,13 @@ def measured_mamf_share(name: str) -> float:
     return table["gpus"].get(name, {}).get("mamf_share", table["default"])
 
 
+def reported_memory(key: str) -> dict:
+    """A catalog GPU's row of cost/catalog/gpu_memory.json (bytes the device reports, reported or
+    estimated, source), shared (read-only); {} when not listed. The record's reported_memory_bytes;
+    the serving accounts read it alone (cost.serving.answer.gpu_memory_bytes), many times per search."""
+    return read_json(GPU_MEMORY_JSON).get(key, {}) if not key.startswith("_") else {}
+
+
 def gpu_key(name: str, names=None) -> str | None:
     """The catalog's spelling of a GPU name: case-insensitive, and the SXM part for a bare name
     ('H100' and 'h100-sxm' are 'H100-SXM'); None if unknown. One rule for every catalog door."""
@@ -183,7 +190,7 @@ def gpu_from_entry(name: str, entry: dict, overrides: dict | None = None) -> Dev
     reported memory, links, matmul ceiling; ``overrides`` as in catalog_gpu."""
     e = {**entry, **(overrides or {})}
     base = e.get("base", name)
-    memory = entries(GPU_MEMORY_JSON).get(base, {})
+    memory = reported_memory(base)
     return DeviceSpec(name=name, memory_bytes=e["memory_gb"] * 1e9, bandwidth_bytes_per_s=e["bandwidth_tbps"] * 1e12,
                       matmul_flops={dtype_key(k): v * 1e12 for k, v in e["matmul_tflops"].items()},
                       source=e.get("source", ""), kind="catalog", reported_memory_bytes=memory.get("bytes", 0.0),
