@@ -37,6 +37,12 @@
 #ifndef PF_V_SPREAD
 #define PF_V_SPREAD 1  /* the next block's V rows requested from the P V loop (prefetch_cols); 0: with its K */
 #endif
+/* Scratch of a call (scaled q; the splits' M, L, O) that fits in SMALL_FLOATS floats, for at most
+ * SMALL_HEADS KV heads, lives on the caller's stack (2 x 16 KiB) instead of three malloc / free
+ * pairs: SmolLM2's 128-key call (9/3 heads, d 64), the C call alone, one thread, alternating
+ * builds: 0.93-0.98x the time (native and AVX2 paths, two runs each, 16 rounds). */
+#define SMALL_FLOATS 4096
+#define SMALL_HEADS 64
 #define PREFETCH_MIN_BYTES (1 << 20)   /* K+V bytes of a call below which nothing is requested ahead */
 #define MAXD 512
 #define MAXR 64
@@ -554,9 +560,16 @@ static int decode_scaled(const float *q, const uint16_t *qh, float sc, int which
         int64_t t = r % Tq, n_seen = causal ? Tk - Tq + t + 1 : Tk;
         lim[r] = (int32_t)(n_seen < 0 ? 0 : n_seen > Tk ? Tk : n_seen);
     }
-    float *M = malloc(sizeof(float) * NH * nsplit * R * (2 + dv));
-    _Atomic int64_t *done = calloc((size_t)NH, sizeof *done);
-    if (!M || !done) { free(M); free(done); return -2; }
+    /* A small call's scratch on the stack (see SMALL_FLOATS), a large one's from malloc. */
+    size_t mbytes = sizeof(float) * NH * nsplit * R * (2 + dv);
+    float mstack[SMALL_FLOATS] __attribute__((aligned(64)));
+    _Atomic int64_t dstack[SMALL_HEADS];
+    int small = mbytes <= sizeof mstack && NH <= SMALL_HEADS;
+    float *M = small ? mstack : malloc(mbytes);
+    _Atomic int64_t *done = small ? dstack : calloc((size_t)NH, sizeof *done);
+    if (small)
+        for (int64_t n = 0; n < NH; n++) atomic_init(&dstack[n], 0);
+    if (!M || !done) { free(M); free(done); return -2; }      /* only reached with malloc's */
     struct decode_job J = {q, k, v, dtype, which, qh, sc, pairs, H_kv, R, d, dv, Tk, ksb, ksh, kst, vsb, vsh, vst, nsplit,
                            (Tk + nsplit - 1) / nsplit,
                            /* A small call (a decode step over a few hundred cached tokens) reads
@@ -569,8 +582,7 @@ static int decode_scaled(const float *q, const uint16_t *qh, float sc, int which
                            lim, M, M + NH * nsplit * R,
                            M + 2 * NH * nsplit * R, out, lse, done};
     mh_pool_run(decode_item, &J, NH * nsplit, nthreads);
-    free(M);
-    free(done);
+    if (!small) { free(M); free(done); }
     return 0;
 }
 
@@ -602,7 +614,10 @@ int mh_decode(const int64_t *a, int64_t na) {
     /* The bf16 variant scores bf16 caches from the unscaled bf16 query rows (exact inputs of
      * VDPBF16PS); the scale multiplies the fp32 dot products. */
     int bf16dot = which == ISA_AVX512BF16 && dtype == BF16;
-    float *qs = malloc(sizeof(float) * NH * R * d + (bf16dot ? sizeof(uint16_t) * NH * R * d : 0));
+    size_t qbytes = sizeof(float) * NH * R * d + (bf16dot ? sizeof(uint16_t) * NH * R * d : 0);
+    float qstack[SMALL_FLOATS] __attribute__((aligned(64)));
+    int qsmall = qbytes <= sizeof qstack;
+    float *qs = qsmall ? qstack : malloc(qbytes);
     if (!qs) return -2;
     uint16_t *qh = bf16dot ? (uint16_t *)(qs + NH * R * d) : NULL;
     int pairs = which == ISA_AVX2 && dtype == BF16 && d % 16 == 0 && a[A_DV] % 16 == 0 && pairs_enabled;
@@ -623,6 +638,6 @@ int mh_decode(const int64_t *a, int64_t na) {
     int rc = decode_scaled(qs, qh, sc, which, pairs, k, v, dtype, NH, H_kv, R, Tq, (int)a[A_CAUSAL], d, a[A_DV], a[A_TK],
                            a[A_KSB], a[A_KSH], a[A_KST], a[A_VSB], a[A_VSH], a[A_VST], a[A_NSPLIT],
                            out, lse, (int)a[A_NTHREADS]);
-    free(qs);
+    if (!qsmall) free(qs);
     return rc;
 }
