@@ -5,6 +5,8 @@ length that grows by one. The first call of a shape runs every check; later call
 tests pin down that skipping them changes no result and lets no bad call through."""
 from __future__ import annotations
 
+import struct
+
 import pytest
 import torch
 
@@ -119,8 +121,41 @@ def test_the_fast_path_leaves_lse_out_unless_asked(monkeypatch):
     q, k, v = _qkv(8, 2, 1, 64, seed=5)
     mh.attention(q, k, v)
     seen = []
-    real = fast_native.decode
-    monkeypatch.setattr(fast_native, "decode", lambda *a: seen.append(a[-1]) or real(*a))
+    real = fast_native.run_decode
+    # the lse pointer: slot A_LSE (24) of the packed int64 arguments, 0 for none
+    monkeypatch.setattr(fast_native, "run_decode",
+                        lambda args, *a: seen.append(struct.unpack_from("=q", args, 24 * 8)[0]) or real(args, *a))
     mh.attention(q, k, v)
     out, lse = mh.attention(q, k, v, return_lse=True)
-    assert seen[0] is None and seen[1] is lse
+    assert seen == [0, lse.data_ptr()]
+
+
+def test_query_layouts_and_the_default_scale_on_the_fast_path(no_checks):
+    """The output buffer follows q where that is the same memory layout (a contiguous fp32 q of
+    the output's shape, e.g. a [B, 1, H, d] projection transposed to [B, H, 1, d]) and is a fresh
+    contiguous tensor otherwise; scale=None and the explicit default scale share one plan. Every
+    call after the first skips the checks (no_checks) and matches the float64 oracle."""
+    q, k, v = _qkv(8, 2, 1, 300, seed=6)
+    fast_decode.remember(q, k, v, False, 1 / 8)          # what functional.attention files
+    for qx in (q, q.transpose(1, 2).contiguous().transpose(1, 2),          # odd strides, size-1 dim
+               torch.randn(1, 8, 1, 128)[..., 32:96]):                     # not contiguous
+        for kw in ({}, {"scale": 1 / 8}):
+            out = mh.attention(qx, k, v, **kw)
+            ref, _ = attention_fp64(qx, k, v)
+            assert out.shape == (1, 8, 1, 64) and out.dtype == torch.float32
+            assert (out.double() - ref).abs().max() < 2e-6
+    # a dense but permuted q (batch and heads swapped in memory): torch.empty_like would copy
+    # that layout, so out must be allocated contiguous
+    q2 = torch.randn(8, 2, 1, 64).permute(1, 0, 2, 3)
+    k2, v2 = torch.randn(2, 2, 300, 64), torch.randn(2, 2, 300, 64)
+    fast_decode.remember(q2.contiguous(), k2, v2, False, 1 / 8)
+    out = mh.attention(q2, k2, v2)
+    assert out.is_contiguous() and (out.double() - attention_fp64(q2, k2, v2)[0]).abs().max() < 2e-6
+    # d != d_v and bf16: out is allocated by shape, not like q
+    v2 = torch.randn(1, 2, 300, 32)
+    fast_decode.remember(q, k, v2, False, 1 / 8)
+    assert (mh.attention(q, k, v2).double() - attention_fp64(q, k, v2)[0]).abs().max() < 2e-6
+    qb, kb, vb = (x.bfloat16() for x in (q, k, v))
+    fast_decode.remember(qb, kb, vb, False, 1 / 8)
+    out = mh.attention(qb, kb, vb)
+    assert out.dtype == torch.bfloat16 and (out.double() - attention_fp64(qb, kb, vb)[0]).abs().max() < 1e-2

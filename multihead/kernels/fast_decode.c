@@ -30,6 +30,19 @@
 #ifndef AHEAD
 #define AHEAD BK       /* keys ahead whose K and V rows are requested into L2 (see prefetch_rows) */
 #endif
+#ifndef AHEAD_ITEM
+#define AHEAD_ITEM (2 * BK)   /* the same for item() (the AVX2 path but bf16 pairs), with PF_V_SPREAD */
+#endif
+#define SPREAD_MIN_KEYS 1024   /* items at least this long use PF_V_SPREAD and AHEAD_ITEM */
+#ifndef PF_V_SPREAD
+#define PF_V_SPREAD 1  /* the next block's V rows requested from the P V loop (prefetch_cols); 0: with its K */
+#endif
+/* Scratch of a call (scaled q; the splits' M, L, O) that fits in SMALL_FLOATS floats, for at most
+ * SMALL_HEADS KV heads, lives on the caller's stack (2 x 16 KiB) instead of three malloc / free
+ * pairs: SmolLM2's 128-key call (9/3 heads, d 64), the C call alone, one thread, alternating
+ * builds: 0.93-0.98x the time (native and AVX2 paths, two runs each, 16 rounds). */
+#define SMALL_FLOATS 4096
+#define SMALL_HEADS 64
 #define PREFETCH_MIN_BYTES (1 << 20)   /* K+V bytes of a call below which nothing is requested ahead */
 #define MAXD 512
 #define MAXR 64
@@ -88,6 +101,34 @@ static inline float hmax8(__m256 a) {
         const char *row_ = (const char *)(base) + ((off) + ((j) + t_) * (st)) * (esize);      \
         for (int64_t c_ = 0; c_ < (rb); c_ += LINE) _mm_prefetch(row_ + c_, hint);           \
     }
+
+/* Request, for the rows j .. min(j + BK, j1) - 1 of a V head, the cache lines that start in bytes
+ * [c0, c1) of each row (elements [e0, e1), clipped at the row's ev elements): called from the P V
+ * loop with that loop's output columns, so that the next block's V rows are requested while this
+ * block's P V runs, one column of lines at a time, and its K rows (prefetch_rows) while its scores
+ * run. Issued all in the scores loop, as before, the next block's 512 lines (fp32, d 128) came in
+ * one burst that filled the core's miss buffers and held up the loop's own loads. One thread,
+ * 32/8 heads, fp32, the AVX2 path, alternating builds in one process (medians of 10-16 rounds, the
+ * machine shared): 131,072 keys 18.4 -> 20.3-21.2 GB/s in three runs but 19.2 -> 18.1 in a fourth;
+ * with the distance doubled to 64 keys (AHEAD_ITEM), whose requests have a block more to arrive,
+ * 19.8 -> 21.2 GB/s (0.94x the time; best 20.4 -> 22.6), and 100,000 keys 18.9 -> 19.9 (0.95x;
+ * best 20.8 -> 22.5), where 64 keys without the spread changed nothing (19.7). Issuing the next
+ * block's K from the P V loop too was slower (14.9 vs 18.4). Items of 256 keys (a paged cache's
+ * pages: 512 x 8 heads x 256 keys) ran 1.13x slower this way, 1.10x at 32 keys ahead, since an
+ * item's first blocks are never requested ahead: items under SPREAD_MIN_KEYS keep the old way.
+ * Used by
+ * item() (the AVX2 path's fp32 and fp16, and bf16 where d or d_v is not a multiple of 16) only: in
+ * the same runs it changed nothing for the bf16 pair loops (12.35 vs 12.22 GB/s, compute-bound)
+ * and slowed the 512-bit loops by 7-9% (fp32 19.5 -> 18.2, bf16 19.1 -> 17.6 GB/s). */
+#define prefetch_cols(base, esize, off, st, j, j1, e0, e1, ev)                                  \
+    do {                                                                                         \
+        int64_t c0_ = (e0) * (esize), c1_ = ((e1) < (ev) ? (e1) : (ev)) * (esize);               \
+        c0_ = (c0_ + LINE - 1) / LINE * LINE;                                                    \
+        for (int64_t t_ = (j); t_ < (j) + BK && t_ < (j1); t_++) {                               \
+            const char *row_ = (const char *)(base) + ((off) + t_ * (st)) * (esize);             \
+            for (int64_t c_ = c0_; c_ < c1_; c_ += LINE) _mm_prefetch(row_ + c_, _MM_HINT_T1);   \
+        }                                                                                        \
+    } while (0)
 
 /* Scores of NR (3 or 4) query rows q0 x the two keys at kr, kr1 into srow[x][jj], srow[x][jj+1]:
  * 2 * NR independent FMA chains (the FMA latency is ~4 cycles, so fewer chains would leave the two
@@ -167,6 +208,10 @@ static inline __attribute__((always_inline)) void item(const float *q, const voi
                  float *M, float *L, float *O) {
     float s[MAXR][BK] __attribute__((aligned(32)));
     const int64_t esize = dtype == F32 ? 4 : 2;
+    /* Items of under SPREAD_MIN_KEYS (a paged cache's pages): the first blocks are never requested
+     * ahead, so a longer distance leaves more of a short item cold (prefetch_cols). */
+    const int spread = PF_V_SPREAD && prefetch && j1 - j0 >= SPREAD_MIN_KEYS;
+    const int64_t ahead = spread ? AHEAD_ITEM : AHEAD;
     for (int64_t r = 0; r < R; r++) { M[r] = -INFINITY; L[r] = 0.0f; }
     memset(O, 0, sizeof(float) * R * dv);
 
@@ -177,9 +222,9 @@ static inline __attribute__((always_inline)) void item(const float *q, const voi
         for (; jj + 2 <= nb; jj += 2) {
             int64_t kr = koff + (b0 + jj) * kst, kr1 = kr + kst;
             if (prefetch) prefetch_rows(v, esize, voff, vst, b0 + jj, 2, dv * esize, _MM_HINT_T0);  /* for P V */
-            if (prefetch && b0 + jj + AHEAD + 2 <= j1) {                              /* next block */
-                prefetch_rows(k, esize, koff, kst, b0 + jj + AHEAD, 2, d * esize, _MM_HINT_T1);
-                prefetch_rows(v, esize, voff, vst, b0 + jj + AHEAD, 2, dv * esize, _MM_HINT_T1);
+            if (prefetch && b0 + jj + ahead + 2 <= j1) {                              /* next block */
+                prefetch_rows(k, esize, koff, kst, b0 + jj + ahead, 2, d * esize, _MM_HINT_T1);
+                if (!spread) prefetch_rows(v, esize, voff, vst, b0 + jj + ahead, 2, dv * esize, _MM_HINT_T1);
             }
             int64_t r = 0;
             for (; r + 4 <= R; r += 4) scores_rows(4, q + r * d, d, k, kr, kr1, dtype, s + r, jj);
@@ -208,6 +253,7 @@ static inline __attribute__((always_inline)) void item(const float *q, const voi
         int64_t i = 0;
         for (; i + 16 <= dv; i += 16) {
             int64_t r = 0, vrow = voff + b0 * vst + i;
+            if (spread) prefetch_cols(v, esize, voff, vst, b0 + ahead, j1, i, i + 16, dv);
             for (; r + 4 <= R; r += 4) pv_rows(4, O + r * dv + i, dv, v, vrow, vst, nb, dtype, s + r);
             if (R - r == 3) { pv_rows(3, O + r * dv + i, dv, v, vrow, vst, nb, dtype, s + r); r += 3; }
             for (; r < R; r++) {
@@ -223,6 +269,7 @@ static inline __attribute__((always_inline)) void item(const float *q, const voi
             }
         }
         for (; i < dv; i += 8) {                     /* d_v = 8 (mod 16): the last 8 dims */
+            if (spread) prefetch_cols(v, esize, voff, vst, b0 + ahead, j1, i, i + 8, dv);
             for (int64_t r = 0; r < R; r++) {
                 float *o = O + r * dv + i;
                 __m256 a0 = _mm256_loadu_ps(o);
@@ -513,9 +560,16 @@ static int decode_scaled(const float *q, const uint16_t *qh, float sc, int which
         int64_t t = r % Tq, n_seen = causal ? Tk - Tq + t + 1 : Tk;
         lim[r] = (int32_t)(n_seen < 0 ? 0 : n_seen > Tk ? Tk : n_seen);
     }
-    float *M = malloc(sizeof(float) * NH * nsplit * R * (2 + dv));
-    _Atomic int64_t *done = calloc((size_t)NH, sizeof *done);
-    if (!M || !done) { free(M); free(done); return -2; }
+    /* A small call's scratch on the stack (see SMALL_FLOATS), a large one's from malloc. */
+    size_t mbytes = sizeof(float) * NH * nsplit * R * (2 + dv);
+    float mstack[SMALL_FLOATS] __attribute__((aligned(64)));
+    _Atomic int64_t dstack[SMALL_HEADS];
+    int small = mbytes <= sizeof mstack && NH <= SMALL_HEADS;
+    float *M = small ? mstack : malloc(mbytes);
+    _Atomic int64_t *done = small ? dstack : calloc((size_t)NH, sizeof *done);
+    if (small)
+        for (int64_t n = 0; n < NH; n++) atomic_init(&dstack[n], 0);
+    if (!M || !done) { free(M); free(done); return -2; }      /* only reached with malloc's */
     struct decode_job J = {q, k, v, dtype, which, qh, sc, pairs, H_kv, R, d, dv, Tk, ksb, ksh, kst, vsb, vsh, vst, nsplit,
                            (Tk + nsplit - 1) / nsplit,
                            /* A small call (a decode step over a few hundred cached tokens) reads
@@ -528,25 +582,31 @@ static int decode_scaled(const float *q, const uint16_t *qh, float sc, int which
                            lim, M, M + NH * nsplit * R,
                            M + 2 * NH * nsplit * R, out, lse, done};
     mh_pool_run(decode_item, &J, NH * nsplit, nthreads);
-    free(M);
-    free(done);
+    if (!small) { free(M); free(done); }
     return 0;
 }
 
-/* The integer arguments of mh_decode, one int64 array (ctypes converts one pointer instead of
- * twenty integers: the per-call cost matters at short caches, where the kernel takes microseconds).
- * Strides are in elements; the last dim of q, k and v is contiguous. */
+/* Every argument of mh_decode, one int64 array: the integers, then the data pointers and the
+ * scale (a double's bits). ctypes converts one pointer instead of 26 values: the per-call cost
+ * matters at short caches, where the kernel takes microseconds (8 ctypes arguments took ~1 us
+ * of a 12 us call, the packed array 0.35 us). Strides are in elements; the last dim of q, k and
+ * v is contiguous. */
 enum { A_DTYPE, A_B, A_HKV, A_G, A_TQ, A_CAUSAL, A_D, A_DV, A_TK,
-       A_QSB, A_QSH, A_QST, A_KSB, A_KSH, A_KST, A_VSB, A_VSH, A_VST, A_NSPLIT, A_NTHREADS, A_COUNT };
+       A_QSB, A_QSH, A_QST, A_KSB, A_KSH, A_KST, A_VSB, A_VSH, A_VST, A_NSPLIT, A_NTHREADS,
+       A_Q, A_K, A_V, A_OUT, A_LSE, A_SCALE, A_COUNT };
 
 /* Decode attention from the caller's tensors: q [B, H, Tq, d] (H = H_kv * G; dtype a[A_DTYPE], as
  * k and v) is widened to fp32 and multiplied by scale (as torch's q.float() * scale would round it)
  * into a scratch [B * H_kv, G * Tq, d] in the kernel's row order (g, t); then decode_scaled.
- * out [B, H, Tq, dv] and lse [B, H, Tq] (or NULL) fp32 contiguous. Returns decode_scaled's code,
- * -3 for a wrong argument count. */
-int mh_decode(const int64_t *a, int64_t na, const void *q, const void *k, const void *v, double scale,
-              float *out, float *lse) {
+ * out [B, H, Tq, dv] and lse [B, H, Tq] (or 0: not computed) fp32 contiguous. Returns
+ * decode_scaled's code, -3 for a wrong argument count. */
+int mh_decode(const int64_t *a, int64_t na) {
     if (na != A_COUNT) return -3;
+    const void *q = (const void *)(intptr_t)a[A_Q], *k = (const void *)(intptr_t)a[A_K];
+    const void *v = (const void *)(intptr_t)a[A_V];
+    float *out = (float *)(intptr_t)a[A_OUT], *lse = (float *)(intptr_t)a[A_LSE];
+    double scale;
+    memcpy(&scale, &a[A_SCALE], sizeof scale);
     int dtype = (int)a[A_DTYPE];
     int64_t B = a[A_B], H_kv = a[A_HKV], G = a[A_G], Tq = a[A_TQ], d = a[A_D], R = G * Tq, NH = B * H_kv;
     if (d % 8 || d > MAXD || R > MAXR || R < 1) return -1;
@@ -554,7 +614,10 @@ int mh_decode(const int64_t *a, int64_t na, const void *q, const void *k, const 
     /* The bf16 variant scores bf16 caches from the unscaled bf16 query rows (exact inputs of
      * VDPBF16PS); the scale multiplies the fp32 dot products. */
     int bf16dot = which == ISA_AVX512BF16 && dtype == BF16;
-    float *qs = malloc(sizeof(float) * NH * R * d + (bf16dot ? sizeof(uint16_t) * NH * R * d : 0));
+    size_t qbytes = sizeof(float) * NH * R * d + (bf16dot ? sizeof(uint16_t) * NH * R * d : 0);
+    float qstack[SMALL_FLOATS] __attribute__((aligned(64)));
+    int qsmall = qbytes <= sizeof qstack;
+    float *qs = qsmall ? qstack : malloc(qbytes);
     if (!qs) return -2;
     uint16_t *qh = bf16dot ? (uint16_t *)(qs + NH * R * d) : NULL;
     int pairs = which == ISA_AVX2 && dtype == BF16 && d % 16 == 0 && a[A_DV] % 16 == 0 && pairs_enabled;
@@ -575,6 +638,6 @@ int mh_decode(const int64_t *a, int64_t na, const void *q, const void *k, const 
     int rc = decode_scaled(qs, qh, sc, which, pairs, k, v, dtype, NH, H_kv, R, Tq, (int)a[A_CAUSAL], d, a[A_DV], a[A_TK],
                            a[A_KSB], a[A_KSH], a[A_KST], a[A_VSB], a[A_VSH], a[A_VST], a[A_NSPLIT],
                            out, lse, (int)a[A_NTHREADS]);
-    free(qs);
+    if (!qsmall) free(qs);
     return rc;
 }

@@ -154,20 +154,23 @@ class _Plan(NamedTuple):
     elements_per_key: int                    # B * H_kv * (d + d_v): K+V elements per cached token
     args: tuple                              # mh_decode's leading arguments: dtype, B, H_kv, G, Tq, causal, d, d_v
     scale: float
+    like_q: bool                             # fp32 q of out's shape: out may be torch.empty_like(q)
 
 
 def _plan(q: Tensor, k: Tensor, v: Tensor, is_causal: bool, scale: float) -> _Plan:
     B, H, Tq, d = q.shape
     H_kv, d_v = k.shape[1], v.shape[3]
     return _Plan((B, H, Tq, d_v), (B, H, Tq), B * H_kv, B * H_kv * (d + d_v),
-                 (fast_native.DTYPE_CODES[k.dtype], B, H_kv, H // H_kv, Tq, int(is_causal), d, d_v), scale)
+                 (fast_native.DTYPE_CODES[k.dtype], B, H_kv, H // H_kv, Tq, int(is_causal), d, d_v), scale,
+                 q.dtype == torch.float32 and d == d_v)
 
 
-def _launch(p: _Plan, q: Tensor, k: Tensor, v: Tensor, want_lse: bool) -> tuple[Tensor, Tensor | None]:
+def _launch(p: _Plan, q: Tensor, k: Tensor, v: Tensor, want_lse: bool, Tk: int, qs: tuple, ks: tuple,
+            vs: tuple) -> tuple[Tensor, Tensor | None]:
     """One C call (fast_decode.c's mh_decode): q scaled and reordered, partials per (KV head, key
     split), their merge by lse. No torch op besides the outputs: at short caches the kernel itself
-    takes microseconds. q, k, v: last dim contiguous (checked by the callers)."""
-    Tk = k.shape[2]
+    takes microseconds. q, k, v: last dim contiguous (checked by the callers); qs, ks, vs their
+    strides."""
     threads = torch.get_num_threads() if Tk * p.elements_per_key >= SERIAL_ELEMENTS else 1
     # Work items enough for 16 per thread (dynamic schedule: a thread the machine descheduled
     # leaves its share to the others), none shorter than 1024 keys; the merge is O(splits x d_v).
@@ -177,9 +180,15 @@ def _launch(p: _Plan, q: Tensor, k: Tensor, v: Tensor, want_lse: bool) -> tuple[
     nsplit = max(1, min(-(-16 * threads // p.heads_kv), Tk // 1024))
     # dtype and device named: the C kernel writes fp32 through these pointers, whatever
     # torch.set_default_dtype / set_default_device say (a bf16 default was a heap overflow).
-    out = torch.empty(p.out_shape, dtype=torch.float32, device=_CPU)
+    # empty_like of a contiguous fp32 q of out's shape is the same layout, 0.5 us cheaper than
+    # torch.empty's keyword arguments (of a ~12 us call at SmolLM2's 128 keys); it keeps q's
+    # strides, which differ from out's contiguous ones only on dims of size 1.
+    out = (torch.empty_like(q) if p.like_q and q.is_contiguous()
+           else torch.empty(p.out_shape, dtype=torch.float32, device=_CPU))
     lse = torch.empty(p.lse_shape, dtype=torch.float32, device=_CPU) if want_lse else None
-    fast_native.decode(p.args, Tk, q, k, v, p.scale, nsplit, threads, out, lse)
+    fast_native.run_decode(fast_native.pack_decode(
+        *p.args, Tk, qs[0], qs[1], qs[2], ks[0], ks[1], ks[2], vs[0], vs[1], vs[2], nsplit, threads,
+        q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), 0 if lse is None else lse.data_ptr(), p.scale), q, v)
     return out, lse
 
 
@@ -187,13 +196,14 @@ def _native(q: Tensor, k: Tensor, v: Tensor, *, is_causal: bool, scale: float) -
     """The fused C kernel for any call fast_native.supported() accepts."""
     if q.stride(3) != 1:
         q = q.contiguous()
-    return _launch(_plan(q, k, v, is_causal, scale), q, k, v, True)
+    return _launch(_plan(q, k, v, is_causal, scale), q, k, v, True, k.shape[2], q.stride(), k.stride(), v.stride())
 
 
 # Plans of the shapes that multihead.attention has validated and handed to the C kernel: a
 # generation loop's checks are done once per shape, not per decode step (they took ~40 us a call).
 # The key leaves out the key length Tk, which grows by one every step; what the checks need of it
-# is tested per call in fast_call.
+# is tested per call in fast_call. A plan whose scale is the default 1/sqrt(d) is also filed under
+# scale None, so that the usual call (no scale given) does not compute it again.
 _PLANS: dict[tuple, _Plan] = {}
 _CPU = torch.device("cpu")
 
@@ -207,26 +217,36 @@ def remember(q: Tensor, k: Tensor, v: Tensor, is_causal: bool, scale: float) -> 
     """Record a validated call that the C kernel takes (functional.attention, after its checks;
     ``scale`` as resolved there)."""
     if type(q) is Tensor and type(k) is Tensor and type(v) is Tensor and fast_native.supported(q, k, v, None):
-        _PLANS[_key(q, k, v, is_causal, scale)] = _plan(q, k, v, is_causal, scale)
+        plan = _plan(q, k, v, is_causal, scale)
+        _PLANS[_key(q, k, v, is_causal, scale)] = plan
+        if scale == 1.0 / math.sqrt(q.shape[-1]):          # what fast_call resolves None to
+            _PLANS[_key(q, k, v, is_causal, None)] = plan
 
 
 def fast_call(q: Tensor, k: Tensor, v: Tensor, is_causal: bool, scale: float | None,
               want_lse: bool) -> tuple[Tensor, Tensor | None] | None:
     """(out, lse) for a call whose shape was validated before (lse None unless ``want_lse``), or
     None: then the caller runs the full checks. Per call only what may differ between calls of
-    one shape is tested: Tk, the last-dim strides, the device, autograd and torch.compile."""
-    if (type(q) is not Tensor or type(k) is not Tensor or type(v) is not Tensor or q.dim() != 4 or k.dim() != 4
-            or v.dim() != 4 or q.shape[3] == 0):      # d = 0 or a 0-d q: the full checks name it
+    one shape is tested: Tk, the last-dim strides, the device, autograd and torch.compile. Each
+    tensor attribute read costs 0.05-0.15 us here, so each is read once."""
+    if type(q) is not Tensor or type(k) is not Tensor or type(v) is not Tensor:
         return None
-    if scale is None:                          # the default, resolved as functional.attention does
-        scale = 1.0 / math.sqrt(q.shape[-1])
-    p = _PLANS.get(_key(q, k, v, is_causal, scale))
-    if (p is None or not 0 < k.shape[2] == v.shape[2] or not (q.is_cpu and k.is_cpu and v.is_cpu)
-            or q.stride(3) != 1 or k.stride(3) != 1 or v.stride(3) != 1 or torch.compiler.is_compiling()):
+    qsh, ksh, vsh = q.shape, k.shape, v.shape
+    if len(qsh) != 4 or len(ksh) != 4 or len(vsh) != 4:
+        return None
+    p = _PLANS.get((qsh, ksh[0], ksh[1], ksh[3], vsh[0], vsh[1], vsh[3], q.dtype, k.dtype, v.dtype, is_causal,
+                    scale))
+    if p is None:                              # also d = 0: no plan has it (the full checks name it)
+        return None
+    Tk = ksh[2]
+    if Tk <= 0 or Tk != vsh[2] or not (q.is_cpu and k.is_cpu and v.is_cpu) or torch.compiler.is_compiling():
+        return None
+    qs, ks, vs = q.stride(), k.stride(), v.stride()
+    if qs[3] != 1 or ks[3] != 1 or vs[3] != 1:
         return None
     if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad):
         return None
-    return _launch(p, q, k, v, want_lse)
+    return _launch(p, q, k, v, want_lse, Tk, qs, ks, vs)
 
 
 # torch.compile sees the kernel as one custom op (kernels/_common.register_attention_op);
