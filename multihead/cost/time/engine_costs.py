@@ -101,7 +101,7 @@ def cost_keys() -> list[str]:
 # Host work overlapped with the GPU's step (session 7). An engine that schedules step n+1 while the GPU runs
 # step n (vLLM's async scheduling, on by default in the "v1-async" family; SGLang's overlap scheduler since
 # v0.4) hides its per-sequence host work under the step: the step takes max(GPU time, host time), not their sum.
-# Not adopted: session 7's refit with it did not finish inside 25 minutes on the shared 2-core machine (the max()
+# Not adopted: session 7's refits with it did not finish inside 25 and 45 minutes on the shared 2-core machine (the max()
 # makes the least-squares objective non-smooth), so it has no cross-validated result; it stays off, tested.
 OVERLAP = False         # True: overlapping families hide their host work under the step; False: they add it
 
