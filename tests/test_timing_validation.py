@@ -150,7 +150,7 @@ def test_tp_speedups_of_batch_one_latency_rows_are_latency_ratios():
 def test_sixth_held_out_set_is_sealed_whole_documents_frozen_before_any_change():
     """Set 6 (session 7): whole documents no other split uses; sealed (left out of load_table, so of every fit,
     cross-validation, report and summary) and read only with sealed=True; its predictions frozen."""
-    assert "held-out-6" in tv.SEALED and "held-out-6" not in tv.FIT_SPLITS and "held-out-6" not in tv.SPLITS
+    assert "held-out-6" in tv.SEALED and "held-out-6" not in tv.FIT_SPLITS
     assert not any(r.get("split") == "heldout-6" for r in TABLE["rows"])
     full = tv.load_table(sealed=True)
     sixth = [r for r in full["rows"] if r.get("split") == "heldout-6"]
@@ -160,5 +160,6 @@ def test_sixth_held_out_set_is_sealed_whole_documents_frozen_before_any_change()
     urls = {full["sources"][s]["url"] for s in others}
     assert not {r["source"] for r in sixth} & others
     assert not {full["sources"][r["source"]]["url"] for r in sixth} & urls
-    frozen = json.loads((tv.MEASUREMENTS.parent / "frozen" / "heldout-6_before.json").read_text())
-    assert {p["id"] for p in frozen["predictions"]} == {r["id"] for r in sixth}
+    for label in ("before", "after"):
+        frozen = json.loads((tv.MEASUREMENTS.parent / "frozen" / f"heldout-6_{label}.json").read_text())
+        assert {p["id"] for p in frozen["predictions"]} == {r["id"] for r in sixth}
