@@ -229,3 +229,16 @@ def test_a_gpu_without_fp16_or_fp32_figures_still_has_an_alu_rate():
     assert gaudi.alu_flops == 1835e12 / 16
     p = planner.plan("gpt-oss-20b", tokens=8192, device="Gaudi3")
     assert p.prefill_seconds > 0
+
+
+def test_a_catalog_gpu_without_a_reported_memory_row_is_refused_not_zero(monkeypatch):
+    """Every catalog GPU has a reported-memory row; one without (a new gpus.json entry whose
+    gpu_memory.json row was forgotten) is refused by name instead of serving 0 bytes."""
+    from multihead import cost
+    from multihead.cost.serving import answer
+    from multihead.cost.time import device
+    for name in cost.gpu_catalog():
+        assert answer.gpu_memory_bytes(name)[1] > 0, name
+    monkeypatch.setattr(device, "reported_memory", lambda key: {})
+    with pytest.raises(ValueError, match=r"gpu: no reported memory for 'H100-SXM'"):
+        answer.gpu_memory_bytes("H100")

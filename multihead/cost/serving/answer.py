@@ -28,7 +28,10 @@ def gpu_memory_bytes(name: str) -> tuple[str, int]:
     key = gpu_key(name)
     if key is None:
         raise ValueError(f"gpu: unknown GPU {name!r} (known: {', '.join(gpu_catalog())})")
-    return key, reported_memory(key).get("bytes", 0.0)
+    row = reported_memory(key)
+    if not row.get("bytes"):      # never 0 bytes in silence: a catalog GPU must have its row
+        raise ValueError(f"gpu: no reported memory for {key!r} (cost/catalog/gpu_memory.json has no row)")
+    return key, row["bytes"]
 
 
 @dataclasses.dataclass(frozen=True)
