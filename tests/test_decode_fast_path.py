@@ -159,3 +159,22 @@ def test_query_layouts_and_the_default_scale_on_the_fast_path(no_checks):
     fast_decode.remember(qb, kb, vb, False, 1 / 8)
     out = mh.attention(qb, kb, vb)
     assert out.dtype == torch.bfloat16 and (out.double() - attention_fp64(qb, kb, vb)[0]).abs().max() < 1e-2
+
+
+def test_a_decode_call_runs_on_a_small_thread_stack():
+    """A small call's scratch is not on the caller's stack: a Python thread with a 64 KiB stack
+    (threading.stack_size; the kernel before issue 32's stack scratch ran there) gets the answer,
+    not a segmentation fault (32 KiB of stack arrays overflowed it)."""
+    import subprocess
+    import sys
+    code = ("import threading, torch, multihead as mh\n"
+            "q, k, v = torch.randn(1, 9, 1, 64), torch.randn(1, 3, 128, 64), torch.randn(1, 3, 128, 64)\n"
+            "ref = mh.attention(q, k, v)\n"
+            "threading.stack_size(65536)\n"
+            "res = []\n"
+            "t = threading.Thread(target=lambda: res.append(mh.attention(q, k, v)))\n"
+            "t.start(); t.join()\n"
+            "assert torch.equal(res[0], ref)\n"
+            "print('ok')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", (r.returncode, r.stderr[-500:])

@@ -38,11 +38,17 @@
 #define PF_V_SPREAD 1  /* the next block's V rows requested from the P V loop (prefetch_cols); 0: with its K */
 #endif
 /* Scratch of a call (scaled q; the splits' M, L, O) that fits in SMALL_FLOATS floats, for at most
- * SMALL_HEADS KV heads, lives on the caller's stack (2 x 16 KiB) instead of three malloc / free
+ * SMALL_HEADS KV heads, lives in per-thread buffers (2 x 16 KiB, small_q / small_m) instead of three malloc / free
  * pairs: SmolLM2's 128-key call (9/3 heads, d 64), the C call alone, one thread, alternating
  * builds: 0.93-0.98x the time (native and AVX2 paths, two runs each, 16 rounds). */
 #define SMALL_FLOATS 4096
 #define SMALL_HEADS 64
+/* Per calling thread, not on its stack: 32 KiB of stack arrays overflowed a Python thread started
+ * with threading.stack_size(65536) (a segmentation fault where the malloc'd scratch ran). mh_decode
+ * is not re-entered on one thread (the pool's workers never call it), so one set per thread does. */
+static _Thread_local float small_q[SMALL_FLOATS] __attribute__((aligned(64)));
+static _Thread_local float small_m[SMALL_FLOATS] __attribute__((aligned(64)));
+static _Thread_local _Atomic int64_t small_done[SMALL_HEADS];
 #define PREFETCH_MIN_BYTES (1 << 20)   /* K+V bytes of a call below which nothing is requested ahead */
 #define MAXD 512
 #define MAXR 64
@@ -560,15 +566,13 @@ static int decode_scaled(const float *q, const uint16_t *qh, float sc, int which
         int64_t t = r % Tq, n_seen = causal ? Tk - Tq + t + 1 : Tk;
         lim[r] = (int32_t)(n_seen < 0 ? 0 : n_seen > Tk ? Tk : n_seen);
     }
-    /* A small call's scratch on the stack (see SMALL_FLOATS), a large one's from malloc. */
+    /* A small call's scratch in the thread's buffers (see SMALL_FLOATS), a large one's from malloc. */
     size_t mbytes = sizeof(float) * NH * nsplit * R * (2 + dv);
-    float mstack[SMALL_FLOATS] __attribute__((aligned(64)));
-    _Atomic int64_t dstack[SMALL_HEADS];
-    int small = mbytes <= sizeof mstack && NH <= SMALL_HEADS;
-    float *M = small ? mstack : malloc(mbytes);
-    _Atomic int64_t *done = small ? dstack : calloc((size_t)NH, sizeof *done);
+    int small = mbytes <= sizeof small_m && NH <= SMALL_HEADS;
+    float *M = small ? small_m : malloc(mbytes);
+    _Atomic int64_t *done = small ? small_done : calloc((size_t)NH, sizeof *done);
     if (small)
-        for (int64_t n = 0; n < NH; n++) atomic_init(&dstack[n], 0);
+        for (int64_t n = 0; n < NH; n++) atomic_store_explicit(&small_done[n], 0, memory_order_relaxed);
     if (!M || !done) { free(M); free(done); return -2; }      /* only reached with malloc's */
     struct decode_job J = {q, k, v, dtype, which, qh, sc, pairs, H_kv, R, d, dv, Tk, ksb, ksh, kst, vsb, vsh, vst, nsplit,
                            (Tk + nsplit - 1) / nsplit,
@@ -615,9 +619,8 @@ int mh_decode(const int64_t *a, int64_t na) {
      * VDPBF16PS); the scale multiplies the fp32 dot products. */
     int bf16dot = which == ISA_AVX512BF16 && dtype == BF16;
     size_t qbytes = sizeof(float) * NH * R * d + (bf16dot ? sizeof(uint16_t) * NH * R * d : 0);
-    float qstack[SMALL_FLOATS] __attribute__((aligned(64)));
-    int qsmall = qbytes <= sizeof qstack;
-    float *qs = qsmall ? qstack : malloc(qbytes);
+    int qsmall = qbytes <= sizeof small_q;
+    float *qs = qsmall ? small_q : malloc(qbytes);
     if (!qs) return -2;
     uint16_t *qh = bf16dot ? (uint16_t *)(qs + NH * R * d) : NULL;
     int pairs = which == ISA_AVX2 && dtype == BF16 && d % 16 == 0 && a[A_DV] % 16 == 0 && pairs_enabled;
