@@ -1,26 +1,9 @@
 """Freeze the current model's predictions (and 80% intervals) of the held-out-5 rows WITHOUT printing their
 errors. Run: PYTHONPATH=. python reports/gpu-time/frozen/freeze5.py LABEL "note"."""
-import json, subprocess, sys
-from multihead.cost.time import timing
-from multihead.cost.time import timing_intervals as ti
-from multihead.fits import timing_validation as tv
-table = tv.load_table()
-c = timing.load_constants()
-itab = ti.load_intervals()
-out, fails = [], 0
-for row, setup in tv.setups(table, c):
-    if row.get("split") != "heldout-5":     # (the mark; fitted as seen-5 since session 7)
-        continue
-    try:
-        pred = tv.predict(row, setup)
-    except Exception as e:       # noqa: BLE001
-        pred, fails = None, fails + 1
-        print("could not predict", row["id"], type(e).__name__, str(e)[:200])
-    out.append({"id": row["id"], "source": row["source"], "metric": row["metric"], "predicted": pred,
-                "family": list(ti.family(row, setup))})
-commit = subprocess.check_output(["git", "rev-parse", "HEAD"], text=True).strip()
-label = sys.argv[1]
-json.dump({"label": label, "model_commit": commit, "constants": c.source, "note": sys.argv[2],
-           "intervals": itab, "predictions": out},
-          open(f"reports/gpu-time/frozen/heldout-5_{label}.json", "w"), indent=1)
-print(len(out), "predictions frozen,", fails, "failed")
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parents[1]))
+from heldout_eval import freeze   # noqa: E402
+
+freeze(5, lambda r: r.get("split") == "heldout-5", sys.argv[1], sys.argv[2])   # (the mark; fitted as seen-5 since session 7)
