@@ -35,6 +35,9 @@ def add_engine_flags(p: argparse.ArgumentParser, for_plan: bool = False) -> None
     g.add_argument("--data-parallel-size", "-dp", type=A.int_range(1, 1024), default=1,
                    help="replicas of the model behind a router, each TP x PP GPUs (default 1; the load of "
                         "--concurrency / --request-rate is split between them)")
+    g.add_argument("--enable-dp-attention", action="store_true", default=None,
+                   help="SGLang's data-parallel attention (with --engine sglang): --data-parallel-size attention "
+                        "groups inside the --tensor-parallel-size GPUs, each with its own KV pool (its --dp-size)")
     g.add_argument("--expert-parallel-size", type=A.int_range(1, 1024), default=None,
                    help="GPUs the routed experts are spread over (vLLM's --enable-expert-parallel over the TP "
                         "group; the time model's load imbalance; default 1)")

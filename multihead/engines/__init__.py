@@ -32,6 +32,7 @@ class LaunchPlan:
     block_size: int | None = None
     data_parallel_size: int = 1         # replicas of the model (each tensor_parallel_size x pipeline_parallel_size GPUs)
     hf_overrides: dict | None = None    # config keys the engine must override (rope scaling past the config's length)
+    dp_attention_size: int = 1          # SGLang's --dp-size with --enable-dp-attention: attention groups in one replica
 
     @property
     def overrides_json(self) -> str | None:
@@ -101,6 +102,8 @@ class Command:
 def command(engine: str, plan: LaunchPlan) -> Command:
     if plan.data_parallel_size < 1:
         raise ValueError(f"data-parallel-size: expected a positive integer, got {plan.data_parallel_size!r}")
+    if plan.dp_attention_size > 1 and engine != "sglang":
+        raise ValueError(f"emit: DP attention is SGLang's (--enable-dp-attention); {engine} has no such flag: emit sglang")
     if engine == "vllm":
         from multihead.engines import vllm
         return replicate(vllm.command(plan), plan)

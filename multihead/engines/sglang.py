@@ -20,7 +20,12 @@ def flags(plan: LaunchPlan) -> list[str]:
     out = ["--tp-size", str(plan.tensor_parallel_size),
            *(["--pp-size", str(plan.pipeline_parallel_size)] if plan.pipeline_parallel_size > 1 else []),
            "--mem-fraction-static", f"{plan.gpu_memory_utilization:g}"]
-    if plan.replicas_per_node > 1:
+    if plan.dp_attention_size > 1:        # attention groups inside the TP group (DP-attention)
+        if plan.data_parallel_size > 1:
+            raise ValueError("data-parallel-size: with DP attention --dp-size counts attention groups; replicas of a "
+                             "DP-attention launch are not modelled")
+        out += ["--dp-size", str(plan.dp_attention_size), "--enable-dp-attention"]
+    elif plan.replicas_per_node > 1:
         out += ["--dp-size", str(plan.replicas_per_node)]
     if plan.max_model_len:
         out += ["--context-length", str(plan.max_model_len)]

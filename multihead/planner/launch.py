@@ -22,7 +22,8 @@ def launch_plan(req, dtype: str, fraction: float | None = None, hf_overrides: di
                       req.gpu_memory_utilization if fraction is None else fraction, req.max_model_len,
                       batched_tokens(req, total_bytes), req.max_num_seqs if req.max_num_seqs != 1024 else None,
                       req.kv_cache_dtype, dtype, req.quantization, req.block_size if req.block_size != 16 else None,
-                      req.data_parallel_size, hf_overrides)
+                      1 if getattr(req, "enable_dp_attention", False) else req.data_parallel_size, hf_overrides,
+                      req.data_parallel_size if getattr(req, "enable_dp_attention", False) else 1)
 
 
 def add_command(out: dict, req, emit: str | None, launch=None, total_bytes: float | None = None) -> dict:

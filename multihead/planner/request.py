@@ -105,7 +105,7 @@ FIELDS: dict[str, _Field] = {
     "pipeline_parallel_size": _Field(V.IntRange(1, 1024), 1, aliases=("pp",)),
     "data_parallel_size": _Field(V.IntRange(1, 1024), 1, aliases=("dp",)),   # replicas behind a router
     "expert_parallel_size": _Field(V.IntRange(1, 1024), 1),     # the time model's (cost/time/moe_time.py)
-    "enable_dp_attention": _Field(V.flag, False, modelled=False),
+    "enable_dp_attention": _Field(V.flag, False),     # SGLang's; data_parallel_size is then its --dp-size
     "gpu_memory_utilization": _Field(_FRACTION, 0.9, aliases=("memory_utilization",)),
     "max_model_len": _Field(V.IntRange(1, MAX_TOKENS)),
     "max_num_batched_tokens": _Field(V.IntRange(1, MAX_TOKENS), 8192),
@@ -132,8 +132,6 @@ FIELDS: dict[str, _Field] = {
 ALIASES = {a: name for name, f in FIELDS.items() for a in f.aliases}
 _NOT_MODELLED = {
     "expert_parallel_size": "expert parallelism is not modelled yet: expected 1",
-    "enable_dp_attention": ("DP attention is not in the memory account yet (its time is: multihead gpu-time "
-                            "--enable-dp-attention): expected false"),
     "batching": "only continuous batching is modelled yet: expected 'continuous'",
 }
 
@@ -214,6 +212,15 @@ class PlanRequest:
             raise ValueError(f"expert_parallel_size: the engines spread the experts over the tensor-parallel group "
                              f"(vLLM's --enable-expert-parallel): expected 1 or {self.tensor_parallel_size}, "
                              f"got {self.expert_parallel_size}")
+        if self.enable_dp_attention:
+            if self.engine != "sglang":
+                raise ValueError("enable_dp_attention: an SGLang flag (vLLM's counterpart, --data-parallel-size with "
+                                 "--enable-expert-parallel, is not in the memory account); give engine sglang")
+            if self.data_parallel_size < 2 or self.tensor_parallel_size % self.data_parallel_size:
+                raise ValueError(f"enable_dp_attention: needs data_parallel_size (SGLang's --dp-size) > 1 dividing "
+                                 f"tensor_parallel_size {self.tensor_parallel_size}, got {self.data_parallel_size}")
+            if self.search:
+                raise ValueError("enable_dp_attention: the search does not try DP attention yet; plan one setting")
         if self.chunks is not None and self.tokens is not None and self.chunks > self.tokens:
             raise ValueError(f"chunks: expected an integer from 1 to tokens={self.tokens}, got {self.chunks}")
         if self.gpu is not None and "," in self.gpu and not self.search:

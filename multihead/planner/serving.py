@@ -107,7 +107,8 @@ def engine_for(accounts, model: str, tokens: int, options: dict | None) -> Engin
                   dtype=o.get("dtype") or "auto", quantization=o.get("quantization"),
                   engine=o.get("engine") or "vllm", engine_version=o.get("engine_version"),
                   mem_fraction_static=o.get("mem_fraction_static"), data_parallel_size=o.get("data_parallel_size") or 1,
-                  expert_parallel_size=o.get("expert_parallel_size") or 1, batching=o.get("batching") or "continuous")
+                  expert_parallel_size=o.get("expert_parallel_size") or 1, batching=o.get("batching") or "continuous",
+                  enable_dp_attention=bool(o.get("enable_dp_attention")))
     a, dtype = serving_account(cfg, req, spec=accounts.spec, gpu_bytes=total)
     from multihead.cost.serving.answer import length_override
     refusal = length_override(accounts.spec, req.max_model_len)[1]   # a length no rope override reaches
@@ -163,8 +164,12 @@ def render(out: dict) -> str:
         lines.append(f"  KV cache size     {out['kv_cache_tokens']:>9,} tokens (max_total_num_tokens: a token pool of "
                      f"page size {sg.get('page_size', 1)}, {out['page_bytes']:,} B per page per layer x "
                      f"{out['layers_per_group']} layers)")
+        groups = sg.get("dp_size") if sg.get("enable_dp_attention") else None
+        if groups:
+            lines[-1] += f", per attention group; {groups} groups hold {sg['max_total_num_tokens_all_groups']:,}"
         lines.append(f"  max concurrency   {out['max_concurrency']:>9.2f}x for {out['max_model_len']:,} tokens per "
-                     f"request (tokens / --context-length; SGLang prints no such line)")
+                     f"request (tokens{' of all groups' if groups else ''} / --context-length; SGLang prints no "
+                     f"such line)")
     else:
         lines.append(f"  KV cache size     {out['kv_cache_tokens']:>9,} tokens ({out['num_gpu_blocks']:,} blocks of "
                      f"{out['page_bytes']:,} B x {out['layers_per_group']} layers, {out['kv_cache_groups']} group(s))")

@@ -47,7 +47,9 @@ class Request(EngineArgs):
     engine: str = "vllm"                     # "vllm" | "sglang": whose account (PlanRequest.engine)
     engine_version: str | None = None        # None: the newest modelled of that engine
     mem_fraction_static: float | None = None  # SGLang's flag; None: SGLang's default for the GPU and TP
-    data_parallel_size: int = 1              # replicas behind a router (each its own account and KV pool)
+    data_parallel_size: int = 1              # replicas behind a router (each its own account and KV pool);
+                                             # with enable_dp_attention: SGLang's --dp-size inside the TP group
+    enable_dp_attention: bool = False        # SGLang's --enable-dp-attention (cost/serving/sglang.py)
     expert_parallel_size: int = 1            # the time model's (routed experts over the TP group; memory as TP)
     batching: str = "continuous"             # the time model's: "static" prefills a batch together
 
@@ -92,6 +94,7 @@ def serving_account(cfg: dict, req: Request, gpu_bytes: float | None = None,
     from multihead.cost.spec.precision import resolve
     from multihead.cost.serving.shape import read_spec
     from multihead.cost.spec.units import dtype_bytes
+    check_dp_attention(req)
     if req.kv_cache_dtype not in KV_DTYPES:
         raise ValueError(f"kv-cache-dtype: expected one of {', '.join(KV_DTYPES)}, got {req.kv_cache_dtype!r}")
     if req.dtype not in DTYPES:
@@ -114,6 +117,19 @@ def serving_account(cfg: dict, req: Request, gpu_bytes: float | None = None,
     return account(shape, eargs, load_fit(), total, pcie=gpu_is_pcie(req.gpu)), dtype
 
 
+def check_dp_attention(req: Request) -> None:
+    """DP attention is SGLang's flag: a ValueError naming it for another engine (its own checks: sglang.py)."""
+    if getattr(req, "enable_dp_attention", False) and req.engine != "sglang":
+        raise ValueError("enable-dp-attention: an SGLang flag (vLLM's counterpart is --data-parallel-size with "
+                         "--enable-expert-parallel, whose memory account is not modelled); give --engine sglang")
+
+
+def replicas(req) -> int:
+    """Copies of the model behind a router: data_parallel_size, or one with DP attention (its --dp-size
+    groups share one TP group's GPUs and weights)."""
+    return 1 if getattr(req, "enable_dp_attention", False) else req.data_parallel_size
+
+
 def sglang_args(cfg: dict, req: Request, kv_bytes: float = 2.0):
     """The SGLang flags of a request: --tp-size, --mem-fraction-static, --context-length; vLLM's
     --max-num-batched-tokens / --max-num-seqs / --block-size map onto --chunked-prefill-size /
@@ -131,7 +147,8 @@ def sglang_args(cfg: dict, req: Request, kv_bytes: float = 2.0):
                       max_running_requests=req.max_num_seqs if "max_num_seqs" in given else None,
                       page_size=req.block_size if "block_size" in given else 1, kv_cache_dtype_bytes=kv_bytes,
                       model_type=next((t for t in types if t in NO_HYBRID_SWA), types[0] if types else ""), pcie=gpu_is_pcie(req.gpu),
-                      version=resolve(req.engine_version), vision=_vision(cfg))
+                      version=resolve(req.engine_version), vision=_vision(cfg),
+                      dp_size=req.data_parallel_size, enable_dp_attention=req.enable_dp_attention)
 
 
 def _vision(cfg: dict) -> tuple[int, int] | None:
@@ -187,13 +204,18 @@ def verdict(a: ServingAccount, req: Request, chunk: int | None = None) -> str:
     gpus = req.tensor_parallel_size * req.pipeline_parallel_size
     where = f"{gpus}x {req.gpu}" + (f" (TP {req.tensor_parallel_size} x PP {req.pipeline_parallel_size})"
                                     if req.pipeline_parallel_size > 1 else "")
-    if req.data_parallel_size > 1:
+    if req.enable_dp_attention:
+        where += (f" with DP attention {req.data_parallel_size} (attention groups of "
+                  f"{req.tensor_parallel_size // req.data_parallel_size} GPU(s), one token pool each)")
+    elif req.data_parallel_size > 1:
         where += f" per replica, {req.data_parallel_size} replicas ({gpus * req.data_parallel_size} GPUs in all)"
     if not a.fits:
         return f"does not fit on {where}: {a.reason}"
     pool = "SGLang max_total_num_tokens" if req.engine == "sglang" else "KV-cache tokens"
+    pool_words = (f"{a.kv_cache_tokens:,} {pool} per attention group" if req.enable_dp_attention
+                  else f"{a.kv_cache_tokens:,} {pool}")
     return (f"fits on {where}: {a.max_concurrency:.2f} requests of {req.max_model_len:,} tokens at once "
-            f"({a.kv_cache_tokens:,} {pool}, {a.kv_cache_gib:.2f} GiB KV per GPU); "
+            f"({pool_words}, {a.kv_cache_gib:.2f} GiB KV per GPU); "
             f"prefill runs as chunked prefill of {chunk or req.max_num_batched_tokens:,} tokens per step, "
             f"full attention over the whole request (nothing is cut)")
 
@@ -217,6 +239,7 @@ def answer(cfg: dict, req: Request, input_len: int | None = None, output_len: in
     out = {**a.to_json(), "gpu": req.gpu, "dtype": dtype, "kv_cache_dtype": req.kv_cache_dtype,
            "tensor_parallel_size": req.tensor_parallel_size,
            "pipeline_parallel_size": req.pipeline_parallel_size, "data_parallel_size": req.data_parallel_size,
+           "enable_dp_attention": req.enable_dp_attention,
            "gpu_memory_utilization": req.gpu_memory_utilization,
            "max_num_batched_tokens": batched_tokens(req, account_kw.get("gpu_bytes")),
            "verdict": verdict(a, req, (sglang and sglang["chunked_prefill_size"]) or batched_tokens(req, account_kw.get("gpu_bytes"))),

@@ -29,6 +29,16 @@ in GiB but prints "GB" (``get_available_gpu_memory`` divides by 1 << 30).
 - the request-slot pool: min(max(tokens / context x 512, 2048), 4096) unless
   ``--max-running-requests`` is given.
 - default ``--mem-fraction-static`` (none given): ``default_mem_fraction`` below.
+- ``--enable-dp-attention --dp-size D`` (with ``--tp-size T``, D dividing T): the attention runs
+  data-parallel in D groups of T / D GPUs (python/sglang/srt/layers/dp_attention.py
+  ``compute_dp_attention_world_info``: attn_tp_size = tp_size // dp_size). Per GPU: the attention
+  projections split over T / D GPUs only (each group holds a whole copy), the token embedding whole
+  (``VocabParallelEmbedding(enable_tp=not is_dp_attention_enabled())``), the MLPs / experts and the LM
+  head over all T (``--moe-dense-tp-size`` and ``--enable-dp-lm-head`` unset); the KV heads split over
+  T / D (MLA: the latent on every GPU, as without it). Each of the D attention groups has its own
+  scheduler and token pool of ``max_total_num_tokens``, so D x that many tokens are held in all.
+  server_args.py ``_handle_data_parallelism`` divides ``--chunked-prefill-size`` and
+  ``--max-running-requests`` by D (per group) after the memory settings were chosen with the whole.
 """
 from __future__ import annotations
 
@@ -64,6 +74,18 @@ class SGLangArgs:
     pcie: bool = False                           # GPUs talk over PCIe (no NVLink switch)
     version: str = SGLANG_VERSIONS[-1]
     vision: tuple[int, int] | None = None        # (layers, hidden) of a multimodal model's vision tower
+    dp_size: int = 1                             # --dp-size: with enable_dp_attention, attention groups in the TP group
+    enable_dp_attention: bool = False            # --enable-dp-attention
+
+    @property
+    def attn_tp_size(self) -> int:
+        """GPUs one attention group spans: tp_size // dp_size with DP attention, else tp_size."""
+        return self.tp_size // self.dp_size if self.enable_dp_attention else self.tp_size
+
+    @property
+    def attention_groups(self) -> int:
+        """Token pools (schedulers) in the TP group: dp_size with DP attention, else one."""
+        return self.dp_size if self.enable_dp_attention else 1
 
 
 def resolve(version: str | None) -> str:
@@ -157,12 +179,37 @@ def _hybrid_split(shape: ServingShape, args: SGLangArgs, tokens: int) -> tuple[i
     return full, int(full * ratio), f"hybrid pool: window layers get {ratio:g} x the full layers' tokens"
 
 
+def check_dp_attention(args: SGLangArgs) -> None:
+    """SGLang's own start-up checks of DP attention (server_args.py): a ValueError names the flag."""
+    if not args.enable_dp_attention:
+        return
+    if args.dp_size < 2:
+        raise ValueError(f"enable-dp-attention: needs --data-parallel-size (SGLang's --dp-size) > 1, got {args.dp_size}")
+    if args.tp_size % args.dp_size:
+        raise ValueError(f"enable-dp-attention: --data-parallel-size {args.dp_size} must divide --tensor-parallel-size "
+                         f"{args.tp_size} (SGLang asserts tp_size % dp_size == 0)")
+
+
+def weights_per_gpu(shape: ServingShape, args: SGLangArgs) -> float:
+    """Weight bytes one GPU holds (the tensors; the load's overhead apart): everything split over TP but the
+    buffers every GPU holds whole; with DP attention the attention projections split over the attention
+    group only and the token embedding whole (module doc)."""
+    tp = args.tp_size
+    split = shape.weight_bytes - shape.replicated_bytes
+    if not args.enable_dp_attention:
+        return split / tp + shape.replicated_bytes
+    rest = split - shape.attention_bytes - shape.embedding_bytes
+    return (shape.attention_bytes / args.attn_tp_size + shape.embedding_bytes + rest / tp
+            + shape.replicated_bytes)
+
+
 def account(shape: ServingShape, args: SGLangArgs, fit: Fit, total_bytes: float,
             max_len_cap: int | None = None) -> ServingAccount:
     """SGLang's token pool for ``shape`` on GPUs of ``total_bytes`` physical memory (module doc).
     The same result type as the vLLM account: ``kv_cache_tokens`` is max_total_num_tokens,
     ``num_gpu_blocks`` its pages, ``page_bytes`` one page in one layer."""
-    check_args(shape, EngineArgs(tensor_parallel_size=args.tp_size, max_model_len=args.context_length))
+    check_dp_attention(args)
+    check_args(shape, EngineArgs(tensor_parallel_size=args.attn_tp_size, max_model_len=args.context_length))
     if args.page_size < 1:
         raise ValueError(f"page-size: expected a positive integer, got {args.page_size}")
     gpu_mib = total_bytes / MIB
@@ -170,10 +217,11 @@ def account(shape: ServingShape, args: SGLangArgs, fit: Fit, total_bytes: float,
     if not 0 < frac < 1:
         raise ValueError(f"mem-fraction-static: expected a fraction in (0, 1), got {frac:g}")
     tp = args.tp_size
-    weights = (shape.weight_bytes - shape.replicated_bytes) / tp + shape.replicated_bytes + LOAD_OVERHEAD_GIB * GIB
+    weights = weights_per_gpu(shape, args) + LOAD_OVERHEAD_GIB * GIB
     free = _startup_free(total_bytes, args, fit)
     rest = free * frac - weights
-    per_layer = cell_bytes(shape, tp, args.kv_cache_dtype_bytes)
+    per_layer = cell_bytes(shape, args.attn_tp_size, args.kv_cache_dtype_bytes)
+    groups = args.attention_groups
     cell = per_layer * shape.num_layers
     raw = max(0, int(rest // cell)) if rest > 0 else 0
     if args.max_total_tokens is not None:
@@ -204,15 +252,19 @@ def account(shape: ServingShape, args: SGLangArgs, fit: Fit, total_bytes: float,
                    + ("" if args.mem_fraction_static is not None else " (SGLang's default for this GPU and TP"
                       + (", cut for the vision tower)" if args.vision else ")"))},
         {"name": "weights", "gib": -g(weights),
-         "source": f"split over TP={tp}, + {LOAD_OVERHEAD_GIB:g} GiB the load itself takes (fitted)"},
+         "source": (f"split over TP={tp}" if groups == 1 else
+                    f"attention split over its group of {args.attn_tp_size} GPU(s), the embedding whole, the rest "
+                    f"over TP={tp} (DP attention {groups})") + f", + {LOAD_OVERHEAD_GIB:g} GiB the load itself takes (fitted)"},
         {"name": "KV cache", "gib": round(kv_gib, 4),
-         "source": f"{raw:,} tokens x {cell:,.0f} B per token ({shape.num_layers} layers); {pool}"},
+         "source": f"{raw:,} tokens x {cell:,.0f} B per token ({shape.num_layers} layers); {pool}"
+                   + (f"; one pool per attention group, {groups} groups: {groups * tokens:,} tokens in all"
+                      if groups > 1 else "")},
         {"name": "outside fraction", "gib": g(free * (1 - frac)),
          "source": "activations, CUDA graphs, workspaces (not sized here: SGLang reserves them)"},
     ]
     return ServingAccount(
         kv_cache_tokens=tokens if reason is None else 0,
-        max_concurrency=round(tokens / args.context_length, 4) if reason is None else 0.0,
+        max_concurrency=round(groups * tokens / args.context_length, 4) if reason is None else 0.0,
         kv_cache_gib=round(kv_gib, 4), weights_gib=g(weights), activation_gib=g(free * (1 - frac)),
         non_torch_gib=g(total_bytes - free), max_model_len_fit=min(tokens, cap) if tokens > 0 else 0,
         requested_gib=g(free * frac), total_gib=g(total_bytes), num_gpu_blocks=raw // args.page_size,
@@ -228,5 +280,11 @@ def details(args: SGLangArgs, a: ServingAccount, total_bytes: float) -> dict:
     chunk = args.chunked_prefill_size or default_chunk_and_graph_bs(total_bytes / MIB, args.tp_size)[0]
     tokens = a.kv_cache_tokens
     slots = args.max_running_requests or min(max(int(tokens / args.context_length * 512), 2048), 4096)
-    return {"mem_fraction_static": frac, "chunked_prefill_size": chunk, "max_total_num_tokens": tokens,
-            "max_running_requests": slots, "page_size": args.page_size, "context_length": args.context_length}
+    out = {"mem_fraction_static": frac, "chunked_prefill_size": chunk, "max_total_num_tokens": tokens,
+           "max_running_requests": slots, "page_size": args.page_size, "context_length": args.context_length}
+    if args.enable_dp_attention:     # the flags stay the whole group's; SGLang divides them per attention group
+        g = args.dp_size
+        out.update({"dp_size": g, "enable_dp_attention": True, "attn_tp_size": args.attn_tp_size,
+                    "chunked_prefill_size_per_group": chunk // g, "max_running_requests_per_group": slots // g,
+                    "max_total_num_tokens_all_groups": tokens * g})
+    return out

@@ -79,6 +79,7 @@ def shape_for(cfg: dict, name: str, dtype: str, tp: int = 1, quantization=None, 
     total = weight_bytes(spec, dtype, q).total
     embedding, lm_head = (counts.embedding * act, counts.lm_head * act) if counts else (0.0, 0.0)
     padding = _mxfp4_padding_bytes(spec, counts, q, tp) if counts else 0.0
+    attention = _attention_bytes(spec, counts, q, act)
     return ServingShape(
         name=name, layer_kinds=layer_kinds(spec), num_kv_heads=1 if spec.mla else spec.num_kv_heads,
         head_dim=spec.head_dim, num_heads=spec.num_heads, hidden_size=spec.hidden_size,
@@ -89,4 +90,16 @@ def shape_for(cfg: dict, name: str, dtype: str, tp: int = 1, quantization=None, 
         multimodal=isinstance(cfg.get("vision_config"), dict), embedding_bytes=embedding, lm_head_bytes=lm_head,
         layer_bytes=total - embedding - lm_head + padding,
         vision_bytes=serving_model.vision_tower_params(cfg) * act,
-        replicated_bytes=rotary_cache_bytes(spec, cfg, act), max_position=spec.max_position_embeddings)
+        replicated_bytes=rotary_cache_bytes(spec, cfg, act), max_position=spec.max_position_embeddings,
+        attention_bytes=attention)
+
+
+def _attention_bytes(spec, counts, q, act: float) -> float:
+    """The attention projections of every decoder layer (q/k/v/o, MLA's down/up projections and inner
+    norms), at the checkpoint's quantization when it quantizes the layers' linears ('linear'), else at the
+    serving dtype (an 'experts' format leaves attention 16-bit): the part SGLang's DP attention shards over
+    its attention-TP group only (cost/serving/sglang.py). 0 for a model given by a stated total."""
+    if counts is None:
+        return 0.0
+    per = q.bytes_per_weight(spec.hidden_size) if q is not None and q.targets == "linear" else act
+    return float(counts.attention_per_layer * counts.n_layers * per)

@@ -66,6 +66,7 @@ class ServingShape:
     layer_bytes: float = 0.0         # all decoder layers together
     vision_bytes: float = 0.0        # vision tower + projector (vLLM loads them too)
     replicated_bytes: float = 0.0    # buffers every GPU holds whole (the rotary cos/sin cache)
+    attention_bytes: float = 0.0     # the attention projections of every layer (part of layer_bytes; DP attention)
     max_position: int | None = None  # the model's longest position (vLLM's derived max_model_len)
 
     @property

@@ -113,8 +113,11 @@ def time_keys(cfg: dict, req, serving: dict, input_len: int | None = None, outpu
     keys = timing.serving_time_keys(setup, inp, out, serving["max_concurrency"])
     if concurrency is not None or request_rate is not None:
         from multihead.cost.time.timing_intervals import add_intervals
-        keys["at"] = add_intervals(at_load(setup, req, serving["kv_cache_tokens"], inp, out, concurrency, request_rate,
-                                           getattr(req, "data_parallel_size", 1)), setup)
+        dp_attention = getattr(req, "enable_dp_attention", False)
+        groups = req.data_parallel_size if dp_attention else 1        # SGLang: one token pool per attention group
+        keys["at"] = add_intervals(at_load(setup, req, serving["kv_cache_tokens"] * groups, inp, out, concurrency,
+                                           request_rate, 1 if dp_attention else getattr(req, "data_parallel_size", 1)),
+                                   setup)
         if concurrency is not None and all(p["concurrency"] != concurrency for p in keys["curve"]):
             a = keys["at"]
             keys["curve"] = sorted(keys["curve"] + [{"concurrency": concurrency, "ttft_s": a["ttft_s"],
