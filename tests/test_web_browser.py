@@ -242,6 +242,33 @@ def test_serving_block_and_engine_command_are_shown(server, page):
 
 
 
+def test_engine_settings_reach_the_plan_and_its_command(server, page):
+    """Issue 28: the engine, its load and SGLang's DP attention are the page's inputs too: the page's answer
+    and launch command are the CLI's for the same flags (checked in a separate process)."""
+    page.goto(server + "/")
+    page.wait_for_selector("body[data-ready]")
+    page.click("#engine-settings summary")
+    engines = page.eval_on_selector_all("#engine option", "os => os.map(o => o.value)")
+    assert {"vllm", "sglang"} <= set(engines)
+    ready_after(page, lambda: page.select_option("#model", "Qwen/Qwen3-235B-A22B-FP8"))
+    ready_after(page, lambda: page.select_option("#gpu", "H200-SXM"))
+    ready_after(page, lambda: page.fill("#gpus", "4"))
+    ready_after(page, lambda: page.fill("#tokens", "8192"))
+    ready_after(page, lambda: page.select_option("#engine", "sglang"))
+    ready_after(page, lambda: page.fill("#data_parallel_size", "2"))
+    ready_after(page, lambda: page.check("#enable_dp_attention"))
+    ready_after(page, lambda: page.fill("#concurrency", "16"))
+    cli = page.text_content("#cli")
+    assert "--engine sglang" in cli and "--enable-dp-attention" in cli and "--data-parallel-size 2" in cli
+    plan = cli_plan("Qwen/Qwen3-235B-A22B-FP8", "--gpu", "H200-SXM", "--gpus", "4", "--tokens", "8192",
+                    "--engine", "sglang", "--data-parallel-size", "2", "--enable-dp-attention", "--concurrency", "16")
+    text = plan["serving"]["command"]["text"]
+    assert "--enable-dp-attention" in text and page.is_visible("#command") and text in page.text_content("#command pre")
+    # a flag the engine refuses: the CLI's one-line message beside its field
+    ready_after(page, lambda: page.fill("#data_parallel_size", "3"))
+    assert page.text_content('.err[data-field="enable_dp_attention"]').startswith("enable_dp_attention: needs")
+
+
 # -- issue 31: the text's case, every section, phones, keyboards, Chinese ---------------------------------
 import os  # noqa: E402
 import re  # noqa: E402

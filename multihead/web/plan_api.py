@@ -96,8 +96,15 @@ def search_catalog() -> dict:
 
 
 def catalog() -> dict:
-    """Catalog model and GPU names, as ``multihead plan --list`` shows them."""
+    """Catalog model and GPU names (the planner's names, then the catalog configs' HF ids: every model
+    ``multihead plan`` reads by name), and the engines and batching
+    modes a plan takes (planner/request.py's lists: the page offers what the request accepts)."""
     from multihead import cost
+    from multihead.cost.spec.lookup import config_index
+    from multihead.planner.request import BATCHING, ENGINES
 
-    return {"models": cost.model_names(), "gpus": list(cost.gpu_catalog())}
+    names = cost.model_names()
+    models = names + [m for m in config_index() if m not in names]     # the planner's names, then the HF ids
+    return {"models": models, "gpus": list(cost.gpu_catalog()), "engines": list(ENGINES),
+            "batching": list(BATCHING)}
 

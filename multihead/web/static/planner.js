@@ -3,7 +3,8 @@
 
 const DTYPES = ["fp32", "fp16", "bf16", "fp8", "int8", "int4"];
 const FIELDS = ["model", "gpu", "gpu_memory_gb", "effective_tflops", "bandwidth_tbps", "gpus", "weights_dtype", "kv_dtype",
-                "tokens", "batch", "passes"];
+                "tokens", "batch", "passes", "engine", "engine_version", "batching", "concurrency", "input_len", "output_len",
+                "data_parallel_size", "expert_parallel_size", "enable_dp_attention"];
 const FIGURES = ["gpu_memory_gb", "effective_tflops", "bandwidth_tbps"];
 // The reference text's case (sections 0 and 5.4; `make plan`): its model, T, passes and GPU figures.
 const TEXT_CASE = {model: "example-13b-gqa8", tokens: "128000", passes: "3", gpu_memory_gb: "80", effective_tflops: "100",
@@ -19,6 +20,7 @@ function options() {
   const figures = FIGURES.some(f => (document.getElementById(f).value || "") !== "");
   for (const f of FIELDS) {
     const node = document.getElementById(f);
+    if (node.type === "checkbox") { if (node.checked) o[f] = true; continue; }
     const v = node.value || node.dataset.default || "";
     if (f === "gpu" && figures) continue;             // the stated figures replace the catalog GPU
     if (v !== "" && !(f === "model" && state.config !== null)) o[f] = v;
@@ -51,7 +53,8 @@ async function errorText(message) {
 
 function cliLine(o) {
   const model = state.config !== null ? "uploaded/config.json" : (o.model || "");
-  const flags = Object.entries(o).filter(([k]) => k !== "model").map(([k, v]) => `--${k.replace(/_/g, "-")} ${v}`);
+  const flags = Object.entries(o).filter(([k]) => k !== "model")
+    .map(([k, v]) => (v === true ? `--${k.replace(/_/g, "-")}` : `--${k.replace(/_/g, "-")} ${v}`));
   return ["multihead plan", model, ...flags, "--json"].join(" ");
 }
 
@@ -143,9 +146,11 @@ async function start(catalogP) {
   fill(gpu, cat.gpus, gpu.dataset.default);
   fill(document.getElementById("weights_dtype"), DTYPES, "", true);
   fill(document.getElementById("kv_dtype"), DTYPES, "", true);
+  fill(document.getElementById("engine"), cat.engines || [], "", true);
+  fill(document.getElementById("batching"), cat.batching || [], "", true);
   for (const f of FIELDS) {
     const node = document.getElementById(f);
-    if (node.tagName === "SELECT") node.addEventListener("change", () => { clearTimeout(timer); update(); });
+    if (node.tagName === "SELECT" || node.type === "checkbox") node.addEventListener("change", () => { clearTimeout(timer); update(); });
     else node.addEventListener("input", soon);
   }
   wireDrop();
