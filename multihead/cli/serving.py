@@ -10,6 +10,7 @@ from pathlib import Path
 
 from multihead import jsonout
 from multihead.cli import _args as A
+from multihead.planner.request import ENGINES
 
 EXAMPLES = """examples:
   multihead serving meta-llama/Llama-3.1-70B-Instruct --gpu H100 --tensor-parallel-size 4 --max-model-len 131072
@@ -56,15 +57,20 @@ def add_engine_flags(p: argparse.ArgumentParser, for_plan: bool = False) -> None
                    help="weights and activations (auto: the checkpoint's; float32 checkpoints run in bfloat16)")
     g.add_argument("--block-size", type=int, choices=[1, 8, 16, 32, 64, 128], default=16,
                    help="tokens per KV-cache page (default 16; SGLang's --page-size, default 1 there)")
-    g.add_argument("--engine", choices=["vllm", "sglang"], default="vllm",
-                   help="whose memory account (and launch command): vLLM's or SGLang's (default vllm)")
+    g.add_argument("--engine", choices=list(ENGINES), default="vllm",
+                   help="whose memory account (and launch command): vLLM's, SGLang's or TensorRT-LLM's (default vllm)")
     g.add_argument("--engine-version", default=None,
-                   help="engine version to account for (default: the newest modelled; vLLM 0.6 or 0.19, SGLang 0.5)")
+                   help="engine version to account for (default: the newest modelled; vLLM 0.6 or 0.19, SGLang 0.4 or "
+                        "0.5, TensorRT-LLM 0.x (TensorRT engine path, 0.7+) or 1.x (PyTorch backend))")
     g.add_argument("--mem-fraction-static", type=A.PROBABILITY, default=None,
                    help="SGLang: fraction of the memory free at start-up for weights + KV cache "
                         "(default: SGLang's own choice for the GPU and TP)")
+    g.add_argument("--kv-cache-free-gpu-memory-fraction", "--free-gpu-memory-fraction",
+                   dest="kv_cache_free_gpu_memory_fraction", type=A.PROBABILITY, default=None,
+                   help="TensorRT-LLM: fraction of the memory free after weights and buffers for the KV cache, "
+                        "in (0, 1) (default 0.9, trtllm-serve's)")
     if for_plan:
-        g.add_argument("--emit", choices=["vllm", "sglang"], default=None,
+        g.add_argument("--emit", choices=list(ENGINES), default=None,
                        help="launch command in the serving section (default: the --engine's)")
 
 
@@ -88,7 +94,7 @@ def register(subparsers) -> None:
     add_engine_flags(p)
     from multihead.cli.gpu_time import add_request_flags
     add_request_flags(p)
-    p.add_argument("--emit", choices=["vllm", "sglang"], default=None,
+    p.add_argument("--emit", choices=list(ENGINES), default=None,
                    help="launch command to print (default: the --engine's)")
     p.add_argument("--json", action="store_true", help="print the serving object as JSON")
     p.add_argument("--list", action="store_true", help="list catalog configs and GPUs")
@@ -160,7 +166,8 @@ def request_from(args, name: str, cfg: dict):
                      max_num_batched_tokens=args.max_num_batched_tokens, max_num_seqs=args.max_num_seqs,
                      block_size=args.block_size, model=name, gpu=gpu, kv_cache_dtype=args.kv_cache_dtype,
                      dtype=args.dtype, quantization=args.quantization, engine=args.engine,
-                     engine_version=args.engine_version, mem_fraction_static=args.mem_fraction_static)
+                     engine_version=args.engine_version, mem_fraction_static=args.mem_fraction_static,
+                     kv_cache_free_gpu_memory_fraction=args.kv_cache_free_gpu_memory_fraction)
 
 
 def _max_position(cfg: dict) -> int | None:

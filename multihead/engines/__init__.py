@@ -12,7 +12,7 @@ import json
 import shlex
 from dataclasses import dataclass
 
-ENGINES = ("vllm", "sglang")
+ENGINES = ("vllm", "sglang", "tensorrt-llm")
 HEAD = "$HEAD_IP"     # placeholder the user replaces with the head node's address
 
 
@@ -33,6 +33,8 @@ class LaunchPlan:
     data_parallel_size: int = 1         # replicas of the model (each tensor_parallel_size x pipeline_parallel_size GPUs)
     hf_overrides: dict | None = None    # config keys the engine must override (rope scaling past the config's length)
     dp_attention_size: int = 1          # SGLang's --dp-size with --enable-dp-attention: attention groups in one replica
+    expert_parallel_size: int = 1       # TensorRT-LLM's --ep_size (vLLM / SGLang: not emitted here)
+    engine_version: str | None = None   # the version family the command is for (TensorRT-LLM: 0.x / 1.x)
 
     @property
     def overrides_json(self) -> str | None:
@@ -110,4 +112,7 @@ def command(engine: str, plan: LaunchPlan) -> Command:
     if engine == "sglang":
         from multihead.engines import sglang
         return replicate(sglang.command(plan), plan)
+    if engine == "tensorrt-llm":
+        from multihead.engines import tensorrt_llm
+        return replicate(tensorrt_llm.command(plan), plan)
     raise ValueError(f"emit: expected one of {', '.join(ENGINES)}, got {engine!r}")

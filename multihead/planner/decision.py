@@ -71,7 +71,7 @@ def _engine_decision(st: Accounts, tokens: int, chunks: int | None, single: Memo
     a, longest = e.account, e.account.max_model_len_fit
     own = (f"one unchunked forward would need {fmt_bytes(single.total_bytes)} of {fmt_bytes(st.usable)} usable: "
            f"the memory table, the reference text's account")
-    name = {"vllm": "vLLM", "sglang": "SGLang"}.get(e.request.engine, e.request.engine)
+    name = {"vllm": "vLLM", "sglang": "SGLang", "tensorrt-llm": "TensorRT-LLM"}.get(e.request.engine, e.request.engine)
     engine = (f"the engine's account ({name}, the serving section: {a.kv_cache_gib:.2f} GiB KV per GPU after weights, "
               f"activation peak and non-torch memory; prefill in steps of {batched_tokens(e.request, e.total_bytes):,} "
               f"tokens, full attention)")

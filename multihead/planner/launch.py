@@ -23,7 +23,19 @@ def launch_plan(req, dtype: str, fraction: float | None = None, hf_overrides: di
                       batched_tokens(req, total_bytes), req.max_num_seqs if req.max_num_seqs != 1024 else None,
                       req.kv_cache_dtype, dtype, req.quantization, req.block_size if req.block_size != 16 else None,
                       1 if getattr(req, "enable_dp_attention", False) else req.data_parallel_size, hf_overrides,
-                      req.data_parallel_size if getattr(req, "enable_dp_attention", False) else 1)
+                      req.data_parallel_size if getattr(req, "enable_dp_attention", False) else 1,
+                      expert_parallel_size=req.expert_parallel_size,
+                      engine_version=req.engine_version if req.engine == "tensorrt-llm" else None)
+
+
+def own_fraction(req, emit: str, out: dict) -> float | None:
+    """The memory fraction of the engine's own account when the command is for that engine (SGLang's
+    --mem-fraction-static, TensorRT-LLM's --kv_cache_free_gpu_memory_fraction), else None."""
+    if req.engine == emit == "sglang" and "sglang" in out:
+        return out["sglang"]["mem_fraction_static"]
+    if req.engine == emit == "tensorrt-llm" and "tensorrt_llm" in out:
+        return out["tensorrt_llm"]["free_gpu_memory_fraction"]
+    return None
 
 
 def add_command(out: dict, req, emit: str | None, launch=None, total_bytes: float | None = None) -> dict:
@@ -35,7 +47,7 @@ def add_command(out: dict, req, emit: str | None, launch=None, total_bytes: floa
     positions = out.get("positions")
     own = req.engine == "sglang" and emit == "sglang" and "sglang" in out
     chosen = dataclasses.replace(launch, max_num_batched_tokens=out["sglang"]["chunked_prefill_size"]) if own else launch
-    cmd = command(emit, launch_plan(chosen, out["dtype"], out["sglang"]["mem_fraction_static"] if own else None,
+    cmd = command(emit, launch_plan(chosen, out["dtype"], own_fraction(req, emit, out),
                                     positions["rope_override"] if positions else None, total_bytes))
     note = ("--mem-fraction-static covers weights + KV cache only, as a fraction of the memory free at start-up; "
             "the capacity above is SGLang's own account of this command") if own else cmd.note

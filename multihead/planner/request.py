@@ -51,7 +51,7 @@ QUANTIZATIONS = ("gptq", "awq", "fp8", "int8", "bitsandbytes", "mxfp4")  # vLLM'
 KV_CACHE_DTYPES = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2")                  # vLLM's --kv-cache-dtype
 ENGINE_DTYPES = ("auto", "bfloat16", "float16", "float32")                # vLLM's --dtype
 ENGINE_TO_PLAN_DTYPE = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
-ENGINES = ("vllm", "sglang")                 # whose memory account and launch command
+ENGINES = ("vllm", "sglang", "tensorrt-llm")  # whose memory account and launch command
 BATCHING = ("continuous", "static")
 BLOCK_SIZES = (1, 8, 16, 32, 64, 128)
 DEFAULT_GPU = "H100-SXM"
@@ -114,10 +114,12 @@ FIELDS: dict[str, _Field] = {
     "engine": _Field(V.choices(ENGINES), "vllm"),
     "engine_version": _Field(V.Text(40), None),       # None: the newest modelled (the engine account checks it)
     "mem_fraction_static": _Field(_FRACTION, None),    # SGLang's --mem-fraction-static
+    "kv_cache_free_gpu_memory_fraction": _Field(V.FloatRange(0, 1, lo_open=True, hi_open=True), None,
+                                                aliases=("free_gpu_memory_fraction",)),   # TensorRT-LLM's
     "batching": _Field(V.choices(BATCHING), "continuous"),           # the time model's serving_point mode
     "concurrency": _Field(V.IntRange(1, MAX_COUNT), None),          # serving.at: N requests in flight
     "request_rate": _Field(V.FloatRange(1e-6, 1e6), None),   # serving.at: Poisson arrivals per second (cost/operating_point.py's range)
-    "emit": _Field(V.choices(("vllm", "sglang")), None),     # None: the engine's own launch command
+    "emit": _Field(V.choices(ENGINES), None),     # None: the engine's own launch command
     # the request the serving times are for
     "input_len": _Field(V.IntRange(1, MAX_TOKENS)),
     "output_len": _Field(V.IntRange(1, MAX_TOKENS)),
@@ -179,6 +181,7 @@ class PlanRequest:
     engine: str = "vllm"
     engine_version: str | None = None
     mem_fraction_static: float | None = None
+    kv_cache_free_gpu_memory_fraction: float | None = None
     batching: str = "continuous"
     concurrency: int | None = None
     request_rate: float | None = None

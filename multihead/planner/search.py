@@ -420,6 +420,9 @@ def launch_command(ev: _Evaluator, c: Candidate, dtype: str, emit: str) -> dict:
         sg = details(ev.S.sglang_args(ev.cfg, req), a, total or ev.S.gpu_memory_bytes(c.gpu)[1])
         fraction = sg["mem_fraction_static"]
         req = dataclasses.replace(req, max_num_batched_tokens=sg["chunked_prefill_size"])
+    if c.engine == emit == "tensorrt-llm":
+        from multihead.cost.serving.tensorrt_llm import DEFAULT_FRACTION
+        fraction = req.kv_cache_free_gpu_memory_fraction or DEFAULT_FRACTION
     positions = ev.positions
     plan = launch_plan(req, dtype, fraction, positions["rope_override"] if positions else None, total)
     plan = dataclasses.replace(plan, data_parallel_size=c.data_parallel_size)
@@ -602,6 +605,9 @@ def changes(cand, base) -> list[str]:
     if base.engine == "sglang":
         flags.update(tensor_parallel_size="--tp-size", pipeline_parallel_size="--pp-size")
         kv = {"fp8": "fp8_e4m3"}
+    if base.engine == "tensorrt-llm":      # trtllm-serve's names; the dtype levers are a checkpoint's
+        flags.update(tensor_parallel_size="--tp_size", pipeline_parallel_size="--pp_size",
+                     kv_cache_dtype="kv_cache_config.dtype", quantization="a checkpoint quantized")
     value = lambda k: kv.get(getattr(cand, k), getattr(cand, k)) if k == "kv_cache_dtype" else getattr(cand, k)  # noqa: E731
     return [f"{flag} {value(k)}" for k, flag in flags.items() if getattr(cand, k) != getattr(base, k)]
 
@@ -631,7 +637,7 @@ def fallback_rows(found: list[tuple], req, account) -> list[dict]:
             "max_concurrency": f.max_concurrency, "kv_cache_tokens": f.kv_cache_tokens,
             "kv_cache_gib_per_gpu": f.kv_cache_gib} for c, f in found]
     if account.max_model_len_fit > 0:
-        cut = "--context-length" if req.engine == "sglang" else "--max-model-len"
+        cut = {"sglang": "--context-length", "tensorrt-llm": "--max_seq_len"}.get(req.engine, "--max-model-len")
         out.append({"flags": [f"{cut} {account.max_model_len_fit}"],
                     "gpus": req.tensor_parallel_size * req.pipeline_parallel_size, "max_concurrency": 1.0,
                     "kv_cache_tokens": None, "kv_cache_gib_per_gpu": account.kv_cache_gib,

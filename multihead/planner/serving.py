@@ -107,6 +107,7 @@ def engine_for(accounts, model: str, tokens: int, options: dict | None) -> Engin
                   dtype=o.get("dtype") or "auto", quantization=o.get("quantization"),
                   engine=o.get("engine") or "vllm", engine_version=o.get("engine_version"),
                   mem_fraction_static=o.get("mem_fraction_static"), data_parallel_size=o.get("data_parallel_size") or 1,
+                  kv_cache_free_gpu_memory_fraction=o.get("kv_cache_free_gpu_memory_fraction"),
                   expert_parallel_size=o.get("expert_parallel_size") or 1, batching=o.get("batching") or "continuous",
                   enable_dp_attention=bool(o.get("enable_dp_attention")))
     a, dtype = serving_account(cfg, req, spec=accounts.spec, gpu_bytes=total)
@@ -155,7 +156,8 @@ def build(ctx: sections.Context):
 
 def render(out: dict) -> str:
     """The serving section as text: the budget, the engine's numbers, the verdict, the command."""
-    engine = {"vllm": "vLLM", "sglang": "SGLang"}.get(out.get("engine", "vllm"), out.get("engine"))
+    engine = {"vllm": "vLLM", "sglang": "SGLang", "tensorrt-llm": "TensorRT-LLM"}.get(out.get("engine", "vllm"),
+                                                                                     out.get("engine"))
     lines = [f"Serving ({engine} v{out.get('engine_version', '0.19')} accounting, per GPU)"]
     for t in out["terms"]:
         lines.append(f"  {t['name']:<16} {t['gib']:>9.2f} GiB   {t['source']}")
@@ -170,6 +172,13 @@ def render(out: dict) -> str:
         lines.append(f"  max concurrency   {out['max_concurrency']:>9.2f}x for {out['max_model_len']:,} tokens per "
                      f"request (tokens{' of all groups' if groups else ''} / --context-length; SGLang prints no "
                      f"such line)")
+    elif out.get("engine") == "tensorrt-llm":
+        tr = out.get("tensorrt_llm", {})
+        lines.append(f"  KV cache size     {out['kv_cache_tokens']:>9,} tokens ({out['num_gpu_blocks']:,} blocks of "
+                     f"{tr.get('tokens_per_block', 32)} tokens, {out['page_bytes']:,} B per block per layer x "
+                     f"{out['layers_per_group']} layers; {tr.get('backend', '')} backend)")
+        lines.append(f"  max concurrency   {out['max_concurrency']:>9.2f}x for {out['max_model_len']:,} tokens per "
+                     f"request (blocks / blocks per --max_seq_len request)")
     else:
         lines.append(f"  KV cache size     {out['kv_cache_tokens']:>9,} tokens ({out['num_gpu_blocks']:,} blocks of "
                      f"{out['page_bytes']:,} B x {out['layers_per_group']} layers, {out['kv_cache_groups']} group(s))")

@@ -44,7 +44,7 @@ class Request(EngineArgs):
     kv_cache_dtype: str = "auto"
     dtype: str = "auto"
     quantization: str | None = None
-    engine: str = "vllm"                     # "vllm" | "sglang": whose account (PlanRequest.engine)
+    engine: str = "vllm"                     # "vllm" | "sglang" | "tensorrt-llm": whose account (PlanRequest.engine)
     engine_version: str | None = None        # None: the newest modelled of that engine
     mem_fraction_static: float | None = None  # SGLang's flag; None: SGLang's default for the GPU and TP
     data_parallel_size: int = 1              # replicas behind a router (each its own account and KV pool);
@@ -52,9 +52,10 @@ class Request(EngineArgs):
     enable_dp_attention: bool = False        # SGLang's --enable-dp-attention (cost/serving/sglang.py)
     expert_parallel_size: int = 1            # the time model's (routed experts over the TP group; memory as TP)
     batching: str = "continuous"             # the time model's: "static" prefills a batch together
+    kv_cache_free_gpu_memory_fraction: float | None = None   # TensorRT-LLM's; None: its default 0.9
 
 
-ENGINES = ("vllm", "sglang")
+ENGINES = ("vllm", "sglang", "tensorrt-llm")
 ENGINE_DEFAULTS = {"max_num_batched_tokens": 8192, "max_num_seqs": 1024, "block_size": 16}   # the CLI's (vLLM v0.19)
 
 
@@ -79,6 +80,9 @@ def engine_version(req: Request) -> str:
         raise ValueError("engine-version: expected a version such as 0.19 or 0.5.2")
     if req.engine == "sglang":
         from multihead.cost.serving.sglang import resolve
+        return resolve(req.engine_version)
+    if req.engine == "tensorrt-llm":
+        from multihead.cost.serving.tensorrt_llm import resolve
         return resolve(req.engine_version)
     from multihead.cost.serving.vllm_versions import resolve
     return resolve(req.engine_version)
@@ -110,6 +114,8 @@ def serving_account(cfg: dict, req: Request, gpu_bytes: float | None = None,
     dtype = ENGINE_DTYPE.get(prec.weights, prec.weights)
     if req.engine == "sglang":
         return _sglang_account(cfg, shape, args, total), dtype
+    if req.engine == "tensorrt-llm":
+        return _trtllm_account(shape, args, total), dtype
     from multihead.cost.serving import vllm_versions as V
     shape, eargs = V.apply(version, shape, args, given_flags(req), req.gpu, total)
     # PCIe-only GPUs (no NVLink switch): no NVLS buffers, vLLM's custom all-reduce off beyond 2 PCIe
@@ -161,6 +167,17 @@ def _vision(cfg: dict) -> tuple[int, int] | None:
 def _sglang_account(cfg: dict, shape, args: Request, total: float) -> ServingAccount:
     from multihead.cost.serving import sglang as G
     return G.account(shape, sglang_args(cfg, args, args.kv_cache_dtype_bytes), load_fit(), total)
+
+
+def trtllm_args(req: Request):
+    """The TensorRT-LLM settings of a request (cost/serving/tensorrt_llm.py args_of)."""
+    from multihead.cost.serving.tensorrt_llm import args_of
+    return args_of(req, req.kv_cache_dtype_bytes, req.activation_dtype_bytes, gpu_is_pcie(req.gpu), given_flags(req))
+
+
+def _trtllm_account(shape, args: Request, total: float) -> ServingAccount:
+    from multihead.cost.serving import tensorrt_llm as T
+    return T.account(shape, trtllm_args(args), load_fit(), total)
 
 
 def batched_tokens(req: Request, total_bytes: float | None = None) -> int:
@@ -272,4 +289,16 @@ def answer(cfg: dict, req: Request, input_len: int | None = None, output_len: in
         out["refused"] = True           # no command the engine would refuse (planner/launch.py)
     if sglang is not None:
         out["sglang"] = sglang
+    if req.engine == "tensorrt-llm":
+        _trtllm_keys(out, a, req)
     return out
+
+
+def _trtllm_keys(out: dict, a: ServingAccount, req: Request) -> None:
+    """The serving object in TensorRT-LLM's terms: its own keys (``tensorrt_llm``), verdict and prefill."""
+    from multihead.cost.serving import tensorrt_llm as T
+    out["tensorrt_llm"] = T.details(T.args_of(req, given=given_flags(req)), a)
+    out["prefill"] = T.prefill_text(req)
+    if not out.get("refused"):
+        where = verdict(a, req).split(": ", 1)[0].split(" on ", 1)[1]
+        out["verdict"] = T.verdict(a, req, where)
