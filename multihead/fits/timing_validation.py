@@ -230,6 +230,9 @@ def _value(c: timing.Constants, name: str, key: str | None) -> float | None:
     return v if key is None else v.get(key)
 
 
+MAX_NFEV = None     # a bound on the least-squares evaluations of one descent (None: scipy's default); CV scripts set it
+
+
 def fit(table: dict, start: timing.Constants | None = None, starts: int = 4, warm: bool = False) -> timing.Constants:
     """Least squares on log(pred / measured) over the FIT_SPLITS rows only (log-scaled parameters,
     soft-L1 loss with scale 0.1 so one badly modelled row cannot pull every constant). The loss has
@@ -254,7 +257,8 @@ def fit(table: dict, start: timing.Constants | None = None, starts: int = 4, war
         c = with_values(start, params, [math.exp(v) for v in x])
         return [math.log(predict(r, s) / r["value"]) for r, s in setups(sub, c)]
 
-    best = min((least_squares(residuals, x0, bounds=(lo, hi), loss="soft_l1", f_scale=0.1) for x0 in x0s),
+    best = min((least_squares(residuals, x0, bounds=(lo, hi), loss="soft_l1", f_scale=0.1, max_nfev=MAX_NFEV)
+                for x0 in x0s),
                key=lambda result: result.cost)
     return with_values(start, params, [math.exp(v) for v in best.x])
 
