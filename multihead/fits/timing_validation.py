@@ -10,7 +10,7 @@ before any fit and never depend on the errors:
 - sets 4, 5 and 6: rows marked "heldout-4" / "heldout-5" / "heldout-6" (whole documents, sessions 5-7).
 
 A set that has been looked at is "seen" and fitted on with the training rows (FIT_SPLITS): sets 1 and 2
-since session 3, set 4 since session 6, sets 3 and 5 since session 7; set 6 is never fitted on. The constants of timing.Constants are fitted by
+since session 3, set 4 since session 6, sets 3 and 5 since session 7, set 6 since session 8. The constants of timing.Constants are fitted by
 least squares on log(predicted / measured) of the FIT_SPLITS rows (scipy.optimize.least_squares); every
 row is predicted with them and its error reported by split. TP speedups are ratios of rows of one
 source, model and weights over the group's smallest TP; a speedup has the split of its larger-TP row.
@@ -47,11 +47,11 @@ def held_out(row_id: str) -> bool:
     return int(hashlib.sha256(row_id.encode()).hexdigest()[:8], 16) % 3 == 0
 
 
-SPLITS = ("train", "seen-1", "seen-2", "seen-3", "train-5", "seen-4", "seen-5", "held-out-6")
-# the rows the constants are fitted on (and --cv folds): since session 7 every set that has been looked at,
-# sets 3 and 5 included; only held-out-6 (rows another helper enters, split 'heldout-6') is never fitted
-FIT_SPLITS = ("train", "seen-1", "seen-2", "seen-3", "train-5", "seen-4", "seen-5")
-HELD_OUT_SPLITS = ("held-out-6",)
+SPLITS = ("train", "seen-1", "seen-2", "seen-3", "train-5", "seen-4", "seen-5", "seen-6")
+# the rows the constants are fitted on (and --cv folds): every set that has been looked at (set 6 since session 8);
+# a held-out set lives on the data helper's branch until its predictions are frozen and it is judged
+FIT_SPLITS = ("train", "seen-1", "seen-2", "seen-3", "train-5", "seen-4", "seen-5", "seen-6")
+HELD_OUT_SPLITS = ()
 SECOND_RULE = ("in the second set when the row says split 'heldout-2': rows from new sources committed with the "
                "predictions of the model as it stood, before any change made after seeing the first held-out set")
 THIRD_RULE = ("in the third set when the row says split 'heldout-3': rows from new sources committed with the "
@@ -62,14 +62,15 @@ SEEN_NOTE = ("Sets 1 (the hash rule's held-out rows) and 2 were held out in sess
              "'heldout-4', held out in session 5) was looked at in its report, so since session 6 it is 'seen-4' and "
              "fitted on too. Sets 3 and 5 ('heldout-3', 'heldout-5') were evaluated once each (sessions 3-6, "
              "reports/gpu-time/heldout5.md), so since session 7 they are 'seen-3' and 'seen-5' and fitted on. Set 6 "
-             "('heldout-6', entered on another branch with its predictions frozen first) is held out: never fitted on.")
+             "('heldout-6', entered on another branch with its predictions frozen first) was evaluated once "
+             "(reports/gpu-time/heldout6.md), so since session 8 it is 'seen-6' and fitted on, less its two SGLang "
+             "8x B200 documents, marked reserved editions.")
 MARKED = {"heldout-2": "seen-2", "heldout-3": "seen-3", "train-5": "train-5", "heldout-4": "seen-4",
-          "heldout-5": "seen-5", "heldout-6": "held-out-6"}
+          "heldout-5": "seen-5", "heldout-6": "seen-6"}
 # Sealed splits: rows load_table leaves out unless asked (sealed=True), so no fit, cross-validation, report or
-# `multihead gpu-time` summary reads them. Set 6 ('heldout-6', session 7) is sealed: its documents were chosen and
-# its predictions frozen (reports/gpu-time/frozen/heldout-6_*.json) before session 7 changed the model, and it is
-# read only by the freeze script and, once, by the final evaluation.
-SEALED = ("held-out-6",)
+# `multihead gpu-time` summary reads them. Set 6 was sealed in session 7 (its predictions frozen in
+# reports/gpu-time/frozen/heldout-6_*.json) and, judged once, unsealed in session 8; none is sealed now.
+SEALED = ()
 
 
 def reserved(table: dict, row: dict) -> bool:
@@ -84,7 +85,7 @@ def usable(table: dict) -> dict:
 
 
 def split_of(row: dict) -> str:
-    """"seen-2" ... "held-out-6" for a row of a later set (marked in the table), else the hash rule:
+    """"seen-2" ... "seen-6" for a row of a later set (marked in the table), else the hash rule:
     "seen-1" (held out in session 1, seen since) or "train". A split mark this code does not know is refused
     (ValueError): an unknown mark must never fall through to the hash rule and be fitted on."""
     mark = row.get("split")
@@ -229,6 +230,9 @@ def _value(c: timing.Constants, name: str, key: str | None) -> float | None:
     return v if key is None else v.get(key)
 
 
+MAX_NFEV = None     # a bound on the least-squares evaluations of one descent (None: scipy's default); CV scripts set it
+
+
 def fit(table: dict, start: timing.Constants | None = None, starts: int = 4, warm: bool = False) -> timing.Constants:
     """Least squares on log(pred / measured) over the FIT_SPLITS rows only (log-scaled parameters,
     soft-L1 loss with scale 0.1 so one badly modelled row cannot pull every constant). The loss has
@@ -253,7 +257,8 @@ def fit(table: dict, start: timing.Constants | None = None, starts: int = 4, war
         c = with_values(start, params, [math.exp(v) for v in x])
         return [math.log(predict(r, s) / r["value"]) for r, s in setups(sub, c)]
 
-    best = min((least_squares(residuals, x0, bounds=(lo, hi), loss="soft_l1", f_scale=0.1) for x0 in x0s),
+    best = min((least_squares(residuals, x0, bounds=(lo, hi), loss="soft_l1", f_scale=0.1, max_nfev=MAX_NFEV)
+                for x0 in x0s),
                key=lambda result: result.cost)
     return with_values(start, params, [math.exp(v) for v in best.x])
 
@@ -336,11 +341,11 @@ def _summary_lines(summ: dict) -> list[str]:
 
 
 def render_markdown(table: dict, constants: timing.Constants, results: list[dict], speedups: list[dict],
-                    summ: dict, command: str) -> str:
+                    summ: dict, command: str, fitted_on: list[str] | None = None) -> str:
     out = ["# GPU time: fitted constants and their error on published measurements",
            "", f"Made by `{command}`; do not edit by hand. Split rule of set 1, fixed before fitting: a row is "
-           f"**{SPLIT_RULE}**. The constants are fitted on the rows of {', '.join(FIT_SPLITS)}; never on "
-           f"{', '.join(HELD_OUT_SPLITS)}.",
+           f"**{SPLIT_RULE}**. The constants are fitted on the rows of {', '.join(fitted_on or FIT_SPLITS)}; never on "
+           f"{', '.join(HELD_OUT_SPLITS) or 'a held-out set (none is on this branch)'}.",
            "", f"Second set: a row is {SECOND_RULE}.",
            "", f"Third set: a row is {THIRD_RULE}.", "", SEEN_NOTE,
            "", f"{len(results)} rows from {len(table['sources'])} sources ("
@@ -375,23 +380,30 @@ def run(*, refit: bool, measurements: Path | None = None, out_dir: Path | None =
 
 
 def write_reports(table: dict, constants: timing.Constants, *, refit: bool, out_dir: Path | None = None,
-                  fit_file: Path | None = None, command: str = "multihead gpu-time --fit") -> dict:
-    """Evaluate every row with ``constants``; with ``refit`` write the fit file and the reports."""
+                  fit_file: Path | None = None, command: str = "multihead gpu-time --fit",
+                  write_fit: bool = True) -> dict:
+    """Evaluate every row with ``constants``; with ``refit`` write the reports and (with ``write_fit``)
+    the fit file. Without ``write_fit`` the fit file is kept and the report names the splits it says
+    it was fitted on (rows marked seen since then are evaluated, not fitted)."""
     results = evaluate(table, constants)
     speedups = tp_speedups(results)
     summ = summarize(results, speedups)
     if refit:
         fit_path = Path(fit_file) if fit_file else timing.FIT_FILE
+        fitted_on = list(FIT_SPLITS) if write_fit else json.loads(fit_path.read_text())["fitted_on"]
+    if refit and write_fit:
         fit_path.write_text(json.dumps({"command": command, "split": SPLIT_RULE,
                                         "measurements": "reports/gpu-time/measurements.json",
                                         "fitted_on": list(FIT_SPLITS),
                                         "constants": constants_dict(constants)}, indent=1) + "\n")
+    if refit:
         out_dir = Path(out_dir) if out_dir else MEASUREMENTS.parent
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "validation.json").write_text(json.dumps(
             {"command": command, "split": SPLIT_RULE, "constants": constants_dict(constants), "summary": summ,
              "rows": results, "tp_speedups": speedups}, indent=1) + "\n")
-        (out_dir / "validation.md").write_text(render_markdown(table, constants, results, speedups, summ, command))
+        (out_dir / "validation.md").write_text(render_markdown(table, constants, results, speedups, summ, command,
+                                                                     fitted_on))
     return {"constants": constants_dict(constants), "summary": summ, "source": constants.source}
 
 

@@ -33,6 +33,7 @@ reports/gpu-time/) and read from catalog/gpu_time_fit.json.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -129,7 +130,7 @@ class Setup:
     enforce_eager: bool = False             # no CUDA graphs: decode pays the eager launch cost too
     batching: str = "continuous"            # "continuous" (in-flight) or "static": serving_point's default mode
 
-    @property
+    @functools.cached_property      # (computed once per setup: a fit evaluates it thousands of times)
     def cost_key(self) -> str:
         """The key of this engine family's fixed costs in Constants ("vllm@v1", "sglang", ...)."""
         from multihead.cost.time import engine_costs
@@ -450,6 +451,9 @@ def serving_point(setup: Setup, concurrency: int, input_len: int, output_len: in
         tpot = step.total_s
         ttft += fixed
         latency = ttft + steps * tpot
+    elif PREFILL_BATCHING and c > 1:      # waiting prompts prefilled together up to the engine's token budget
+        ttft, tpot = _batched_ttft_tpot(setup, c, input_len, one, step.total_s, fixed, steps, output_len)
+        latency = ttft + steps * tpot
     else:
         ttft, tpot = _serving_ttft_tpot(c, one, step.total_s, fixed, steps, output_len)
         latency = ttft + steps * tpot
@@ -459,6 +463,37 @@ def serving_point(setup: Setup, concurrency: int, input_len: int, output_len: in
 
 
 PREFILL_QUEUE = "mva"      # "mva": prompts queue for the prefills ahead of them; "residual": half of one, at most
+PREFILL_BATCHING = False   # True: a step prefills the waiting prompts together up to the engine's token budget
+                           # (cost/time/prefill_batching.py); False: one prompt at a time (prefill_queue)
+
+
+def _batched_ttft_tpot(setup: Setup, c: int, input_len: int, one: float, step: float, fixed: float, steps: int,
+                       output_len: int) -> tuple[float, float]:
+    """TTFT and TPOT of c > 1 requests in continuous batching when a prefill step holds up to k prompts
+    (prefill_batching.prompts_per_step): the queue of batched prefills (prefill_batching.batched_prefill_queue)
+    delays the first token; the other c - 1 prompts' prefill work, T(b)/b each, interrupts the decoding except
+    what the request spent waiting for it. Where the decode tokens share the step with the prefill (vLLM V1,
+    TensorRT-LLM: mixed steps) a batch of b prompts costs the decoding requests only T(b) - step, their own step
+    being in it; SGLang pauses decode for its prefill batches and costs the whole T(b)."""
+    from multihead.cost.time import prefill_batching as pb
+    cache = {1: one}
+
+    def batch_s(b: int) -> float:
+        if b not in cache:
+            cache[b] = prefill(setup, input_len, batch=b).total_s
+        return cache[b]
+
+    k = pb.prompts_per_step(setup, input_len, c)
+    _, mixed, _ = pb.token_budget(setup)
+
+    def interrupt(per_prompt: float, b: float) -> float:
+        return max(0.0, per_prompt - step / b) if mixed else per_prompt
+
+    s1 = interrupt(one, 1.0)
+    think = fixed + steps * (step + (c - 1) * s1 / max(output_len, 1))
+    q = pb.batched_prefill_queue(c, batch_s, k, think)
+    tpot = step + max(0.0, (c - 1) * interrupt(q["per_prompt_s"], q["batch"]) - q["wait_s"]) / max(output_len, 1)
+    return fixed + q["ttft_s"] + 0.5 * (1 - q["busy"]) * step, tpot
 
 
 def _serving_ttft_tpot(c: int, one: float, step: float, fixed: float, steps: int, output_len: int) -> tuple[float, float]:
