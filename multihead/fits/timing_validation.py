@@ -70,6 +70,15 @@ MARKED = {"heldout-2": "seen-2", "heldout-3": "seen-3", "train-5": "train-5", "h
 # its predictions frozen (reports/gpu-time/frozen/heldout-6_*.json) before session 7 changed the model, and it is
 # read only by the freeze script and, once, by the final evaluation.
 SEALED = ("held-out-6",)
+# Set 7 ('heldout-7', session 8): documents entered on the data helper's branch with their predictions frozen
+# (reports/gpu-time/frozen/heldout-7_before.json) before session 8 changed the model; held out and sealed like set 6.
+# (Added after the lines above, not inside them, so that the set-7 entries merge apart from set 6's.)
+SPLITS = SPLITS + ("held-out-7",)
+HELD_OUT_SPLITS = HELD_OUT_SPLITS + ("held-out-7",)
+MARKED["heldout-7"] = "held-out-7"
+SEALED = SEALED + ("held-out-7",)
+SEEN_NOTE += (" Set 7 ('heldout-7', entered in session 8 on another branch with its predictions frozen first) is "
+              "held out and sealed as well: never fitted on.")
 
 
 def reserved(table: dict, row: dict) -> bool:
