@@ -17,9 +17,19 @@ and whose model / weights the time model represents (one new config, GLM-4.6, an
   on 8x H100 SXM (TP 8, EP 8) and 4x GB200 (TP 4, EP 4). Read from the stored copy of the PR thread, whose text
   ends inside #11559's 8k/1k table and after #11691's first table (4x GB200, 1k/1k): only the tables shown
   whole are entered. The TensorRT-LLM version is not stated (the source says so; no version is guessed).
+- SemiAnalysisAI/InferenceX, three threads no earlier session used, each a document: PR #3317 (the baseline table
+  of DeepSeek-R1-0528 FP8 on B200 with TensorRT-LLM 1.3.0rc14, per point TP / EP / concurrency / ISL-OSL), PR #3318
+  (the baseline table of DeepSeek-R1-0528 FP8 on 8x MI325X with SGLang v0.5.19 ROCm, 8k/1k, TP 8 EP 1) and issue
+  #890 (the 2026-03-08 comment: the same model and GPU with SGLang v0.5.9 ROCm, 1k/1k, concurrency 4 and 8). Read
+  from the stored copies of the threads; #3317's table is cut off after its seventh point (the later points and
+  the 'N/A' points are not entered).
 
-Not used (decided before predicting, for the reason given): the SGLang cookbook's Llama 3.1 page (8x "A100",
-memory variant not stated: the catalog has A100-40GB and A100-80GB), Kimi-K2.5 (its H200 runs serve the INT4
+Not used (decided before predicting, for the reason given): InferenceX threads whose tables show only 'N/A' or
+whose table the stored copy cuts off before any point (#3048, #3010, #2949), threads of models the planner does not
+read (DeepSeek-V4 / V4.1, Qwen3.5, Kimi-K3, GLM-5.x, MiniMax-M3) or of NVFP4 / MTP / disaggregated runs; vLLM
+blog posts (results in figures; the FP8 KV-cache post's tables ran on "a single H100", variant not stated); the
+SGLang cookbook's Llama 3.1 page (8x "A100", memory variant not stated: the catalog has A100-40GB and A100-80GB),
+its MiniMax-M2.7 numbers (a model whose config this session did not read), Kimi-K2.5 (its H200 runs serve the INT4
 checkpoint whose experts alone are int4 with bf16 group scales, a format the table cannot state; its MI350X runs
 are on a GPU not in the catalog), Qwen3-VL (image inputs), Ernie-4.5 / Step-3.5 / Qwen3-Coder-Next (families the
 planner does not read), Qwen3-Coder (no published config read this session); the vLLM recipes pages (their
@@ -34,7 +44,9 @@ random dataset draws lengths below the nominal --random-input-len / --random-out
 mean TTFT -> ttft_ms, mean TPOT -> itl_ms, output token throughput -> output_tokens_per_s, median ITL ->
 decode_step_ms. Per TensorRT-LLM table line: TPS / Out TPS -> output_tokens_per_s (in #11559 the column 'TPS' is
 the output rate: it equals concurrency x 'TPS/User', and 'TPS/User' is 1000 / TPOT), TPOT -> itl_ms, TTFT ->
-ttft_ms; lengths are the table's ISL / OSL.
+ttft_ms; lengths are the table's ISL / OSL. Per InferenceX point: Output tok/s/GPU -> output_tokens_per_s_per_gpu,
+TTFT (mean) -> ttft_ms, TPOT (mean) -> itl_ms; lengths are the nominal ISL / OSL (1k = 1024, 8k = 8192; InferenceX
+draws random lengths with range ratio 0.8 of them, as the table's earlier InferenceX sources say).
 
 Run: python reports/gpu-time/add_session8_rows.py
 """
@@ -88,6 +100,29 @@ S = {
    setup=TRT_BENCH + "4x GB200, TP 4, EP 4; the point with ADP 'Yes' (concurrency 128) runs attention data-parallel "
          "over the 4 GPUs. The PR's other five tables (4x GB200 1k/8k and 8k/1k, 8x GB200) are not in the stored copy.",
    engine="TensorRT-LLM (trtllm-serve; version not stated)", engine_family="tensorrt-llm", klass="moe", date="2026-02"),
+ "ix3317-dsr1-b200-trt": dict(url="https://github.com/SemiAnalysisAI/InferenceX/pull/3317",
+   what=("InferenceX PR #3317 '[Klaud Cold] Update dsr1-fp8-b200-trt TensorRT-LLM image to 1.3.0rc27', description's "
+         "baseline table (2026-05-18, image 1.3.0rc14): DeepSeek-R1-0528 FP8 on B200, 7 points"),
+   setup=("InferenceX dsr1-fp8-b200-trt (aggregated, no speculative decoding), nvcr.io/nvidia/tensorrt-llm/release:"
+          "1.3.0rc14; each point's TP / EP / concurrency / ISL-OSL as its label prints them (TP 4 or 8 B200 GPUs, EP 1; "
+          "no attention-DP flag in the label); block-fp8 checkpoint, KV bf16 entered (not stated); mean latencies "
+          "('Mean latency'); output tokens/s per GPU as printed."),
+   engine="TensorRT-LLM 1.3.0rc14", engine_family="tensorrt-llm", engine_version="1.3.0rc14", klass="mla", date="2026-05"),
+ "ix3318-dsr1-mi325x-sglang": dict(url="https://github.com/SemiAnalysisAI/InferenceX/pull/3318",
+   what=("InferenceX PR #3318 '[Klaud Cold] Update dsr1-fp8-mi325x-sglang SGLang image to v0.5.20-rocm720-mi30x', "
+         "description's baseline table (2026-09-10, image v0.5.19-rocm700-mi30x): DeepSeek-R1-0528 FP8 on 8x MI325X, "
+         "8k/1k, TP 8 EP 1, concurrency 4-64"),
+   setup=("InferenceX dsr1-fp8-mi325x-sglang (aggregated, no speculative decoding), lmsysorg/sglang:v0.5.19-rocm700-"
+          "mi30x, TP 8, EP 1, no DP attention; block-fp8 checkpoint, KV bf16 entered (not stated); mean latencies; "
+          "output tokens/s per GPU as printed."),
+   engine="SGLang v0.5.19 (ROCm)", engine_family="sglang", engine_version="0.5.19", klass="mla", date="2026-09"),
+ "ix890-dsr1-mi325x-sglang": dict(url="https://github.com/SemiAnalysisAI/InferenceX/issues/890",
+   what=("InferenceX issue #890, comment of 2026-03-08 ('Running MI325 SGLang DeepSeek Benchmarks'): DeepSeek-R1-0528 "
+         "FP8 on 8x MI325X, 1k/1k, concurrency 4 and 8"),
+   setup=("InferenceX dsr1-fp8-mi325x-sglang, image sglang:v0.5.9-rocm700-mi30x, TP 8, EP 1, ISL = OSL = 1024; "
+          "block-fp8 checkpoint, KV bf16 entered (not stated); TTFT mean, TPOT mean and output tput/gpu as printed "
+          "(the comment's ITL mean and GPU metrics are not entered)."),
+   engine="SGLang v0.5.9 (ROCm)", engine_family="sglang", engine_version="0.5.9", klass="mla", date="2026-03"),
 }
 
 # Cookbook runs: (concurrency, requests, total input tokens, total generated tokens, output tok/s, mean TTFT ms,
@@ -147,6 +182,27 @@ TRT_RUNS = {
    (1024, 1024, 512, 6804.4, 71.5, 3343.8, False, "4xGB200 1k/1k, MaxTokens 4096")]),
 }
 
+# InferenceX points: (ISL, OSL, concurrency, TP, output tok/s/GPU, TTFT ms, TPOT ms, label) -- as printed
+IX_RUNS = {
+ "ix3317-dsr1-b200-trt": ("DeepSeek-R1", "B200", "fp8", [
+   (1024, 1024, 4, 8, 54.45, 189.91, 8.69, "1k/1k c4 TP8 EP1 3bbdf9"),
+   (1024, 1024, 8, 4, 147.77, 194.49, 13.06, "1k/1k c8 TP4 EP1 f3f420"),
+   (1024, 1024, 8, 8, 88.59, 180.97, 10.86, "1k/1k c8 TP8 EP1 f65dd1"),
+   (1024, 1024, 16, 4, 228.8, 218.01, 16.92, "1k/1k c16 TP4 EP1 c85941"),
+   (1024, 1024, 64, 8, 374.64, 569.02, 20.06, "1k/1k c64 TP8 EP1 a14bb9"),
+   (1024, 1024, 128, 8, 613.76, 591.66, 24.54, "1k/1k c128 TP8 EP1 b974b1"),
+   (8192, 1024, 4, 8, 50.65, 322.69, 9.29, "8k/1k c4 TP8 EP1 0d4f86")]),
+ "ix3318-dsr1-mi325x-sglang": ("DeepSeek-R1", "MI325X", "fp8", [
+   (8192, 1024, 4, 8, 24.91, 1025.49, 18.53, "8k/1k c4"),
+   (8192, 1024, 8, 8, 43.38, 1026.66, 21.56, "8k/1k c8"),
+   (8192, 1024, 16, 8, 69.39, 1163.49, 26.75, "8k/1k c16"),
+   (8192, 1024, 32, 8, 95.57, 1363.26, 39.45, "8k/1k c32"),
+   (8192, 1024, 64, 8, 114.89, 1917.85, 66.55, "8k/1k c64")]),
+ "ix890-dsr1-mi325x-sglang": ("DeepSeek-R1", "MI325X", "fp8", [
+   (1024, 1024, 4, 8, 19.91, 290.9, 24.03, "1k/1k Conc 4"),
+   (1024, 1024, 8, 8, 36.76, 418.1, 26.17, "1k/1k Conc 8")]),
+}
+
 MODELS = {
  "GLM-4.6": {"source": ("zai-org/GLM-4.6 config.json (https://huggingface.co/zai-org/GLM-4.6/blob/main/config.json): the "
                         "glm4_moe architecture of GLM-4.5 (fields as tests/test_model_families_28.py cites them from "
@@ -176,6 +232,8 @@ METRICS = (("ttft_ms", 5, "ms", "mean TTFT"), ("itl_ms", 6, "ms", "mean TPOT"),
            ("decode_step_ms", 7, "ms", "median ITL"))
 TRT_METRICS = (("ttft_ms", 5, "ms", "TTFT"), ("itl_ms", 4, "ms", "TPOT"),
                ("output_tokens_per_s", 3, "tokens/s", "output TPS"))
+IX_METRICS = (("ttft_ms", 5, "ms", "mean TTFT"), ("itl_ms", 6, "ms", "mean TPOT"),
+              ("output_tokens_per_s_per_gpu", 4, "tokens/s/GPU", "output tok/s/GPU"))
 
 
 def _row(src, i, model, gpu, tp, weights, c, inp, outl, metric, value, unit, note, ep=1, dp=1, dp_attn=False):
@@ -197,6 +255,14 @@ def rows_of(src: str) -> list[dict]:
                                 f"{run[8]}: {what} as printed; lengths {tin}/{n} and {tout}/{n} tokens "
                                 f"(printed totals over the run's requests)",
                                 ep=par.get("expert_parallel_size", 1)))
+        return out
+    if src in IX_RUNS:
+        model, gpu, weights, runs = IX_RUNS[src]
+        for i, run in enumerate(runs, 1):
+            isl, osl, c, tp = run[:4]
+            for metric, k, unit, what in IX_METRICS:
+                out.append(_row(src, i, model, gpu, tp, weights, c, isl, osl, metric, run[k], unit,
+                                f"{run[7]}: {what} as printed (ISL {isl}, OSL {osl}, concurrency {c}, TP {tp}, EP 1)"))
         return out
     model, gpu, tp, weights, ep, runs = TRT_RUNS[src]
     for i, run in enumerate(runs, 1):
@@ -222,7 +288,7 @@ def main() -> None:
     assert not ids & {r["id"] for r in rows} and len({r["id"] for r in rows}) == len(rows)
     d["rows"] += rows
     sentence = ("Rows with split 'heldout-7' were added in session 8 (2026-12-03) from documents no earlier "
-                "session used (three SGLang cookbook pages, two TensorRT-LLM pull requests; see "
+                "session used (three SGLang cookbook pages, two TensorRT-LLM pull requests, three InferenceX threads; see "
                 "reports/gpu-time/add_session8_rows.py), chosen and entered before any prediction of them, and "
                 "committed with the predictions of the model as it stood before session 8's changes "
                 "(reports/gpu-time/frozen/heldout-7_before.json): a sealed split, never fitted on, left out of every "
