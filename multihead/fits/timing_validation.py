@@ -47,11 +47,11 @@ def held_out(row_id: str) -> bool:
     return int(hashlib.sha256(row_id.encode()).hexdigest()[:8], 16) % 3 == 0
 
 
-SPLITS = ("train", "seen-1", "seen-2", "seen-3", "train-5", "seen-4", "seen-5", "seen-6")
+SPLITS = ("train", "seen-1", "seen-2", "seen-3", "train-5", "seen-4", "seen-5", "seen-6", "held-out-7")
 # the rows the constants are fitted on (and --cv folds): every set that has been looked at (set 6 since session 8);
 # a held-out set lives on the data helper's branch until its predictions are frozen and it is judged
 FIT_SPLITS = ("train", "seen-1", "seen-2", "seen-3", "train-5", "seen-4", "seen-5", "seen-6")
-HELD_OUT_SPLITS = ()
+HELD_OUT_SPLITS = ("held-out-7",)
 SECOND_RULE = ("in the second set when the row says split 'heldout-2': rows from new sources committed with the "
                "predictions of the model as it stood, before any change made after seeing the first held-out set")
 THIRD_RULE = ("in the third set when the row says split 'heldout-3': rows from new sources committed with the "
@@ -66,11 +66,15 @@ SEEN_NOTE = ("Sets 1 (the hash rule's held-out rows) and 2 were held out in sess
              "(reports/gpu-time/heldout6.md), so since session 8 it is 'seen-6' and fitted on, less its two SGLang "
              "8x B200 documents, marked reserved editions.")
 MARKED = {"heldout-2": "seen-2", "heldout-3": "seen-3", "train-5": "train-5", "heldout-4": "seen-4",
-          "heldout-5": "seen-5", "heldout-6": "seen-6"}
+          "heldout-5": "seen-5", "heldout-6": "seen-6", "heldout-7": "held-out-7"}
 # Sealed splits: rows load_table leaves out unless asked (sealed=True), so no fit, cross-validation, report or
 # `multihead gpu-time` summary reads them. Set 6 was sealed in session 7 (its predictions frozen in
-# reports/gpu-time/frozen/heldout-6_*.json) and, judged once, unsealed in session 8; none is sealed now.
-SEALED = ()
+# reports/gpu-time/frozen/heldout-6_*.json) and, judged once, unsealed in session 8. Set 7 ('heldout-7', session 8):
+# documents entered on the data helper's branch with their predictions frozen (reports/gpu-time/frozen/
+# heldout-7_before.json) before session 8 changed the model; held out and sealed.
+SEALED = ("held-out-7",)
+SEEN_NOTE += (" Set 7 ('heldout-7', entered in session 8 on another branch with its predictions frozen first) is "
+              "held out and sealed as well: never fitted on.")
 
 
 def reserved(table: dict, row: dict) -> bool:
