@@ -6,7 +6,8 @@ from multihead.fits import timing_validation as tv
 
 VERSIONS = [("before", "the model as session 7 left it (main at 18d68dc: its fit and intervals), frozen by the helper that "
                        "entered set 7, before any session-8 change"),
-            ("after", "session 8's model (the lead fills in what changed when freezing 'after'), never chosen on set 7")]
+            ("after", "sessions 8-10's model: the session-7 terms refitted on 787 rows including seen-6, per-class 80% interval "
+                      "rules, prefill batching term kept off; frozen before this report was run, never chosen on set 7")]
 rows = {r["id"]: r for r in tv.load_table(sealed=True)["rows"] if tv.split_of(r) == "held-out-7"}
 report(7, rows, VERSIONS, ("Documents held out (chosen and entered by a helper with no part in the modelling, from documents no earlier "
          "session used, decided before any prediction; the modelling helper never had them on its branch): "),
