@@ -9,4 +9,4 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 from heldout_eval import freeze                      # noqa: E402
 from multihead.fits import timing_validation as tv   # noqa: E402
 
-freeze(7, lambda r: tv.split_of(r) == "held-out-7", sys.argv[1], sys.argv[2], sealed=True)
+freeze(7, lambda r: r.get("split") == "heldout-7", sys.argv[1], sys.argv[2], sealed=True)
