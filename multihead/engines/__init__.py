@@ -35,6 +35,7 @@ class LaunchPlan:
     dp_attention_size: int = 1          # SGLang's --dp-size with --enable-dp-attention: attention groups in one replica
     expert_parallel_size: int = 1       # TensorRT-LLM's --ep_size (vLLM / SGLang: not emitted here)
     engine_version: str | None = None   # the version family the command is for (TensorRT-LLM: 0.x / 1.x)
+    trust_remote_code: bool = False     # the checkpoint ships its own code (config.json auto_map): engines load it only so
 
     @property
     def overrides_json(self) -> str | None:

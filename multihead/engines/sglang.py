@@ -40,6 +40,8 @@ def flags(plan: LaunchPlan) -> list[str]:
         out += ["--page-size", str(plan.block_size)]
     if plan.hf_overrides:     # SGLang's name for the same config override
         out += ["--json-model-override-args", plan.overrides_json]
+    if plan.trust_remote_code:
+        out += ["--trust-remote-code"]
     return out
 
 

@@ -11,7 +11,8 @@ trtllm-serve.html, lists --max_batch_size, --max_num_tokens, --max_seq_len, --tp
     --max_seq_len                    the plan's max_model_len
     --kv_cache_free_gpu_memory_fraction   the fraction of the memory free after weights and buffers
     1.x only: --backend pytorch (the default, stated), --ep_size, --enable_chunked_prefill when
-    max_seq_len > max_num_tokens, and --extra_llm_api_options FILE for what has no flag
+    max_seq_len > max_num_tokens, --trust_remote_code for a checkpoint with its own code (config.json auto_map),
+    and --extra_llm_api_options FILE for what has no flag
     (kv_cache_config: dtype fp8 / tokens_per_block: KvCacheConfig's PyTorch-backend fields).
 
 The 0.x command has no --backend (the TensorRT engine path was its default) and carries only the
@@ -74,6 +75,8 @@ def flags(plan: LaunchPlan) -> list[str]:
         if plan.max_model_len and plan.max_model_len > tokens:
             out += ["--enable_chunked_prefill"]
         out += ["--backend", "pytorch"]
+        if plan.trust_remote_code:
+            out += ["--trust_remote_code"]
         if _extra(plan, fam)[0]:
             out += ["--extra_llm_api_options", EXTRA_FILE]
     return out
@@ -91,6 +94,9 @@ def command(plan: LaunchPlan) -> Command:
     if plan.quantization:
         notes.append(f"--quantization {plan.quantization}: TensorRT-LLM has no runtime quantization flag; serve a "
                      "checkpoint quantized so (e.g. a ModelOpt FP8 one)")
+    if fam == "0.x" and plan.trust_remote_code:
+        notes.append("the checkpoint ships its own code (config.json auto_map): the 0.x engine is built from a converted "
+                     "checkpoint, so convert it with the model's code trusted")
     if fam == "0.x":
         notes.append("0.x: the TensorRT engine path (no --backend); releases before trtllm-serve serve the same engine "
                      "through Triton's tensorrtllm_backend (kv_cache_free_gpu_mem_fraction)")

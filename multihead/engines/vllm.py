@@ -24,6 +24,8 @@ def flags(plan: LaunchPlan) -> list[str]:
         out += ["--block-size", str(plan.block_size)]
     if plan.hf_overrides:     # vLLM refuses a --max-model-len past the config's derived length without it
         out += ["--hf-overrides", plan.overrides_json]
+    if plan.trust_remote_code:
+        out += ["--trust-remote-code"]
     return out
 
 

@@ -36,7 +36,18 @@ def read_table(path: str | Path) -> dict:
     """The table at ``path``, read by the one JSON reader and schema-checked (check_table)."""
     table, path = read_json_file(path, what="measurements", max_bytes=MAX_TABLE_BYTES, folder_file=None)
     check_table(table, str(path))
-    return {**table, "models": table.get("models", {}), "devices": table.get("devices", {})}
+    models = {name: {"source": e["source"], "config": model_config(e)} for name, e in table.get("models", {}).items()}
+    return {**table, "models": models, "devices": table.get("devices", {})}
+
+
+def model_config(entry: dict) -> dict:
+    """The config.json a table model stands for: its own ``config``, or the planner catalog's published config of
+    the HF id it names (``catalog``: one copy, the one ``multihead plan ID`` reads), less the checkpoint's
+    quantization_config: a row states the weights it ran."""
+    if "config" in entry:
+        return entry["config"]
+    from multihead.cost.spec.lookup import catalog_config
+    return {k: v for k, v in catalog_config(entry["catalog"]).items() if k != "quantization_config"}
 
 
 def _where(label: str, at: str) -> str:
@@ -102,13 +113,20 @@ def check_table(table, label: str = "the table") -> None:
         if "mamf_share" in dev and not (_positive(dev["mamf_share"]) and dev["mamf_share"] <= 1):
             raise ValueError(_where(label, f"{at}.mamf_share: expected a number in (0, 1], got {_show(dev['mamf_share'])}"))
     from multihead.cost.spec.hf_config import check_config
+    from multihead.cost.spec.lookup import config_index
     for name, entry in models.items():
         at = f"models.{name}"
-        if not isinstance(entry, dict) or not isinstance(entry.get("config"), dict):
+        if not isinstance(entry, dict) or ("config" in entry) == ("catalog" in entry):
+            raise ValueError(_where(label, f"{at}: expected an object with either config (an HF config.json object) "
+                                           f"or catalog (a catalog HF id)"))
+        if "catalog" in entry and not (isinstance(entry["catalog"], str) and entry["catalog"] in config_index()):
+            raise ValueError(_where(label, f"{at}.catalog: expected a catalog HF id (cost/catalog/configs/index.json), "
+                                           f"got {_show(entry['catalog'])}"))
+        if "config" in entry and not isinstance(entry["config"], dict):
             raise ValueError(_where(label, f"{at}.config: expected an HF config.json object"))
         if not isinstance(entry.get("source"), str):
             raise ValueError(_where(label, f"{at}.source: expected a string (where the config is from)"))
-        check_config(entry["config"], _where(label, f"{at}.config"))
+        check_config(model_config(entry), _where(label, f"{at}.{'config' if 'config' in entry else 'catalog'}"))
     known_models = {m.lower() for m in cost.model_names()}
     from multihead.fits.timing_validation import MARKED
     seen: set[str] = set()

@@ -13,11 +13,13 @@ from multihead.engines import LaunchPlan, command
 
 
 def launch_plan(req, dtype: str, fraction: float | None = None, hf_overrides: dict | None = None,
-                total_bytes: float | None = None) -> LaunchPlan:
+                total_bytes: float | None = None, config: dict | None = None) -> LaunchPlan:
     """The launch choices; ``fraction``: the memory fraction to emit (SGLang's --mem-fraction-static
     the account used), else --gpu-memory-utilization; ``hf_overrides``: the config keys the engine
     must override (cost.serving.answer.length_override's rope_override); ``total_bytes``: the GPU's
-    memory when it is not a catalog name (for vLLM's default --max-num-batched-tokens)."""
+    memory when it is not a catalog name (for vLLM's default --max-num-batched-tokens); ``config``: the model's
+    config.json, whose ``auto_map`` (code shipped with the checkpoint: Kimi, DeepSeek-V3/R1, MiniMax-M2) makes the
+    command trust remote code, as the engines require to load it."""
     return LaunchPlan(req.model, req.tensor_parallel_size, req.pipeline_parallel_size, GPUS_PER_NODE,
                       req.gpu_memory_utilization if fraction is None else fraction, req.max_model_len,
                       batched_tokens(req, total_bytes), req.max_num_seqs if req.max_num_seqs != 1024 else None,
@@ -25,7 +27,14 @@ def launch_plan(req, dtype: str, fraction: float | None = None, hf_overrides: di
                       1 if getattr(req, "enable_dp_attention", False) else req.data_parallel_size, hf_overrides,
                       req.data_parallel_size if getattr(req, "enable_dp_attention", False) else 1,
                       expert_parallel_size=req.expert_parallel_size,
-                      engine_version=req.engine_version if req.engine == "tensorrt-llm" else None)
+                      engine_version=req.engine_version if req.engine == "tensorrt-llm" else None,
+                      trust_remote_code=needs_remote_code(config))
+
+
+def needs_remote_code(config: dict | None) -> bool:
+    """Whether a checkpoint ships its own model or tokenizer code: its config.json names it in ``auto_map``
+    (transformers loads such code only with trust_remote_code=True)."""
+    return isinstance(config, dict) and bool(config.get("auto_map"))
 
 
 def own_fraction(req, emit: str, out: dict) -> float | None:
@@ -38,7 +47,8 @@ def own_fraction(req, emit: str, out: dict) -> float | None:
     return None
 
 
-def add_command(out: dict, req, emit: str | None, launch=None, total_bytes: float | None = None) -> dict:
+def add_command(out: dict, req, emit: str | None, launch=None, total_bytes: float | None = None,
+                config: dict | None = None) -> dict:
     """``out`` (the serving object) with its ``command`` for engine ``emit`` (None: none): for
     ``launch`` (default the request), SGLang's own chunk and memory fraction when it is SGLang's account."""
     if out.pop("refused", False) or not emit:     # a length no override reaches: no command the engine refuses
@@ -48,7 +58,7 @@ def add_command(out: dict, req, emit: str | None, launch=None, total_bytes: floa
     own = req.engine == "sglang" and emit == "sglang" and "sglang" in out
     chosen = dataclasses.replace(launch, max_num_batched_tokens=out["sglang"]["chunked_prefill_size"]) if own else launch
     cmd = command(emit, launch_plan(chosen, out["dtype"], own_fraction(req, emit, out),
-                                    positions["rope_override"] if positions else None, total_bytes))
+                                    positions["rope_override"] if positions else None, total_bytes, config))
     note = ("--mem-fraction-static covers weights + KV cache only, as a fraction of the memory free at start-up; "
             "the capacity above is SGLang's own account of this command") if own else cmd.note
     note = "; ".join(x for x in (note, positions["note"] if positions else "") if x)

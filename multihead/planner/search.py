@@ -424,7 +424,7 @@ def launch_command(ev: _Evaluator, c: Candidate, dtype: str, emit: str) -> dict:
         from multihead.cost.serving.tensorrt_llm import DEFAULT_FRACTION
         fraction = req.kv_cache_free_gpu_memory_fraction or DEFAULT_FRACTION
     positions = ev.positions
-    plan = launch_plan(req, dtype, fraction, positions["rope_override"] if positions else None, total)
+    plan = launch_plan(req, dtype, fraction, positions["rope_override"] if positions else None, total, ev.cfg)
     plan = dataclasses.replace(plan, data_parallel_size=c.data_parallel_size)
     cmd = command(emit, plan)
     note = "; ".join(x for x in (cmd.note, positions["note"] if positions else "") if x)
@@ -659,7 +659,7 @@ def answer(cfg: dict, req, emit: str | None = "vllm", heads: int | None = None, 
     found = fallback_search(cfg, req, heads, **account_kw) if heads and (not a.fits or a.max_concurrency < 1) else None
     out = account_answer(cfg, req, input_len=input_len, output_len=output_len, device=device,
                          concurrency=concurrency, request_rate=request_rate, **account_kw)
-    add_command(out, req, emit, found[0][0] if found else None, account_kw.get("gpu_bytes"))
+    add_command(out, req, emit, found[0][0] if found else None, account_kw.get("gpu_bytes"), cfg)
     if found is not None:
         out["fallbacks"] = fallback_rows(found, req, a)
     return serving_bytes(out)

@@ -148,7 +148,7 @@ def build(ctx: sections.Context):
                   account=(e.account, e.dtype),
                   concurrency=o.get("concurrency"), request_rate=o.get("request_rate"))
     add_command(data, e.request, o.get("emit") or o.get("engine") or "vllm", e.found[0][0] if e.found else None,
-                e.total_bytes)
+                e.total_bytes, e.cfg)
     if e.found is not None:
         data["fallbacks"] = fallback_rows(e.found[:SHOWN], e.request, e.account)
     return ServingSection(serving_bytes(data))
