@@ -47,9 +47,9 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "gpu-time", help="validate the GPU-time model (TTFT, TPOT, throughput) against published measurements",
         description="Predict every row of reports/gpu-time/measurements.json (published TTFT, decode tokens/s, "
-                    "ITL and throughput on A100/H100/H200/L40S/MI300X) with the committed constants and print the "
-                    "error by split: the fitted rows (training, the seen sets 1-5 and session 5's training documents) and "
-                    "held-out set 6 when present (documents never fitted). With MODEL: one serving point with 80%% "
+                    "ITL and throughput on A100, L40S, H100, H200, B200, GB200, MI300X and MI325X) with the committed constants and print "
+                    "the error by split: the training rows and the seen sets (every set already looked at), and a "
+                    "held-out set when one is on the branch (documents never fitted). With MODEL: one serving point with 80% "
                     "intervals from the inputs you state. --fit refits the constants on the fitted rows only and rewrites "
                     "multihead/cost/catalog/gpu_time_fit.json and reports/gpu-time/.")
     p.add_argument("model", nargs="?", help="a catalog model, HF id or config.json: predict one serving point "
