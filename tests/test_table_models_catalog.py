@@ -63,3 +63,23 @@ def test_time_model_reads_the_catalog_models():
     table = tv.load_table()
     for name in BY_CATALOG:
         assert isinstance(tv._spec(name, table), cost.ModelSpec)
+
+
+def test_yarn_checkpoints_keep_their_original_length_past_the_config(capsys):
+    """DeepSeek-R1 is yarn x40 over 4,096 positions: a longer --max-model-len scales that yarn further (the
+    override keeps original_max_position_embeddings 4096 and mscale), never a new yarn over 163,840."""
+    assert main(["serving", "deepseek-ai/DeepSeek-R1", "--gpu", "B200", "--tensor-parallel-size", "8",
+                 "--max-model-len", "200000", "--json"]) == 0
+    argv = json.loads(capsys.readouterr().out)["serving"]["command"]["argv"]
+    rope = json.loads(argv[argv.index("--hf-overrides") + 1])["rope_scaling"]
+    assert rope["original_max_position_embeddings"] == 4096 and rope["mscale_all_dim"] == 1.0
+    assert rope["factor"] == pytest.approx(200000 / 4096, rel=1e-3)
+
+
+@pytest.mark.parametrize("model", ["openai/gpt-oss-20b", "openai/gpt-oss-120b"])
+def test_mxfp4_checkpoint_without_torch_dtype_runs_in_bf16(model, capsys):
+    """gpt-oss states no torch_dtype; vLLM's MXFP4 kernels take bf16 only and its logged gpt-oss-20b run resolved
+    --dtype auto to bfloat16, so the command says bfloat16 (float16 would be refused)."""
+    assert main(["serving", model, "--gpu", "H100", "--tensor-parallel-size", "2", "--json"]) == 0
+    argv = json.loads(capsys.readouterr().out)["serving"]["command"]["argv"]
+    assert argv[argv.index("--dtype") + 1] == "bfloat16"

@@ -123,3 +123,11 @@ def test_plan_refuses_sglang_flag_with_trtllm(capsys):
     assert main(["plan", "Llama-2-70B", "--gpu", "H100", "--gpus", "4", "--engine", "tensorrt-llm",
                  "--mem-fraction-static", "0.8"]) == 2
     assert "mem-fraction-static" in capsys.readouterr().err
+
+
+def test_cli_fraction_range_is_the_open_interval(capsys):
+    """The flag's own check says (0, 1), the range the account takes: 1 is refused there, in one line."""
+    from multihead.cli import main
+    assert main(["serving", "Llama-3.1-8B", "--engine", "tensorrt-llm", "--kv-cache-free-gpu-memory-fraction", "1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--kv-cache-free-gpu-memory-fraction" in err and "(0, 1)" in err and len(err.splitlines()) == 1

@@ -37,7 +37,7 @@ from typing import Callable, Sequence
 
 from multihead import values
 
-__all__ = ["int_range", "float_range", "list_of", "output_file", "input_file", "SEED", "PROBABILITY",
+__all__ = ["int_range", "float_range", "list_of", "output_file", "input_file", "SEED", "PROBABILITY", "OPEN_FRACTION",
            "POSITIVE_FLOAT", "POSITIVE_INT", "MAX_TOKENS", "MAX_THREADS", "check_output_file", "GPU_MEMORY_GB",
            "EFFECTIVE_TFLOPS", "BANDWIDTH_TBPS", "EFFICIENCY"]
 
@@ -108,6 +108,7 @@ def list_of(item: Callable[[str], object], *, min_len: int = 1, max_len: int = 1
 POSITIVE_INT = int_range(1, MAX_COUNT)    # "how many" with no tighter bound known: 1 to 1,000,000
 SEED = int_range(0, 2**32 - 1)            # numpy's and torch's seeds both take this range
 PROBABILITY = float_range(0.0, 1.0, lo_open=True)
+OPEN_FRACTION = float_range(0.0, 1.0, lo_open=True, hi_open=True)    # (0, 1): TensorRT-LLM's free-memory fraction
 POSITIVE_FLOAT = float_range(0.0, None, lo_open=True)
 # GPU figures: the physically sensible ranges of multihead.values (the planner's request uses the same)
 GPU_MEMORY_GB = float_range(values.GPU_MEMORY_GB.lo, values.GPU_MEMORY_GB.hi)

@@ -66,7 +66,7 @@ def add_engine_flags(p: argparse.ArgumentParser, for_plan: bool = False) -> None
                    help="SGLang: fraction of the memory free at start-up for weights + KV cache "
                         "(default: SGLang's own choice for the GPU and TP)")
     g.add_argument("--kv-cache-free-gpu-memory-fraction", "--free-gpu-memory-fraction",
-                   dest="kv_cache_free_gpu_memory_fraction", type=A.PROBABILITY, default=None,
+                   dest="kv_cache_free_gpu_memory_fraction", type=A.OPEN_FRACTION, default=None,
                    help="TensorRT-LLM: fraction of the memory free after weights and buffers for the KV cache, "
                         "in (0, 1) (default 0.9, trtllm-serve's)")
     if for_plan:

@@ -54,6 +54,10 @@ def resolve(spec: ModelSpec, weights_dtype: str | None = None, kv_dtype: str | N
         notes.append(f"weights-dtype {weights}: the layers' projections are quantized "
                      f"({q.describe()}); embeddings, norms and routers stay 16-bit, as engines load them")
         weights = None
+    if weights is None and spec.dtype is None and q is not None and q.method == "mxfp4":
+        weights = "bf16"        # vLLM's MXFP4 MoE kernels take bf16 activations only (Mxfp4Config)
+        notes.append("torch_dtype: absent; an mxfp4 checkpoint runs in bf16 (vLLM resolved --dtype auto to "
+                     "bfloat16 for gpt-oss-20b in its start-up log)")
     if weights is None:
         weights, note = serving_dtype(spec.dtype)
         notes += [note] if note else []

@@ -1,6 +1,6 @@
 """Freeze the current model's predictions (and 80% intervals) of the held-out-7 rows WITHOUT printing or computing
-their errors. Held-out-7 is a sealed split (timing_validation.SEALED): only this script (and the final evaluation)
-reads it, through load_table(sealed=True).
+their errors. Held-out-7 was a sealed split until it was judged once (reports/gpu-time/heldout7.md); it is 'seen-7'
+now, and this script reproduces the frozen files from the model commits they name.
 Run: PYTHONPATH=. python reports/gpu-time/frozen/freeze7.py LABEL "note"."""
 import sys
 from pathlib import Path
