@@ -95,6 +95,16 @@ TINY = {
                     layer_types=["sliding_attention", "full_attention"] * 2),
     "llama4_text": dict(_BASE, intermediate_size_mlp=128, num_local_experts=4, num_experts_per_tok=1,
                         interleave_moe_layer_step=2, attention_chunk_size=16, head_dim=16),
+    "gptj": dict(n_embd=64, n_layer=2, n_head=4, n_inner=None, rotary_dim=8, vocab_size=300, n_positions=128),
+    "falcon": dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_kv_heads=2, vocab_size=300,
+                   new_decoder_architecture=True),
+}
+# Falcon's flags change its layout: multi-query (7B), the sequential block, biases, one norm in the new architecture
+FALCON = {
+    "multi_query parallel (7B)": dict(multi_query=True, new_decoder_architecture=False, parallel_attn=True),
+    "sequential with biases": dict(multi_query=False, new_decoder_architecture=False, parallel_attn=False, bias=True),
+    "new architecture, one norm, ffn width": dict(new_decoder_architecture=True, num_kv_heads=2,
+                                                  num_ln_in_parallel_attn=1, ffn_hidden_size=96),
 }
 
 
@@ -117,3 +127,31 @@ def test_gemma3_multimodal_config_reads_its_text_config():
     spec = cost.read_config(nested, name="gemma-3-it")
     assert cost.param_counts(spec) == cost.param_counts(cost.read_config(text))
     assert spec.dtype == "bf16" and any("vision tower is not counted" in n for n in spec.notes)
+
+
+@pytest.mark.parametrize("variant", sorted(FALCON))
+def test_falcon_layouts_equal_transformers(variant):
+    config = {"model_type": "falcon", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+              "vocab_size": 300, **FALCON[variant]}
+    spec = cost.read_config(config, name=variant)
+    assert cost.param_counts(spec).total == sum(_unique_params(_meta_model(config)).values())
+
+
+# the catalog's published configs of the gptj and falcon families, and the llama variants added with them
+PUBLISHED = ["EleutherAI/gpt-j-6b", "tiiuae/falcon-7b", "tiiuae/falcon-40b", "tiiuae/falcon-180B",
+             "meta-llama/Meta-Llama-3-8B", "meta-llama/Meta-Llama-3-70B"]
+
+
+@pytest.mark.parametrize("model", PUBLISHED)
+def test_published_configs_equal_transformers(model):
+    from multihead.cost.spec.lookup import catalog_config
+    config = catalog_config(model)
+    spec = cost.read_config(config, name=model)
+    assert cost.param_counts(spec).total == sum(_unique_params(_meta_model(config)).values())
+
+
+def test_falcon_alibi_is_refused_by_name():
+    config = {"model_type": "falcon", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+              "vocab_size": 300, "alibi": True}
+    with pytest.raises(ValueError, match="alibi in a falcon config is refused: ALiBi positions"):
+        cost.read_config(config, name="falcon-rw")

@@ -37,6 +37,10 @@ FAMILIES: dict[str, dict] = {
     "minimax_m2": dict(qk_norm=True, moe="mixtral"),              # MiniMax-M2: GQA, 256 routed experts, no shared
     "qwen3_vl_text": dict(qk_norm=True),                          # Qwen3-VL's language model (dense)
     "qwen3_vl_moe_text": dict(qk_norm=True, moe="qwen"),          # Qwen3-VL-MoE's language model
+    # session 11 (issue 28): the older dense families the published TensorRT-LLM and vLLM tables still use
+    "gptj": dict(plain=True, attention_bias=Bias.NONE, norm=NormKind.LAYER, norms=1, lm_head_bias=True,
+                 inner4=True),                                    # GPT-J: parallel block, one LayerNorm, biased MLP
+    "falcon": dict(plain=True, norm=NormKind.LAYER, tie=True, inner4=True),   # traits by its flags: _falcon
 }
 # families refused by name, with what the cost model lacks for them (issue 28)
 _SPARSE = ("DeepSeek Sparse Attention: a lightning indexer picks 2,048 keys per query and keeps its own key "
@@ -49,11 +53,17 @@ REFUSED: dict[str, str] = {
     "qwen3_next": "hybrid of Gated DeltaNet linear-attention and gated full-attention layers: the linear " + _STATE,
     "nemotron_h": "hybrid of Mamba-2 and attention layers (Nemotron-H): the Mamba-2 " + _STATE,
 }
+# a config of a known family with a flag the cost model does not represent: (model_type, key) -> reason
+REFUSED_FLAGS: dict[tuple[str, str], str] = {
+    ("falcon", "alibi"): "ALiBi positions (Falcon-RW): attention biases by distance instead of RoPE, which the "
+                         "positions account (the length a model covers, the engines' rope overrides) does not represent",
+}
 # transformers' own defaults for shape fields published configs leave out (its config classes'
 # signatures): a nested Gemma-3 text_config often states only hidden_size, layers and widths
 FAMILY_DEFAULTS: dict[str, dict] = {
     "gemma3_text": dict(num_attention_heads=8, num_key_value_heads=4, head_dim=256, vocab_size=262208,
                         sliding_window=4096, max_position_embeddings=131072),
+    "falcon": dict(vocab_size=65024, max_position_embeddings=2048),           # FalconConfig's defaults
 }
 # Every field that sizes something, with its bounds (HF's names), checked before any per-layer
 # work: a bad value is refused by name, never turned into a loop, a list or a silent default.
@@ -133,6 +143,8 @@ def _checked_fields(config, name: str) -> tuple[dict, list[str]]:
     for alias, hf in _ALIASES.items():
         if alias in cfg and hf not in cfg:
             cfg[hf] = cfg[alias]
+    if str(cfg.get("model_type", "")).lower() == "falcon":
+        _falcon(cfg, notes)
     _fill_defaults(cfg, notes)
     try:
         check_fields(cfg)
@@ -240,6 +252,39 @@ def _text_config(config: dict) -> tuple[dict, list[str]]:
     return dict(config), []
 
 
+def _falcon(cfg: dict, notes: list[str]) -> None:
+    """Falcon's own field names and flags as the standard fields (transformers' FalconConfig / FalconAttention):
+    KV heads num_kv_heads with new_decoder_architecture (40B/180B), else 1 with multi_query (7B; FalconConfig's
+    default), else every head; the MLP width ffn_hidden_size (absent: 4 * hidden_size, as the module builds it)."""
+    for key in ("new_decoder_architecture", "multi_query", "parallel_attn", "bias", "alibi"):
+        if cfg.get(key) is not None and not isinstance(cfg[key], bool):
+            raise ValueError(f"{key}: expected true or false, got {_show(cfg[key])}")
+    for key in ("num_kv_heads", "ffn_hidden_size", "num_ln_in_parallel_attn"):
+        v = cfg.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_WIDTH):
+            raise ValueError(f"{key}: expected an integer in 1..{MAX_WIDTH:,}, got {_show(v)}")
+    if cfg.get("num_key_value_heads") is None:
+        if cfg.get("new_decoder_architecture"):
+            cfg["num_key_value_heads"] = cfg.get("num_kv_heads") or cfg.get("num_attention_heads")
+        elif cfg.get("multi_query", True):
+            cfg["num_key_value_heads"] = 1
+            notes.append("num_key_value_heads: 1 (Falcon multi_query)")
+    if cfg.get("intermediate_size") is None and cfg.get("ffn_hidden_size") is not None:
+        cfg["intermediate_size"] = cfg["ffn_hidden_size"]
+
+
+def _falcon_traits(cfg: dict) -> dict:
+    """Falcon's biases and norms by its flags: q/k/v/o and MLP biases with ``bias``; two LayerNorms per layer in
+    the new decoder architecture (ln_attn, ln_mlp; num_ln_in_parallel_attn), one in the parallel block (7B),
+    two in the sequential one."""
+    bias = bool(cfg.get("bias", False))
+    if cfg.get("new_decoder_architecture"):
+        norms = cfg.get("num_ln_in_parallel_attn") or 2
+    else:
+        norms = 1 if cfg.get("parallel_attn", True) else 2
+    return {**FAMILIES["falcon"], "attention_bias": Bias.ALL if bias else Bias.NONE, "mlp_bias": bias, "norms": norms}
+
+
 def _fill_defaults(cfg: dict, notes: list[str]) -> None:
     model_type = {"gemma3": "gemma3_text"}.get(str(cfg.get("model_type", "")), str(cfg.get("model_type", "")))
     filled = {k: v for k, v in FAMILY_DEFAULTS.get(model_type, {}).items() if cfg.get(k) is None}
@@ -266,7 +311,10 @@ def _family(cfg: dict, name: str, notes: list[str]) -> tuple[str, dict]:
         raise ValueError(f"{name}: model_type {model_type!r}{f' ({arch[0]})' if isinstance(arch, list) and arch else ''}"
                          f" is not a family the cost model represents, so it is refused rather than counted as a "
                          f"dense model (known: {', '.join(FAMILIES)})")
-    traits = FAMILIES[model_type]
+    for (family, key), reason in REFUSED_FLAGS.items():
+        if model_type == family and cfg.get(key):
+            raise ValueError(f"{name}: {key} in a {model_type} config is refused: {reason}")
+    traits = _falcon_traits(cfg) if model_type == "falcon" else FAMILIES[model_type]
     for key, needs in _STRUCTURAL.items():
         if cfg.get(key) not in (None, 0) and not traits.get(needs):
             raise ValueError(f"{name}: {key!r} in a {model_type} config: the {model_type} reader does not "
@@ -278,9 +326,10 @@ def _common(cfg: dict, traits: dict, notes: list[str]) -> dict:
     """The dense decoder's sizes and the family's traits."""
     plain = traits.get("plain", False)
     intermediate = cfg.get("intermediate_size")
-    if intermediate is None and traits.get("learned"):
-        intermediate = 4 * cfg["hidden_size"]       # GPT-2: n_inner absent or null means 4 * n_embd
-        notes.append("intermediate_size: n_inner is absent or null, so 4 * n_embd (GPT-2 convention)")
+    if intermediate is None and (traits.get("learned") or traits.get("inner4")):
+        intermediate = 4 * cfg["hidden_size"]       # GPT-2, GPT-J, Falcon: an absent width means 4 * hidden
+        notes.append("intermediate_size: n_inner / ffn_hidden_size is absent or null, so 4 * hidden_size "
+                     "(as the model's module builds it)")
     if cfg.get("num_key_value_heads") is None and not traits.get("mla"):
         notes.append("num_key_value_heads: absent, so H_kv = H (MHA), as transformers assumes")
     dtype = cfg.get("torch_dtype", cfg.get("dtype"))
@@ -296,7 +345,7 @@ def _common(cfg: dict, traits: dict, notes: list[str]) -> dict:
         tie_word_embeddings=bool(cfg.get("tie_word_embeddings", traits.get("tie", False))), dtype=dtype,
         mlp=MlpKind.PLAIN if plain else MlpKind.GATED,
         positions=Positions.LEARNED if traits.get("learned") else Positions.ROPE,
-        attention_bias=bias, mlp_bias=plain or bool(cfg.get("mlp_bias", False)),
+        attention_bias=bias, mlp_bias=traits.get("mlp_bias", plain or bool(cfg.get("mlp_bias", False))),
         lm_head_bias=traits.get("lm_head_bias", False), norm=traits.get("norm", NormKind.RMS),
         norms_per_layer=traits.get("norms", 2), qk_norm=traits.get("qk_norm", False),
         attention_sinks=traits.get("sinks", False),

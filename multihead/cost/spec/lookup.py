@@ -43,18 +43,30 @@ def config_index() -> dict:
 
 def catalog_config(model: str) -> dict:
     """The published config.json of a catalog HF id, the caller's own copy (such dicts go to
-    transformers, which may edit them)."""
-    return copy.deepcopy(read_json(CONFIGS / config_index()[model]["file"]))
+    transformers, which may edit them). An id whose entry says ``same_as`` (a variant whose published
+    config.json equals another catalog model's in every field multihead reads: an instruct or chat
+    release of the same weights' shape) reads that model's config."""
+    entry = config_index()[model]
+    if "same_as" in entry:
+        target = entry["same_as"]
+        if target in config_index():
+            return catalog_config(target)
+        return copy.deepcopy(entries(MODELS_JSON)[target]["config"])
+    return copy.deepcopy(read_json(CONFIGS / entry["file"]))
 
 
 def catalog_key(name: str) -> str | None:
-    """The catalog's own spelling of a model name or HF id (case-insensitive; HF ids first), or None."""
+    """The catalog's own spelling of a model name or HF id (case-insensitive; HF ids first, then the
+    planner catalog's names, then the HF ids their sources name: ``meta-llama/Llama-2-70b-hf`` is
+    Llama-2-70B), or None."""
     low = str(name).lower()
-    for keys in (config_index(), entries(MODELS_JSON)):
+    planner = entries(MODELS_JSON)
+    for keys in (config_index(), planner):
         key = {k.lower(): k for k in keys if not k.startswith("_")}.get(low)
         if key is not None:
             return key
-    return None
+    by_id = {hf_id(e.get("source", ""), k).lower(): k for k, e in planner.items() if not k.startswith("_")}
+    return by_id.get(low) if "/" in low else None
 
 
 def hf_id(source: str, fallback: str) -> str:
@@ -80,7 +92,11 @@ def find_model(name: str | Path, *, paths: bool = True) -> ResolvedModel:
     if key in index:                        # a catalog HF id: its published config
         config = catalog_config(key)
         source = index[key].get("source")
-        spec = read_config(copy.deepcopy(config), key)
+        target = index[key].get("same_as")
+        if target in entries(MODELS_JSON):  # a variant of a planner catalog model: its stated counts too
+            spec = catalog_model(target).with_overrides(name=key)
+        else:
+            spec = read_config(copy.deepcopy(config), key)
         return ResolvedModel(spec.with_overrides(source=f"{key} config.json ({source})") if source else spec,
                              config, key)
     if key is not None:                     # a planner catalog name: its config fields and stated params

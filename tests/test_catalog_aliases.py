@@ -1,0 +1,58 @@
+"""Model names a user types: the HF id a planner catalog model was read from (meta-llama/Llama-2-70b-hf is
+Llama-2-70B), and variants whose published config.json equals a catalog model's in every field multihead reads
+(``same_as`` in cost/catalog/configs/index.json: instruct and chat releases, DeepSeek-V3 and R1). A variant plans
+as its model and launches under its own id."""
+import json
+
+import pytest
+
+from multihead.cli import main
+from multihead.cost.spec.lookup import catalog_config, catalog_key, config_index, find_model, model_catalog
+
+INDEX = config_index()
+ALIASES = {k: e["same_as"] for k, e in INDEX.items() if "same_as" in e}
+
+
+def test_every_alias_names_a_model_the_catalog_holds():
+    assert len(ALIASES) >= 10
+    for alias, target in ALIASES.items():
+        assert target in INDEX or target in model_catalog(), alias
+        assert "same_as" not in INDEX.get(target, {}), f"{alias}: an alias of an alias"
+        assert INDEX[alias]["source"].startswith(f"https://huggingface.co/{alias}/")
+        assert "file" not in INDEX[alias]
+
+
+@pytest.mark.parametrize("alias", sorted(ALIASES))
+def test_alias_plans_as_its_model_and_launches_under_its_own_id(alias):
+    target = ALIASES[alias]
+    assert catalog_config(alias) == (catalog_config(target) if target in INDEX else model_catalog()[target]["config"])
+    mine, theirs = find_model(alias, paths=False), find_model(target, paths=False)
+    shape = lambda s: (s.hidden_size, s.num_layers, s.num_heads, s.num_kv_heads, s.head_dim, s.intermediate_size,
+                       s.vocab_size, s.moe, s.mla, s.quantization, s.max_position_embeddings)
+    assert shape(mine.spec) == shape(theirs.spec)
+    assert mine.model_id == alias and alias in mine.spec.source
+
+
+@pytest.mark.parametrize("hf, name", [("meta-llama/Llama-2-70b-hf", "Llama-2-70B"),
+                                      ("mistralai/Mixtral-8x7B-v0.1", "Mixtral-8x7B"),
+                                      ("META-LLAMA/LLAMA-3.1-405B", "Llama-3.1-405B"),
+                                      ("deepseek-ai/DeepSeek-V2-Lite", "DeepSeek-V2-Lite")])
+def test_planner_models_answer_to_their_hf_ids(hf, name):
+    assert catalog_key(hf) == name
+    assert find_model(hf, paths=False).model_id.lower() == hf.lower()
+
+
+def test_a_name_without_a_slash_is_not_matched_as_an_hf_id():
+    assert catalog_key("Llama-2-70b-hf") is None
+
+
+def test_serving_an_alias_uses_its_id(capsys):
+    assert main(["serving", "meta-llama/Llama-2-70b-chat-hf", "--gpu", "A100-80GB", "--tensor-parallel-size", "4",
+                 "--json"]) == 0
+    argv = json.loads(capsys.readouterr().out)["serving"]["command"]["argv"]
+    assert argv[:3] == ["vllm", "serve", "meta-llama/Llama-2-70b-chat-hf"]
+
+
+def test_an_hf_id_the_catalog_lacks_is_still_refused_by_name(capsys):
+    assert main(["plan", "meta-llama/Llama-2-70b-not-a-model", "--tokens", "1024"]) == 2
+    assert "meta-llama/Llama-2-70b-not-a-model" in capsys.readouterr().err
