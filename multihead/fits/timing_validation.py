@@ -7,7 +7,8 @@ before any fit and never depend on the errors:
 - set 1: a row is held out when int(sha256(row id)[:8], 16) % 3 == 0, else it is a training row;
 - set 2: rows marked "heldout-2" (added in session 2 from new sources);
 - set 3: rows marked "heldout-3" (added in session 3 from new sources, frozen before its changes);
-- sets 4 to 7: rows marked "heldout-4" ... "heldout-7" (whole documents, sessions 5-8).
+- sets 4 to 7: rows marked "heldout-4" ... "heldout-7" (whole documents, sessions 5-8);
+- set 8: rows marked "heldout-8" (whole documents, session 11, entered on the data helper's branch), held out and sealed.
 
 A set that has been looked at is "seen" and fitted on with the training rows (FIT_SPLITS): sets 1 and 2
 since session 3, set 4 since session 6, sets 3 and 5 since session 7, set 6 since session 8, set 7 since session 11. The constants of timing.Constants are fitted by
@@ -47,11 +48,11 @@ def held_out(row_id: str) -> bool:
     return int(hashlib.sha256(row_id.encode()).hexdigest()[:8], 16) % 3 == 0
 
 
-SPLITS = ("train", "seen-1", "seen-2", "seen-3", "train-5", "seen-4", "seen-5", "seen-6", "seen-7")
+SPLITS = ("train", "seen-1", "seen-2", "seen-3", "train-5", "seen-4", "seen-5", "seen-6", "seen-7", "held-out-8")
 # the rows the constants are fitted on (and --cv folds): every set that has been looked at (set 6 since session 8);
 # a held-out set lives on the data helper's branch until its predictions are frozen and it is judged
 FIT_SPLITS = ("train", "seen-1", "seen-2", "seen-3", "train-5", "seen-4", "seen-5", "seen-6", "seen-7")
-HELD_OUT_SPLITS = ()
+HELD_OUT_SPLITS = ("held-out-8",)
 SECOND_RULE = ("in the second set when the row says split 'heldout-2': rows from new sources committed with the "
                "predictions of the model as it stood, before any change made after seeing the first held-out set")
 THIRD_RULE = ("in the third set when the row says split 'heldout-3': rows from new sources committed with the "
@@ -66,17 +67,21 @@ SEEN_NOTE = ("Sets 1 (the hash rule's held-out rows) and 2 were held out in sess
              "(reports/gpu-time/heldout6.md), so since session 8 it is 'seen-6' and fitted on, less its two SGLang "
              "8x B200 documents, marked reserved editions.")
 MARKED = {"heldout-2": "seen-2", "heldout-3": "seen-3", "train-5": "train-5", "heldout-4": "seen-4",
-          "heldout-5": "seen-5", "heldout-6": "seen-6", "heldout-7": "seen-7"}
+          "heldout-5": "seen-5", "heldout-6": "seen-6", "heldout-7": "seen-7", "heldout-8": "held-out-8"}
 # Sealed splits: rows load_table leaves out unless asked (sealed=True), so no fit, cross-validation, report or
 # `multihead gpu-time` summary reads them. Set 6 was sealed in session 7 (its predictions frozen in
 # reports/gpu-time/frozen/heldout-6_*.json) and, judged once, unsealed in session 8. Set 7 ('heldout-7', session 8):
 # documents entered on the data helper's branch with their predictions frozen (reports/gpu-time/frozen/
 # heldout-7_before.json) before session 8 changed the model; judged once in session 11 (reports/gpu-time/
-# heldout7.md) and unsealed: 'seen-7'. No set is sealed now; the next held-out set is entered on another branch.
-SEALED: tuple[str, ...] = ()
+# heldout7.md) and unsealed: 'seen-7'. Set 8 ('heldout-8', session 11): documents entered on the data helper's
+# branch with their predictions frozen (reports/gpu-time/frozen/heldout-8_before.json) before any later change to
+# the model; held out and sealed.
+SEALED: tuple[str, ...] = ("held-out-8",)
 SEEN_NOTE += (" Set 7 ('heldout-7', entered in session 8 on another branch with its predictions frozen first) was "
               "evaluated once in session 11 (reports/gpu-time/heldout7.md), so it is 'seen-7' and fitted on from the "
               "next refit (the constants shipped now were fitted before it was seen).")
+SEEN_NOTE += (" Set 8 ('heldout-8', entered in session 11 on another branch with its predictions frozen first) is "
+              "held out and sealed: never fitted on.")
 
 
 def reserved(table: dict, row: dict) -> bool:
