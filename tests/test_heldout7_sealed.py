@@ -17,7 +17,8 @@ def test_seventh_set_is_seen_since_it_was_judged():
     assert tv.MARKED[MARK] == "seen-7"
     assert tv.split_of({"id": "x", "split": MARK}) == "seen-7"
     assert "seen-7" in tv.SPLITS and "seen-7" in tv.FIT_SPLITS
-    assert "held-out-7" not in tv.SPLITS and not tv.SEALED and not tv.HELD_OUT_SPLITS
+    assert "held-out-7" not in tv.SPLITS and "held-out-7" not in tv.SEALED and "held-out-7" not in tv.HELD_OUT_SPLITS
+    assert "seen-7" not in tv.SEALED and "seen-7" not in tv.HELD_OUT_SPLITS    # set 8 is the sealed one now
     assert (tv.MEASUREMENTS.parent / "heldout7.md").exists()       # judged once before it was unsealed
 
 
