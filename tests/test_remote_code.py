@@ -42,12 +42,16 @@ def test_serving_command_follows_the_catalog_config(model, engine, capsys):
     assert (FLAG[engine] in argv) == bool(catalog_config(model).get("auto_map"))
 
 
+def test_kimi_vl_needs_remote_code():
+    assert needs_remote_code(catalog_config("moonshotai/Kimi-VL-A3B-Instruct"))
+
+
 def test_the_logged_kimi_vl_run_trusted_remote_code():
-    """The catalog's Kimi-VL config has the auto_map its vLLM start-up logs imply."""
+    """The vLLM start-up logs of Kimi-VL (../shared beside a session's checkout; not in a bare clone) were started
+    with trust_remote_code=True, as the catalog's auto_map says they must be."""
     from pathlib import Path
     logs = Path(__file__).resolve().parents[2] / "shared" / "data" / "vllm-startup-logs"
     if not logs.is_dir():
         pytest.skip("no ../shared/data/vllm-startup-logs beside this checkout")
-    kimi = [p for p in logs.glob("moonshotai-kimi-vl-*.log")]
+    kimi = list(logs.glob("moonshotai-kimi-vl-*.log"))
     assert kimi and all("trust_remote_code=True" in p.read_text(errors="replace") for p in kimi)
-    assert needs_remote_code(catalog_config("moonshotai/Kimi-VL-A3B-Instruct"))
