@@ -56,3 +56,11 @@ def test_serving_an_alias_uses_its_id(capsys):
 def test_an_hf_id_the_catalog_lacks_is_still_refused_by_name(capsys):
     assert main(["plan", "meta-llama/Llama-2-70b-not-a-model", "--tokens", "1024"]) == 2
     assert "meta-llama/Llama-2-70b-not-a-model" in capsys.readouterr().err
+
+
+def test_planner_models_name_distinct_hf_ids():
+    """catalog_key maps a planner model's HF id back to it: two models with one id would be ambiguous."""
+    from multihead.cost.spec.lookup import hf_id
+    ids = [hf_id(e.get("source", ""), k).lower() for k, e in model_catalog().items() if not k.startswith("_")]
+    ids = [i for i in ids if "/" in i]
+    assert len(ids) == len(set(ids)) and len(ids) >= 20

@@ -105,6 +105,8 @@ FALCON = {
     "sequential with biases": dict(multi_query=False, new_decoder_architecture=False, parallel_attn=False, bias=True),
     "new architecture, one norm, ffn width": dict(new_decoder_architecture=True, num_kv_heads=2,
                                                   num_ln_in_parallel_attn=1, ffn_hidden_size=96),
+    "new architecture, one norm, sequential": dict(new_decoder_architecture=True, num_kv_heads=2,
+                                                   num_ln_in_parallel_attn=1, parallel_attn=False),
 }
 
 
@@ -139,7 +141,7 @@ def test_falcon_layouts_equal_transformers(variant):
 
 # the catalog's published configs of the gptj and falcon families, and the llama variants added with them
 PUBLISHED = ["EleutherAI/gpt-j-6b", "tiiuae/falcon-7b", "tiiuae/falcon-40b", "tiiuae/falcon-180B",
-             "meta-llama/Meta-Llama-3-8B", "meta-llama/Meta-Llama-3-70B"]
+             "meta-llama/Meta-Llama-3-8B", "meta-llama/Meta-Llama-3-70B", "Qwen/Qwen3-235B-A22B"]
 
 
 @pytest.mark.parametrize("model", PUBLISHED)

@@ -11,8 +11,12 @@ rows = {r["id"]: r for r in tv.load_table(sealed=True)["rows"] if r.get("split")
 
 
 def _project(src: str) -> set:
-    """The AccelMark result files share one harness: also reported as one group."""
-    return {"project AccelMark"} if src.startswith("am-") else set()
+    """The AccelMark result files share one harness: also reported as one group; so is the later run of a fitted
+    document's setting."""
+    if src.startswith("am-"):
+        return {"project AccelMark"}
+    # the same InferenceX benchmark on the same GPU as the fitted ix870-h200-dsr1 (a later run of it)
+    return {"later run of a fitted setting"} if src == "ix3288-dsr1-h200-sglang" else set()
 
 
 report(8, rows, VERSIONS, ("Documents held out (chosen and entered by a helper with no part in the modelling, from documents no earlier "

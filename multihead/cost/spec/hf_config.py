@@ -278,9 +278,9 @@ def _falcon_traits(cfg: dict) -> dict:
     the new decoder architecture (ln_attn, ln_mlp; num_ln_in_parallel_attn), one in the parallel block (7B),
     two in the sequential one."""
     bias = bool(cfg.get("bias", False))
-    if cfg.get("new_decoder_architecture"):
-        norms = cfg.get("num_ln_in_parallel_attn") or 2
-    else:
+    if cfg.get("new_decoder_architecture") and (cfg.get("num_ln_in_parallel_attn") or 2) == 2:
+        norms = 2                                   # ln_attn and ln_mlp
+    else:                                           # input_layernorm, + post_attention_layernorm when sequential
         norms = 1 if cfg.get("parallel_attn", True) else 2
     return {**FAMILIES["falcon"], "attention_bias": Bias.ALL if bias else Bias.NONE, "mlp_bias": bias, "norms": norms}
 
