@@ -47,9 +47,12 @@ Every value is a number the document printed; no arithmetic is done on any value
 
 Run: python reports/gpu-time/add_session11_rows.py
 """
-import json
+import sys
+from pathlib import Path
 
-P = "reports/gpu-time/measurements.json"
+sys.path.insert(0, str(Path(__file__).parent))
+from table_entry import IX_METRICS, enter, serving_row  # noqa: E402
+
 SPLIT = "heldout-8"
 AM = "https://github.com/FreedomIntelligence/AccelMark/tree/5797fc42745be2494e6213938d9e5afa0c6c5bef/"
 SUITE = {  # suite: (model of the table, class, input_len, output_len, what)
@@ -149,8 +152,6 @@ IX_RUNS = {
    (8192, 1024, 2, 8, 29.52, 351.13, 8.08, "8k/1k c2 TP8 EP1 3b2c36"),
    (8192, 1024, 4, 4, 83.82, 525.77, 11.11, "8k/1k c4 TP4 EP1 96aded")]),
 }
-IX_METRICS = (("ttft_ms", 5, "ms", "mean TTFT"), ("itl_ms", 6, "ms", "mean TPOT"),
-              ("output_tokens_per_s_per_gpu", 4, "tokens/s/GPU", "output tok/s/GPU"))
 
 
 def _suite(d: str) -> str:
@@ -185,10 +186,7 @@ def am_sources() -> dict:
 
 
 def _row(src, i, model, gpu, tp, weights, c, inp, outl, metric, value, unit, note, ep=1):
-    rid = f"{src}-run{i}-{model}-{gpu}-tp{tp}-{weights}-c{c}-{inp}-{outl}-{metric}"
-    return dict(id=rid, source=src, gpu=gpu, tp=tp, model=model, weights=weights, kv="bf16", batch=c,
-                mode="serving", input_len=inp, output_len=outl, metric=metric, value=value, unit=unit, note=note,
-                expert_parallel_size=ep, data_parallel_size=1, enable_dp_attention=False, split=SPLIT)
+    return serving_row(SPLIT, src, i, model, gpu, tp, weights, c, inp, outl, metric, value, unit, note, ep)
 
 
 def am_rows() -> list[dict]:
@@ -221,29 +219,14 @@ def ix_rows(src: str) -> list[dict]:
 
 
 def main() -> None:
-    d = json.load(open(P))
     S = {**am_sources(), **IX}
-    d["rows"] = [r for r in d["rows"] if r.get("split") != SPLIT and r["source"] not in S]
-    for k, v in S.items():
-        v = dict(v)
-        v["class"] = v.pop("klass")
-        v["session"] = 11
-        d["sources"][k] = v
-    rows = am_rows() + [r for src in IX for r in ix_rows(src)]
-    ids = {r["id"] for r in d["rows"]}
-    assert not ids & {r["id"] for r in rows} and len({r["id"] for r in rows}) == len(rows)
-    d["rows"] += rows
     sentence = ("Rows with split 'heldout-8' were added in session 11 (2026-12-04) from documents no earlier "
                 "session used (AccelMark result files, two InferenceX pull requests; see "
                 "reports/gpu-time/add_session11_rows.py), chosen and entered before any prediction of them, and "
                 "committed with the predictions of the model as it stood (reports/gpu-time/frozen/"
                 "heldout-8_before.json): a sealed split, never fitted on, left out of every report until the final "
                 "evaluation.")
-    d["_comment"] = d["_comment"].split(" Rows with split 'heldout-8'")[0].rstrip() + " " + sentence
-    print(len(rows), "rows of", len(S), "sources added, split", SPLIT)
-    with open(P, "w") as f:
-        json.dump(d, f, indent=1)
-        f.write("\n")
+    enter(SPLIT, S, am_rows() + [r for src in IX for r in ix_rows(src)], 11, sentence)
 
 
 if __name__ == "__main__":

@@ -22,9 +22,12 @@ median ITL -> decode_step_ms.
 
 Run: python reports/gpu-time/add_session7_rows.py
 """
-import json
+import sys
+from pathlib import Path
 
-P = "reports/gpu-time/measurements.json"
+sys.path.insert(0, str(Path(__file__).parent))
+from table_entry import enter  # noqa: E402
+
 SPLIT = "heldout-6"
 COOKBOOK = "https://github.com/sgl-project/sgl-cookbook/blob/7b5bd9c05e3d86da5161ac2be9b91c19a34bf49d/"
 GPUSTACK = "https://github.com/gpustack/gpustack/blob/47277d79f4a5bae12a2d25e9ecbed2a2177a5f2d/"
@@ -228,29 +231,13 @@ def rows_of(src: str) -> list[dict]:
 
 
 def main() -> None:
-    d = json.load(open(P))
-    d["rows"] = [r for r in d["rows"] if r.get("split") != SPLIT and r["source"] not in S]
-    for k, v in S.items():
-        v = dict(v)
-        v["class"] = v.pop("klass")
-        v["session"] = 7
-        d["sources"][k] = v
-    d["models"].update(MODELS)
-    rows = [r for src in S for r in rows_of(src)]
-    ids = {r["id"] for r in d["rows"]}
-    assert not ids & {r["id"] for r in rows} and len({r["id"] for r in rows}) == len(rows)
-    d["rows"] += rows
     sentence = ("Rows with split 'heldout-6' were added in session 7 (2026-12-01) from whole documents no earlier "
                 "session used (seven SGLang cookbook pages, four GPUStack performance-lab pages; see "
                 "reports/gpu-time/add_session7_rows.py), chosen and entered before any prediction of them, and "
                 "committed with the predictions of the model as it stood before session 7's changes "
                 "(reports/gpu-time/frozen/heldout-6_before.json): a sealed split, never fitted on, left out of every "
                 "report until the final evaluation.")
-    d["_comment"] = d["_comment"].split(" Rows with split 'heldout-6'")[0].rstrip() + " " + sentence
-    print(len(rows), "rows of", len(S), "sources added, split", SPLIT)
-    with open(P, "w") as f:
-        json.dump(d, f, indent=1)
-        f.write("\n")
+    enter(SPLIT, S, [r for src in S for r in rows_of(src)], 7, sentence, models=MODELS)
 
 
 if __name__ == "__main__":

@@ -50,9 +50,12 @@ draws random lengths with range ratio 0.8 of them, as the table's earlier Infere
 
 Run: python reports/gpu-time/add_session8_rows.py
 """
-import json
+import sys
+from pathlib import Path
 
-P = "reports/gpu-time/measurements.json"
+sys.path.insert(0, str(Path(__file__).parent))
+from table_entry import IX_METRICS, enter, serving_row  # noqa: E402
+
 SPLIT = "heldout-7"
 COOKBOOK = "https://github.com/sgl-project/sgl-cookbook/blob/7b5bd9c05e3d86da5161ac2be9b91c19a34bf49d/"
 COOKBOOK_GLM = "https://github.com/sgl-project/sgl-cookbook/blob/ec650cf19166a1cd5adf5bb7ca5015e8c10518dc/"
@@ -232,15 +235,10 @@ METRICS = (("ttft_ms", 5, "ms", "mean TTFT"), ("itl_ms", 6, "ms", "mean TPOT"),
            ("decode_step_ms", 7, "ms", "median ITL"))
 TRT_METRICS = (("ttft_ms", 5, "ms", "TTFT"), ("itl_ms", 4, "ms", "TPOT"),
                ("output_tokens_per_s", 3, "tokens/s", "output TPS"))
-IX_METRICS = (("ttft_ms", 5, "ms", "mean TTFT"), ("itl_ms", 6, "ms", "mean TPOT"),
-              ("output_tokens_per_s_per_gpu", 4, "tokens/s/GPU", "output tok/s/GPU"))
 
 
 def _row(src, i, model, gpu, tp, weights, c, inp, outl, metric, value, unit, note, ep=1, dp=1, dp_attn=False):
-    rid = f"{src}-run{i}-{model}-{gpu}-tp{tp}-{weights}-c{c}-{inp}-{outl}-{metric}"
-    return dict(id=rid, source=src, gpu=gpu, tp=tp, model=model, weights=weights, kv="bf16", batch=c,
-                mode="serving", input_len=inp, output_len=outl, metric=metric, value=value, unit=unit, note=note,
-                expert_parallel_size=ep, data_parallel_size=dp, enable_dp_attention=dp_attn, split=SPLIT)
+    return serving_row(SPLIT, src, i, model, gpu, tp, weights, c, inp, outl, metric, value, unit, note, ep, dp, dp_attn)
 
 
 def rows_of(src: str) -> list[dict]:
@@ -275,29 +273,13 @@ def rows_of(src: str) -> list[dict]:
 
 
 def main() -> None:
-    d = json.load(open(P))
-    d["rows"] = [r for r in d["rows"] if r.get("split") != SPLIT and r["source"] not in S]
-    for k, v in S.items():
-        v = dict(v)
-        v["class"] = v.pop("klass")
-        v["session"] = 8
-        d["sources"][k] = v
-    d["models"].update(MODELS)
-    rows = [r for src in S for r in rows_of(src)]
-    ids = {r["id"] for r in d["rows"]}
-    assert not ids & {r["id"] for r in rows} and len({r["id"] for r in rows}) == len(rows)
-    d["rows"] += rows
     sentence = ("Rows with split 'heldout-7' were added in session 8 (2026-12-03) from documents no earlier "
                 "session used (three SGLang cookbook pages, two TensorRT-LLM pull requests, three InferenceX threads; see "
                 "reports/gpu-time/add_session8_rows.py), chosen and entered before any prediction of them, and "
                 "committed with the predictions of the model as it stood before session 8's changes "
                 "(reports/gpu-time/frozen/heldout-7_before.json): a sealed split, never fitted on, left out of every "
                 "report until the final evaluation.")
-    d["_comment"] = d["_comment"].split(" Rows with split 'heldout-7'")[0].rstrip() + " " + sentence
-    print(len(rows), "rows of", len(S), "sources added, split", SPLIT)
-    with open(P, "w") as f:
-        json.dump(d, f, indent=1)
-        f.write("\n")
+    enter(SPLIT, S, [r for src in S for r in rows_of(src)], 8, sentence, models=MODELS)
 
 
 if __name__ == "__main__":
