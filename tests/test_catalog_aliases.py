@@ -64,3 +64,11 @@ def test_planner_models_name_distinct_hf_ids():
     ids = [hf_id(e.get("source", ""), k).lower() for k, e in model_catalog().items() if not k.startswith("_")]
     ids = [i for i in ids if "/" in i]
     assert len(ids) == len(set(ids)) and len(ids) >= 20
+
+
+def test_serving_list_marks_each_alias(capsys):
+    assert main(["serving", "--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    for alias, target in ALIASES.items():
+        line = next(x for x in lines if x.split() and x.split()[0] == alias)
+        assert line.endswith(f"= {target}")

@@ -183,9 +183,9 @@ def _heads(cfg: dict) -> int | None:
 def _list() -> int:
     from multihead.cost import catalog_gpu, gpu_catalog
     from multihead.cost.spec.lookup import config_index
-    print("Catalog configs (HF id -> source):")
+    print("Catalog configs (HF id -> source; '= NAME': the same config as that catalog model):")
     for k, v in config_index().items():
-        print(f"  {k:<62} {v['source']}")
+        print(f"  {k:<62} {v['source']}" + (f"  = {v['same_as']}" if "same_as" in v else ""))
     print("GPUs (physical memory as the device reports it):")
     for k in gpu_catalog():
         g = catalog_gpu(k)
