@@ -141,7 +141,9 @@ def test_falcon_layouts_equal_transformers(variant):
 
 # the catalog's published configs of the gptj and falcon families, and the llama variants added with them
 PUBLISHED = ["EleutherAI/gpt-j-6b", "tiiuae/falcon-7b", "tiiuae/falcon-40b", "tiiuae/falcon-180B",
-             "meta-llama/Meta-Llama-3-8B", "meta-llama/Meta-Llama-3-70B", "Qwen/Qwen3-235B-A22B"]
+             "meta-llama/Meta-Llama-3-8B", "meta-llama/Meta-Llama-3-70B", "Qwen/Qwen3-235B-A22B",
+             "mistralai/Mixtral-8x22B-v0.1", "mistralai/Mixtral-8x22B-Instruct-v0.1",
+             "mistralai/Mistral-7B-Instruct-v0.2", "mistralai/Mistral-7B-Instruct-v0.3"]
 
 
 @pytest.mark.parametrize("model", PUBLISHED)
