@@ -32,7 +32,7 @@ MEASUREMENTS = Path(__file__).resolve().parents[2] / "reports" / "gpu-time" / "m
 SPLIT_RULE = "held out when int(sha256(row id)[:8], 16) % 3 == 0"
 SCALARS = {"flops_efficiency": (0.3, 1.0), "bandwidth_efficiency": (0.3, 1.0),
            "request_overhead_s": (1e-6, 5e-2), "allreduce_step_s": (1e-8, 1e-4), "dequant_layer_s": (1e-9, 1e-4),
-           "flops_efficiency_fp8": (0.3, 1.0), "flops_efficiency_rocm": (0.1, 1.0)}
+           "flops_efficiency_fp8": (0.3, 1.0), "flops_efficiency_rocm": (0.1, 1.0), "arrival_waves": (1e-3, 1.0)}
 # Session 5: the efficiencies are bounded below by 0.3 (of the measured matmul ceiling, of datasheet bandwidth):
 # with the 280 fitted rows a basin at flops_efficiency 0.1 let prefill compute stand in for decode costs the
 # model lacked (the fit of 0.05-1.0 reached 0.099 and put held-out-3's TTFT at +358%).
@@ -208,7 +208,9 @@ def free_parameters(table: dict) -> list[tuple[str, str | None]]:
     amd = rocm.ROCM_EFFICIENCY and any(rocm.is_amd(s.gpu.name) for _, s in rows)
     params = [(k, None) for k in SCALARS if (k != "dequant_layer_s" or (kinds and DEQUANT_PER_LAYER))
               and (k != "flops_efficiency_fp8" or (fp8 and FP8_EFFICIENCY))
-              and (k != "flops_efficiency_rocm" or amd)]
+              and (k != "flops_efficiency_rocm" or amd)
+              and (k != "arrival_waves" or (timing.ARRIVAL_WAVES and any(r["batch"] > 1 and r["mode"] == "serving"
+                                                                         for r, _ in rows)))]
     params += [("layer_overhead_s", e) for e in sorted({s.cost_key for _, s in rows})]
     if SEQUENCE_OVERHEAD:     # host work per sequence and step, per engine family whose rows batch more than 1
         params += [("sequence_overhead_s", e) for e in sorted({s.cost_key for r, s in rows if r["batch"] > 1})]

@@ -24,7 +24,8 @@ def _variants():
     from multihead.cost.time import engine_costs
     return {"s7": lambda: None,
             "batch": _set(timing, "PREFILL_BATCHING", True),     # prompts prefilled together up to the budget
-            "mxfp4k": _set(engine_costs, "FUSED_MXFP4_MOE", True)}
+            "mxfp4k": _set(engine_costs, "FUSED_MXFP4_MOE", True),
+            "waves": _set(timing, "ARRIVAL_WAVES", True)}     # session 12: requests arriving in waves
 
 
 if __name__ == "__main__" and sys.argv[1] == "--table":

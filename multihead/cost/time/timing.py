@@ -83,6 +83,7 @@ class Constants:
     link_efficiency: float = field(default_factory=lambda: interconnect_catalog()["link_efficiency"]["value"])
     dequant: dict = field(default_factory=lambda: {"int8": 0.5, "int4": 0.3})   # weights per fp32 FLOP
     dequant_layer_s: float = 0.0        # per layer of weight-only quantized matmuls (their kernels' start-up)
+    arrival_waves: float = 0.0          # share of a fixed-concurrency loop arriving in waves (cost/time/arrival_waves.py)
     source: str = "defaults (no fit file)"
 
     def layer_overhead(self, engine: str) -> float:
@@ -456,6 +457,11 @@ def serving_point(setup: Setup, concurrency: int, input_len: int, output_len: in
         latency = ttft + steps * tpot
     else:
         ttft, tpot = _serving_ttft_tpot(c, one, step.total_s, fixed, steps, output_len)
+        share = setup.constants.arrival_waves if ARRIVAL_WAVES else 0.0
+        if share > 0 and c > 1:           # the benchmark's requests arriving together (cost/time/arrival_waves.py)
+            from multihead.cost.time import arrival_waves
+            waves = arrival_waves.wave_ttft_tpot(setup, c, input_len, one, step.total_s, fixed, output_len)
+            ttft, tpot = arrival_waves.blend(share, (ttft, tpot), waves)
         latency = ttft + steps * tpot
     return ServingPoint(concurrency=c, ttft_s=ttft, tpot_s=tpot, request_latency_s=latency,
                         output_tokens_per_s=c * output_len / latency, decode_step_s=step.total_s,
@@ -463,6 +469,7 @@ def serving_point(setup: Setup, concurrency: int, input_len: int, output_len: in
 
 
 PREFILL_QUEUE = "mva"      # "mva": prompts queue for the prefills ahead of them; "residual": half of one, at most
+ARRIVAL_WAVES = False      # True: a fixed-concurrency loop partly arrives in waves (Constants.arrival_waves share)
 PREFILL_BATCHING = False   # True: a step prefills the waiting prompts together up to the engine's token budget
                            # (cost/time/prefill_batching.py); False: one prompt at a time (prefill_queue)
 
