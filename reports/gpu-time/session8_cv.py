@@ -25,7 +25,9 @@ def _variants():
     return {"s7": lambda: None,
             "batch": _set(timing, "PREFILL_BATCHING", True),     # prompts prefilled together up to the budget
             "mxfp4k": _set(engine_costs, "FUSED_MXFP4_MOE", True),
-            "waves": _set(timing, "ARRIVAL_WAVES", True)}     # session 12: requests arriving in waves
+            "waves": _set(timing, "ARRIVAL_WAVES", True),     # session 12: requests arriving in waves
+            "trt": _set(engine_costs, "POOLED", ()),           # session 12: TensorRT-LLM 0.x / 1.x costs apart
+            "trtpooled": _set(engine_costs, "POOLED", ("tensorrt-llm",))}   # (the session-11 tables)
 
 
 if __name__ == "__main__" and sys.argv[1] == "--table":

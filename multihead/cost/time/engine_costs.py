@@ -82,13 +82,18 @@ def _family_entry(engine: str, family: str) -> dict:
     raise ValueError(f"engine_version: {engine} has no version family {family!r}")
 
 
+# Engines whose version families share one set of fixed costs (a variant switch): session 12 gave TensorRT-LLM's
+# 0.x (compiled engine) and 1.x (PyTorch backend) lines costs of their own; pooled, both read "tensorrt-llm".
+POOLED: tuple[str, ...] = ()
+
+
 def cost_key(engine: str, family: str) -> str:
-    """The key of an engine family's fitted constants: "vllm@v1"; engines with one family: the name. A family
-    whose kernels and host work are another's (``fixed_costs_of``: vLLM's async-scheduling releases run V1's
-    step) reads that family's constants."""
+    """The key of an engine family's fitted constants: "vllm@v1"; engines with one family (or pooled): the name. A
+    family whose kernels and host work are another's (``fixed_costs_of``: vLLM's async-scheduling releases run
+    V1's step) reads that family's constants. A key the fit file lacks falls back to the engine's name."""
     fams = versions_catalog()["engines"][engine]["families"]
     family = _family_entry(engine, family).get("fixed_costs_of", family)
-    return engine if len(fams) == 1 else f"{engine}@{family}"
+    return engine if len(fams) == 1 or engine in POOLED else f"{engine}@{family}"
 
 
 def cost_keys() -> list[str]:
