@@ -39,7 +39,37 @@ def test_version_families():
     assert ec.cost_key("vllm", "v1-async") == "vllm@v1"          # V1's fixed costs
     assert ec.version_family("sglang", "0.5.7") == "0.4+"
     assert ec.cost_key("vllm", "v0") == "vllm@v0" and ec.cost_key("sglang", "0.4+") == "sglang"
-    assert set(ec.cost_keys()) == {"vllm@v0", "vllm@v1", "sglang", "tensorrt-llm", "gpt-fast"}
+    assert set(ec.cost_keys()) == {"vllm@v0", "vllm@v1", "sglang", "tensorrt-llm@0.x", "tensorrt-llm@1.x",
+                                   "gpt-fast"}
+
+
+def test_tensorrt_llm_families_as_the_memory_account_names_them(monkeypatch):
+    """Session 12: the compiled-engine line (0.x) and the PyTorch backend (1.x, the default since 1.0) have fixed
+    costs of their own; a source without a version is placed by date; '0.x' / '1.x' name the families themselves
+    (the memory account's --engine-version choices); pooled (the session-11 tables) both read one entry."""
+    from multihead.cost.serving import tensorrt_llm
+    assert ec.version_family("tensorrt-llm", "0.18.2") == "0.x" == ec.version_family("tensorrt-llm", "0.x")
+    assert ec.version_family("tensorrt-llm", "1.2.0rc1") == "1.x" == ec.version_family("tensorrt-llm", "1.x")
+    assert ec.version_family("tensorrt-llm", None, "2024") == "0.x"
+    assert ec.version_family("tensorrt-llm", None, "2026-02") == "1.x" == ec.version_family("tensorrt-llm")
+    assert set(tensorrt_llm.FAMILIES) == {f["family"] for f in
+                                          ec.versions_catalog()["engines"]["tensorrt-llm"]["families"]}
+    assert ec.cost_key("tensorrt-llm", "0.x") == "tensorrt-llm@0.x"
+    monkeypatch.setattr(ec, "POOLED", ("tensorrt-llm",))
+    assert ec.cost_key("tensorrt-llm", "0.x") == "tensorrt-llm" == ec.cost_key("tensorrt-llm", "1.x")
+
+
+def test_a_family_missing_from_the_fit_reads_the_engines_entry():
+    gpu = timing.make_gpu("H100-SXM", cost.gpu_catalog()["H100-SXM"])
+    old = timing.Constants(layer_overhead_s={"tensorrt-llm": 70e-6}, prefill_layer_overhead_s={"tensorrt-llm": 1e-4},
+                           sequence_overhead_s={"tensorrt-llm": 2e-6})
+    for version in ("0.18", "1.2.0"):
+        s = timing.Setup(_spec("Llama-3.1-8B"), gpu, old, engine="tensorrt-llm", engine_version=version)
+        assert s.cost_key.startswith("tensorrt-llm@")
+        assert ec.fixed_overhead_s(s, "decode", 4) == pytest.approx(32 * 70e-6 + 4 * 2e-6)
+        assert ec.fixed_overhead_s(s, "prefill", 1) == pytest.approx(32 * 1e-4 + 2e-6)
+    from multihead.fits import timing_validation as tv
+    assert tv._value(old, "layer_overhead_s", "tensorrt-llm@1.x") == 70e-6      # a warm fit starts it there
 
 
 def test_version_refusals_name_the_argument():

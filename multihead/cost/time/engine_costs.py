@@ -49,7 +49,8 @@ def _numbers(version: str) -> tuple[int, ...]:
     m = re.match(r"\s*v?(\d+(?:\.\d+)*)", str(version))
     if not m:
         raise ValueError(f"engine_version: expected a version such as 0.10.2, got {version!r}")
-    return tuple(int(x) for x in m.group(1).split("."))
+    parts = tuple(int(x) for x in m.group(1).split("."))
+    return parts + (0,) * (4 - len(parts))     # padded to 4: "1", "1.x" and "1.0" compare as 1.0.0.0
 
 
 def version_family(engine: str, version: str | None = None, date: str | None = None) -> str:
