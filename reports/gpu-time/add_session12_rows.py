@@ -1,0 +1,152 @@
+"""Session-12 rows (h28d9): held-out set 9, entered from the source text BEFORE any prediction of them.
+
+Re-runnable: it first removes what an earlier run of it added (the sources below and every row of split
+'heldout-9'), then adds them again, so running it twice leaves the table as running it once.
+
+The set is a set of documents, fixed before any prediction: documents this session's searches found that no
+earlier set uses (no url of the table's sources, no benchmark run another source reprints, no reserved document or
+edition of one), that state for each figure the GPU, its count, the parallelism, the concurrency and the request
+lengths, and whose model the table can read (DeepSeek-R1, MiniMax-M2, Mistral-7B-Instruct-v0.3 from the catalog).
+It is smaller than the brief's aim (3 documents, 46 rows, 10 of them dense): few documents found in the time
+given met every requirement; a small clean set was preferred to padding it with doubtful ones.
+
+- SemiAnalysisAI/InferenceX pull request #3363 ('[Klaud Cold] Update dsr1-fp8-b200-sglang SGLang image to
+  v0.5.20-cu130'): the description's baseline table (2026-05-22, image lmsysorg/sglang:v0.5.12-cu130) of
+  DeepSeek-R1-0528 FP8 on B200, aggregated, no speculative decoding, TP 4 or 8, EP 1. The stored copy of the thread
+  ends after the table's 13th line (set 8 turned the document down for that reason); entered here are the 10 of
+  those 13 lines whose figures are all printed (3 lines print N/A), each an exact point of the baseline run. Per
+  point: Output tok/s/GPU -> output_tokens_per_s_per_gpu, TTFT ms -> ttft_ms, TPOT ms -> itl_ms (mean latency);
+  lengths nominal (1k = 1024, 8k = 8192), as set 8 entered InferenceX.
+- SemiAnalysisAI/InferenceX pull request #832 (MiniMax-M2.5 FP8 on H100 with vLLM, image vllm/vllm-openai:v0.16.0
+  as the description states): the bot's results comment of 2026-03-02 for 1k/1k at concurrency 4, two
+  configurations, TP 8 / EP 8 and TP 4 / EP 4: output throughput per GPU, mean TTFT, mean TPOT. The table reads
+  MiniMax-M2.5 as MiniMax-M2 (same architecture, as its models entry says).
+- mushfiqrahman.dev, 'Benchmarking Mistral-7B on RTX 4090 with vLLM: concurrency, latency and capacity planning':
+  mistralai/Mistral-7B-Instruct-v0.3 on one RTX 4090 served by vLLM, 256 input / 128 output tokens,
+  300 prompts, maximum concurrency 4, 8, 16, 32, 48: output token throughput -> output_tokens_per_s and mean TTFT ->
+  ttft_ms (the sweep sends the 300 prompts at an unbounded rate, capped by the maximum concurrency). Doubtful in
+  two ways, entered anyway: the vLLM version is not stated (none entered, nor a date) and the weights precision is
+  not stated (bf16 entered, the checkpoint's dtype and vLLM's default).
+
+Not used (decided before predicting): AccelMark result files left over by set 8 (the H100 suite C directory holds
+only offline results, and the harness is the one set 8 used); a GPU-concurrency study whose stated concurrency is
+not the number of requests in flight; LambdaLabsML/vllm-benchmark (2024, all prompts sent at once, ShareGPT
+lengths); systalyze benchmarks (request rates, no concurrency); a benchmark repository that states neither request
+lengths nor TP; documentation pages that do not name the GPU; a blog whose stored copy lacks its results table;
+ML.ENERGY leaderboard tasks other than plain chat (fill-in-the-middle, multimodal: lengths not published);
+tt-inference-server threads (Tenstorrent or earlier sets' documents, or models the table does not read);
+ROCm/ATOM #409 (ATOM engine, total throughput only); InferenceX #1531 (a metric without a label), #2949 and #3010
+(baselines of runs earlier sets entered, or values not shown), InferenceX threads of NVFP4 / MTP / AgentX /
+disaggregated runs or whose tables print only N/A, and the InferenceX threads earlier sets use (#828, #870, #890,
+#1061, #1092, #3175, #3288, #3317, #3318); the SGLang cookbook benchmark pages (models the catalog does not have,
+total throughput only); secondary pages that reprint or synthesize others' numbers; an earlier edition of a
+reserved AMD dev-docker table; an issue that reprints TensorRT-LLM's performance tables (editions of reserved
+documents); vLLM / SGLang pull-request result blocks with ShareGPT lengths (the row's lengths would need
+arithmetic) or no GPU / model stated. No reserved document was read or used.
+
+Every value is a number the document printed; no arithmetic is done on any value.
+
+Run: python reports/gpu-time/add_session12_rows.py
+"""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from table_entry import IX_METRICS, enter, serving_row  # noqa: E402
+
+SPLIT = "heldout-9"
+
+S = {
+ "ix3363-dsr1-b200-sglang": dict(url="https://github.com/SemiAnalysisAI/InferenceX/pull/3363",
+   what=("InferenceX PR #3363 '[Klaud Cold] Update dsr1-fp8-b200-sglang SGLang image to v0.5.20-cu130', description's "
+         "baseline table (2026-05-22, image lmsysorg/sglang:v0.5.12-cu130): DeepSeek-R1-0528 FP8 on B200, TP 4 or 8, "
+         "EP 1; the 10 fully printed points of the 13 lines in the stored copy"),
+   setup=("InferenceX dsr1-fp8-b200-sglang (aggregated, no speculative decoding), lmsysorg/sglang:v0.5.12-cu130, each "
+          "point's TP / EP / concurrency / ISL-OSL as its label prints them; block-fp8 checkpoint, KV bf16 entered (not "
+          "stated); mean latencies ('Mean latency'); output tokens/s per GPU as printed. The stored copy ends after "
+          "the table's 13th line; 3 of those lines print N/A (not entered)."),
+   engine="SGLang v0.5.12", engine_family="sglang", engine_version="0.5.12", klass="mla", date="2026-05"),
+ "ix832-minimax-h100-vllm": dict(url="https://github.com/SemiAnalysisAI/InferenceX/pull/832",
+   what=("InferenceX PR #832, MiniMax-M2.5 FP8 (MiniMaxAI/MiniMax-M2.5) on H100 with vLLM: the results comment of "
+         "2026-03-02, 1k/1k at concurrency 4, TP 8 / EP 8 and TP 4 / EP 4"),
+   setup=("InferenceX benchmark, image vllm/vllm-openai:v0.16.0 (as the PR description states), expert parallelism "
+          "equal to TP as each configuration prints; fp8 checkpoint, KV bf16 entered (not stated); mean TTFT / mean "
+          "TPOT; output throughput per GPU as printed; lengths nominal (1k = 1024)."),
+   engine="vLLM v0.16.0", engine_family="vllm", engine_version="0.16.0", klass="moe", date="2026-03"),
+ "mrahman-mistral7b-4090-vllm": dict(
+   url=("https://mushfiqrahman.dev/benchmarking-mistral-7b-on-rtx-4090-vllm-concurrency-latency-and-capacity-"
+        "planning/"),
+   what=("Blog post benchmarking mistralai/Mistral-7B-Instruct-v0.3 on one RTX 4090 served by vLLM: "
+         "256 input / 128 output tokens, 300 prompts, maximum concurrency 4 / 8 / 16 / 32 / 48; output token "
+         "throughput and mean TTFT per concurrency"),
+   setup=("vLLM OpenAI-compatible server (tokenizer-mode mistral), load client settings as printed (300 prompts, "
+          "unbounded request rate, a maximum concurrency), one GPU (TP 1); vLLM version not stated; weights "
+          "precision not stated (bf16 entered: the checkpoint's dtype, vLLM's default); KV bf16 entered (not stated); "
+          "batch = the stated maximum concurrency."),
+   engine="vLLM (version not stated)", engine_family="vllm", klass="dense"),  # no version or date printed
+}
+MODELS = {
+ "Mistral-7B-Instruct-v0.3": {"source": ("mistralai/Mistral-7B-Instruct-v0.3 config.json (https://huggingface.co/"
+                                         "mistralai/Mistral-7B-Instruct-v0.3/blob/main/config.json)"),
+                              "catalog": "mistralai/Mistral-7B-Instruct-v0.3"},
+}
+# InferenceX points: (ISL, OSL, concurrency, TP, output tok/s/GPU, TTFT ms, TPOT ms, label) -- as printed
+IX_RUNS = {
+ "ix3363-dsr1-b200-sglang": ("DeepSeek-R1", "B200", "fp8", 1, [
+   (1024, 1024, 1, 8, 17.01, 160.36, 7.18, "1k/1k c1 TP8 EP1 5c7bfe"),
+   (1024, 1024, 2, 8, 30.74, 177.91, 7.93, "1k/1k c2 TP8 EP1 49ee8c"),
+   (1024, 1024, 4, 8, 53.72, 203.87, 8.82, "1k/1k c4 TP8 EP1 9fcf40"),
+   (1024, 1024, 8, 8, 87.31, 248.74, 10.96, "1k/1k c8 TP8 EP1 565b6f"),
+   (1024, 1024, 16, 8, 145.25, 368.49, 13.09, "1k/1k c16 TP8 EP1 daf140"),
+   (1024, 1024, 32, 8, 234.01, 470.96, 16.21, "1k/1k c32 TP8 EP1 603745"),
+   (1024, 1024, 64, 8, 338.97, 1170.32, 21.73, "1k/1k c64 TP8 EP1 71dbb5"),
+   (8192, 1024, 1, 4, 29.78, 410.18, 7.96, "8k/1k c1 TP4 EP1 685589"),
+   (8192, 1024, 1, 8, 16.18, 314.28, 7.39, "8k/1k c1 TP8 EP1 734c7e"),
+   (8192, 1024, 2, 4, 51.72, 483.64, 9.13, "8k/1k c2 TP4 EP1 c25f6c")]),
+ "ix832-minimax-h100-vllm": ("MiniMax-M2", "H100-SXM", "fp8", "tp", [
+   (1024, 1024, 4, 8, 53.4, 83.9, 8.96, "1k1k conc 4, TP=8, EP=8"),
+   (1024, 1024, 4, 4, 72.2, 129.8, 13.34, "1k1k conc 4, TP=4, EP=4")]),
+}
+# blog points: (max concurrency, output token throughput tok/s, mean TTFT ms) -- as printed
+MR_POINTS = [(4, 210, 63), (8, 377, 79), (16, 644, 155), (32, 975, 362), (48, 1190, 667)]
+
+
+def _row(src, i, model, gpu, tp, weights, c, inp, outl, metric, value, unit, note, ep=1):
+    return serving_row(SPLIT, src, i, model, gpu, tp, weights, c, inp, outl, metric, value, unit, note, ep)
+
+
+def ix_rows(src: str) -> list[dict]:
+    out = []
+    model, gpu, weights, ep_rule, runs = IX_RUNS[src]
+    for i, run in enumerate(runs, 1):
+        isl, osl, c, tp = run[:4]
+        ep = tp if ep_rule == "tp" else ep_rule
+        for metric, k, unit, what in IX_METRICS:
+            out.append(_row(src, i, model, gpu, tp, weights, c, isl, osl, metric, run[k], unit,
+                            f"{run[7]}: {what} as printed (ISL {isl}, OSL {osl}, concurrency {c}, TP {tp}, EP {ep})",
+                            ep))
+    return out
+
+
+def mr_rows() -> list[dict]:
+    src, out = "mrahman-mistral7b-4090-vllm", []
+    for i, (c, tps, ttft) in enumerate(MR_POINTS, 1):
+        out.append(_row(src, i, "Mistral-7B-Instruct-v0.3", "RTX-4090", 1, "bf16", c, 256, 128, "output_tokens_per_s",
+                        tps, "tokens/s", f"max concurrency {c}: output token throughput as printed (256 in / 128 out)"))
+        out.append(_row(src, i, "Mistral-7B-Instruct-v0.3", "RTX-4090", 1, "bf16", c, 256, 128, "ttft_ms", ttft, "ms",
+                        f"max concurrency {c}: mean TTFT as printed (256 in / 128 out)"))
+    return out
+
+
+def main() -> None:
+    sentence = ("Rows with split 'heldout-9' were added in session 12 (2026-12-04) from documents no earlier "
+                "session used (two InferenceX pull requests and a blog post; see "
+                "reports/gpu-time/add_session12_rows.py), chosen and entered before any prediction of them, and "
+                "committed with the predictions of the model as it stood (reports/gpu-time/frozen/"
+                "heldout-9_before.json): a sealed split, never fitted on, left out of every report until the final "
+                "evaluation.")
+    enter(SPLIT, S, [r for src in IX_RUNS for r in ix_rows(src)] + mr_rows(), 12, sentence, MODELS)
+
+
+if __name__ == "__main__":
+    main()
