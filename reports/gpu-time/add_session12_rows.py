@@ -42,7 +42,16 @@ disaggregated runs or whose tables print only N/A, and the InferenceX threads ea
 total throughput only); secondary pages that reprint or synthesize others' numbers; an earlier edition of a
 reserved AMD dev-docker table; an issue that reprints TensorRT-LLM's performance tables (editions of reserved
 documents); vLLM / SGLang pull-request result blocks with ShareGPT lengths (the row's lengths would need
-arithmetic) or no GPU / model stated. No reserved document was read or used.
+arithmetic) or no GPU / model stated. Also turned down, before predicting: the Vultr inference cookbook's MI325X
+pages (Llama-3.1-405B; the request lengths of each concurrency sweep are not stated beside it, a throughput column
+is not said to be output or total, and the KV cache is fp8); dennislee22/vLLM-benchmarking (models the catalog does
+not read, all prompts sent at once, prefix caching on, gpt-oss-120b only across nodes); the GPUStack gpt-oss pages
+(as set 7 found: no concurrency); vLLM / SGLang kernel pull requests whose before / after blocks could only be read
+in fragments here (#42497 on H800 and H200 without saying which block is which, sglang #7621 / #8731 / #9278 /
+#32994, vllm #37646), where a partly read table risks figures put on the wrong setting; a single-configuration
+note of Qwen3-30B-A3B on H200 with no engine version or author; an SGLang on Modal thread whose lengths are only
+derivable from token totals (arithmetic). No reserved document was read or used (a TensorRT-LLM performance
+overview appeared once as a search excerpt and was not opened).
 
 Every value is a number the document printed; no arithmetic is done on any value.
 
