@@ -93,11 +93,23 @@ S = {
           "precision not stated (bf16 entered: the checkpoint's dtype, vLLM's default); KV bf16 entered (not stated); "
           "batch = the stated maximum concurrency."),
    engine="vLLM (version not stated)", engine_family="vllm", klass="dense"),  # no version or date printed
+ "tt521-gemma3-4b-a100": dict(url="https://github.com/tenstorrent/tt-inference-server/issues/521",
+   what=("tt-inference-server issue #521 ('[Model Readiness Support]: gemma-3-4b-it'), comment of 2025-09-03: "
+         "'Performance Benchmark Sweeps for gemma-3-4b-it on A100', GPU reference run, one request at a time"),
+   setup=("GPU reference run of tt-inference-server's benchmark sweep (the same report format and harness as the "
+          "GPU reference tables session 5 entered from issues #143 / #340: vLLM OpenAI server; version not stated, "
+          "nor the engine in the part read), one A100 (variant not stated; A100-80GB entered, as session 5 did for "
+          "#340), TP 1 (one GPU), bf16 entered (not stated; the checkpoint's dtype), concurrency 1; TPOT means of the "
+          "6 fully read lines (ISL 128-4096). TTFT not used, as for sessions 5's tt-inference-server rows (the "
+          "harness's TTFT is not a clean first-token time). Lines after ISL 4096 not read whole: not entered."),
+   engine="vLLM (version not stated, 2025)", engine_family="vllm", klass="dense", date="2025-09"),
 }
 MODELS = {
  "Mistral-7B-Instruct-v0.3": {"source": ("mistralai/Mistral-7B-Instruct-v0.3 config.json (https://huggingface.co/"
                                          "mistralai/Mistral-7B-Instruct-v0.3/blob/main/config.json)"),
                               "catalog": "mistralai/Mistral-7B-Instruct-v0.3"},
+ "Gemma-3-4B": {"source": ("google/gemma-3-4b-it config.json (https://huggingface.co/google/gemma-3-4b-it/blob/main/"
+                           "config.json)"), "catalog": "google/gemma-3-4b-it"},
 }
 # InferenceX points: (ISL, OSL, concurrency, TP, output tok/s/GPU, TTFT ms, TPOT ms, label) -- as printed
 IX_RUNS = {
@@ -118,6 +130,9 @@ IX_RUNS = {
 }
 # blog points: (max concurrency, output token throughput tok/s, mean TTFT ms) -- as printed
 MR_POINTS = [(4, 210, 63), (8, 377, 79), (16, 644, 155), (32, 975, 362), (48, 1190, 667)]
+# tt-inference-server #521 gemma-3-4b-it on A100, concurrency 1: (ISL, OSL, TPOT ms) -- as printed
+TT521_POINTS = [(128, 128, 8.4), (128, 1024, 9.6), (1024, 128, 10.8), (2048, 128, 10.1), (3072, 128, 10.1),
+                (4096, 128, 10.1)]
 
 
 def _row(src, i, model, gpu, tp, weights, c, inp, outl, metric, value, unit, note, ep=1):
@@ -147,6 +162,13 @@ def mr_rows() -> list[dict]:
     return out
 
 
+def tt521_rows() -> list[dict]:
+    src = "tt521-gemma3-4b-a100"
+    return [_row(src, i, "Gemma-3-4B", "A100-80GB", 1, "bf16", 1, isl, osl, "itl_ms", tpot, "ms",
+                 f"ISL {isl} / OSL {osl}, concurrency 1: mean TPOT as printed")
+            for i, (isl, osl, tpot) in enumerate(TT521_POINTS, 1)]
+
+
 def main() -> None:
     sentence = ("Rows with split 'heldout-9' were added in session 12 (2026-12-04) from documents no earlier "
                 "session used (two InferenceX pull requests and a blog post; see "
@@ -154,7 +176,8 @@ def main() -> None:
                 "committed with the predictions of the model as it stood (reports/gpu-time/frozen/"
                 "heldout-9_before.json): a sealed split, never fitted on, left out of every report until the final "
                 "evaluation.")
-    enter(SPLIT, S, [r for src in IX_RUNS for r in ix_rows(src)] + mr_rows(), 12, sentence, MODELS)
+    enter(SPLIT, S, [r for src in IX_RUNS for r in ix_rows(src)] + mr_rows() + tt521_rows(), 12, sentence,
+          MODELS)
 
 
 if __name__ == "__main__":
