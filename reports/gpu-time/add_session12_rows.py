@@ -103,11 +103,24 @@ S = {
           "6 fully read lines (ISL 128-4096). TTFT not used, as for sessions 5's tt-inference-server rows (the "
           "harness's TTFT is not a clean first-token time). Lines after ISL 4096 not read whole: not entered."),
    engine="vLLM (version not stated, 2025)", engine_family="vllm", klass="dense", date="2025-09"),
+ "tt125-qwen25-7b-4090": dict(url="https://github.com/tenstorrent/tt-inference-server/issues/125",
+   what=("tt-inference-server issue #125 ('Qwen2.5 7B eval runs'), comment of 2025-03-28: 'Performance Benchmarks for "
+         "Qwen2.5-7B-Instruct on 4090', GPU reference run, one request at a time"),
+   setup=("GPU reference run of tt-inference-server's benchmark sweep (same report format and harness as the GPU "
+          "reference tables of issues #143 / #340 that session 5 entered: vLLM OpenAI server, version not stated), one "
+          "RTX 4090 (TP 1), bf16 entered (not stated; the checkpoint's dtype), concurrency 1; TPOT means of the 5 "
+          "fully read lines (ISL 128-3072). The comment's metadata block says device 'n300' and carries Tenstorrent "
+          "commits while its heading and table title say 4090 (entered as the RTX 4090 run the headings name; a "
+          "doubt). TTFT not used, as for session 5's tt-inference-server rows. Lines after ISL 3072 not in the "
+          "stored copy: not entered."),
+   engine="vLLM (version not stated, early 2025)", engine_family="vllm", klass="dense", date="2025-03"),
 }
 MODELS = {
  "Mistral-7B-Instruct-v0.3": {"source": ("mistralai/Mistral-7B-Instruct-v0.3 config.json (https://huggingface.co/"
                                          "mistralai/Mistral-7B-Instruct-v0.3/blob/main/config.json)"),
                               "catalog": "mistralai/Mistral-7B-Instruct-v0.3"},
+ "Qwen2.5-7B-Instruct": {"source": ("Qwen/Qwen2.5-7B-Instruct config.json (https://huggingface.co/Qwen/"
+                                    "Qwen2.5-7B-Instruct/blob/main/config.json)"), "catalog": "Qwen/Qwen2.5-7B-Instruct"},
  "Gemma-3-4B": {"source": ("google/gemma-3-4b-it config.json (https://huggingface.co/google/gemma-3-4b-it/blob/main/"
                            "config.json)"), "catalog": "google/gemma-3-4b-it"},
 }
@@ -133,6 +146,8 @@ MR_POINTS = [(4, 210, 63), (8, 377, 79), (16, 644, 155), (32, 975, 362), (48, 11
 # tt-inference-server #521 gemma-3-4b-it on A100, concurrency 1: (ISL, OSL, TPOT ms) -- as printed
 TT521_POINTS = [(128, 128, 8.4), (128, 1024, 9.6), (1024, 128, 10.8), (2048, 128, 10.1), (3072, 128, 10.1),
                 (4096, 128, 10.1)]
+# tt-inference-server #125 Qwen2.5-7B-Instruct on RTX 4090, concurrency 1: (ISL, OSL, TPOT ms) -- as printed
+TT125_POINTS = [(128, 128, 17.1), (128, 1024, 17.2), (1024, 128, 17.2), (2048, 128, 17.2), (3072, 128, 17.3)]
 
 
 def _row(src, i, model, gpu, tp, weights, c, inp, outl, metric, value, unit, note, ep=1):
@@ -169,15 +184,22 @@ def tt521_rows() -> list[dict]:
             for i, (isl, osl, tpot) in enumerate(TT521_POINTS, 1)]
 
 
+def tt125_rows() -> list[dict]:
+    src = "tt125-qwen25-7b-4090"
+    return [_row(src, i, "Qwen2.5-7B-Instruct", "RTX-4090", 1, "bf16", 1, isl, osl, "itl_ms", tpot, "ms",
+                 f"ISL {isl} / OSL {osl}, concurrency 1: mean TPOT as printed")
+            for i, (isl, osl, tpot) in enumerate(TT125_POINTS, 1)]
+
+
 def main() -> None:
     sentence = ("Rows with split 'heldout-9' were added in session 12 (2026-12-04) from documents no earlier "
-                "session used (two InferenceX pull requests and a blog post; see "
+                "session used (two InferenceX pull requests, a blog post and two tt-inference-server GPU reference threads; see "
                 "reports/gpu-time/add_session12_rows.py), chosen and entered before any prediction of them, and "
                 "committed with the predictions of the model as it stood (reports/gpu-time/frozen/"
                 "heldout-9_before.json): a sealed split, never fitted on, left out of every report until the final "
                 "evaluation.")
-    enter(SPLIT, S, [r for src in IX_RUNS for r in ix_rows(src)] + mr_rows() + tt521_rows(), 12, sentence,
-          MODELS)
+    rows = [r for src in IX_RUNS for r in ix_rows(src)] + mr_rows() + tt521_rows() + tt125_rows()
+    enter(SPLIT, S, rows, 12, sentence, MODELS)
 
 
 if __name__ == "__main__":
