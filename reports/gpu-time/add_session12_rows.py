@@ -6,9 +6,12 @@ Re-runnable: it first removes what an earlier run of it added (the sources below
 The set is a set of documents, fixed before any prediction: documents this session's searches found that no
 earlier set uses (no url of the table's sources, no benchmark run another source reprints, no reserved document or
 edition of one), that state for each figure the GPU, its count, the parallelism, the concurrency and the request
-lengths, and whose model the table can read (DeepSeek-R1, MiniMax-M2, Mistral-7B-Instruct-v0.3 from the catalog).
-It is smaller than the brief's aim (3 documents, 46 rows, 10 of them dense): few documents found in the time
-given met every requirement; a small clean set was preferred to padding it with doubtful ones.
+lengths, and whose model the table can read (DeepSeek-R1, MiniMax-M2, Mistral-7B-Instruct-v0.3, gemma-3-4b-it,
+Qwen2.5-7B-Instruct from the catalog). It is smaller than the brief's aim (5 documents, 57 rows, 21 of them dense):
+few documents found met every requirement; a small clean set was preferred to padding it with doubtful ones. A
+second helper of session 12 extended the set with the two tt-inference-server GPU reference threads
+below (dense TPOT at concurrency 1), again before any prediction of them; its search for dense documents with TTFT /
+throughput at a stated concurrency found none that could be read whole (see 'Also turned down' at the end).
 
 - SemiAnalysisAI/InferenceX pull request #3363 ('[Klaud Cold] Update dsr1-fp8-b200-sglang SGLang image to
   v0.5.20-cu130'): the description's baseline table (2026-05-22, image lmsysorg/sglang:v0.5.12-cu130) of
@@ -27,6 +30,19 @@ given met every requirement; a small clean set was preferred to padding it with 
   ttft_ms (the sweep sends the 300 prompts at an unbounded rate, capped by the maximum concurrency). Doubtful in
   two ways, entered anyway: the vLLM version is not stated (none entered, nor a date) and the weights precision is
   not stated (bf16 entered, the checkpoint's dtype and vLLM's default).
+- tenstorrent/tt-inference-server issue #521 ('[Model Readiness Support]: gemma-3-4b-it'), comment of 2025-09-03:
+  'Performance Benchmark Sweeps for gemma-3-4b-it on A100', a GPU reference run of the project's benchmark sweep
+  (the harness and report format of the GPU reference tables session 5 entered from issues #143 / #340: vLLM OpenAI
+  server, version not stated), one request at a time. Entered: the TPOT of the 6 lines whose figures the stored copy
+  prints whole (ISL 128 / OSL 128 and 1024, ISL 1024-4096 / OSL 128) -> itl_ms at batch 1, TP 1. As for session 5's
+  rows of this harness, TTFT is not used (the project's issue #190 reports its client adds latency to TTFT). Doubtful:
+  the A100 variant is not stated (A100-80GB entered, as session 5 did for #340), nor the precision (bf16 entered).
+- tenstorrent/tt-inference-server issue #125 ('Qwen2.5 7B eval runs'), comment of 2025-03-28: 'Performance
+  Benchmarks for Qwen2.5-7B-Instruct on 4090', same harness, one request at a time: the TPOT of the 5 lines the stored
+  copy prints whole (ISL 128 / OSL 128 and 1024, ISL 1024-3072 / OSL 128) -> itl_ms at batch 1 on one RTX 4090 (TP
+  1). Doubtful: the comment's metadata block names the device 'n300' and Tenstorrent commits while its heading and
+  table title say 4090 (entered as the 4090 run the headings name); precision not stated (bf16 entered); TTFT not used
+  (as above).
 
 Not used (decided before predicting): AccelMark result files left over by set 8 (the H100 suite C directory holds
 only offline results, and the harness is the one set 8 used); a GPU-concurrency study whose stated concurrency is
@@ -52,6 +68,28 @@ in fragments here (#42497 on H800 and H200 without saying which block is which, 
 note of Qwen3-30B-A3B on H200 with no engine version or author; an SGLang on Modal thread whose lengths are only
 derivable from token totals (arithmetic). No reserved document was read or used (a TensorRT-LLM performance
 overview appeared once as a search excerpt and was not opened).
+
+Also turned down by the second helper, before predicting (each read as far as the stored copy allows): johnmusgrave.com
+'vLLM throughput-latency sweep on NVIDIA A100' (Llama-3.1-8B, vLLM 0.23.0, 1024/128, C=1-64: the stored copy ends
+before its results table); pavlokhmel.com 'LLM inferencing benchmark with vLLM benchmark script' (RTX 4090 / A100 /
+H100 / H200, gemma-3-4b-it, Llama-3.1-8B, Mistral-7B: stored copy ends before the results); runinfra.ai's vLLM /
+SGLang / TensorRT-LLM comparison (Llama-3.1-8B on H100 / L40S: only the summary is stored and its raw-data repository
+is not in the store); spheron.network's Llama-3.3-70B FP8 single-H100 engine comparison and its reprint on cloudai.pt
+(prompts of 'average' length, rounded figures, and a one-request throughput above what one H100's memory bandwidth
+allows for 70 GB of weights: provenance doubtful); bizrockman.github.io AIInferenceBenchmark (server throughput
+derived from per-request rates); inferenceengineering.tech / srawlin/vllm-vs-sglang-performance-benchmark
+(DeepSeek-R1-Distill-Llama-8B, output lengths not stated, a prefix-caching server); staru09/llm_infra_bench and
+Cloud-Linuxer/qwen-8b (ShareGPT or short free-form prompts, lengths not fixed); ngkore/docs 'Benchmarking LLModels
+with vLLM' (GPU not named, all requests sent at once); yobitelcomm/bench envelopes (TP and lengths not stated);
+diogoaav/vllm-benchmarking (concurrency and lengths blank in its summary, GPU not stated); databasemart A40 / RTX 4090
+pages (A40 not in the catalog, output lengths not fixed); GPUStack's 'impact of quantization' reference page (1000
+ShareGPT prompts at once, no concurrency); the Vultr CUDA cookbook's B200 concurrency tables (Nemotron models the
+catalog does not have); NVIDIA NIM 'performance-tables' pages (reprints of the NIM performance page an earlier set
+uses); a Kimi-K2.6 4-replica GKE report (load balanced over 4 replicas, fp8 KV); vLLM performance-benchmark CI builds
+9513 / 9523 / 9555 (9513 repeats 9515's H200 setup; 9523 / 9555 print only end-to-end latency in ms, which the table
+holds in seconds, a unit change on the value, and use 2024 vLLM); the vLLM recipes (their benchmark output is a
+template of 'xxx'); tt-inference-server threads of Tenstorrent hardware or of models the catalog lacks (Qwen3-4B,
+Llama-3.2-90B-Vision).
 
 Every value is a number the document printed; no arithmetic is done on any value.
 
