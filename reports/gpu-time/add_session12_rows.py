@@ -88,7 +88,12 @@ catalog does not have); NVIDIA NIM 'performance-tables' pages (reprints of the N
 uses); a Kimi-K2.6 4-replica GKE report (load balanced over 4 replicas, fp8 KV); vLLM performance-benchmark CI builds
 9513 / 9523 / 9555 (9513 repeats 9515's H200 setup; 9523 / 9555 print only end-to-end latency in ms, which the table
 holds in seconds, a unit change on the value, and use 2024 vLLM); the vLLM recipes (their benchmark output is a
-template of 'xxx'); tt-inference-server threads of Tenstorrent hardware or of models the catalog lacks (Qwen3-4B,
+template of 'xxx'); the SGLang cookbook's Llama 3.1 page (sgl-cookbook docs/autoregressive/Llama/Llama3.1.md:
+Llama-3.1-70B, TP 8 on 8 A100 of unstated memory, SGLang 0.5.6, six bench_serving blocks at concurrency 1 / 16 /
+100 and 1 / 16 / 64: the random dataset is run without --random-range-ratio, so each request's lengths are drawn below
+the nominal 1000 / 8000 in and 1000 out, and the printed totals show means far from them; the rows' lengths would be
+the totals over the requests, arithmetic that set 7 did for other cookbook pages and this set does not);
+tt-inference-server threads of Tenstorrent hardware or of models the catalog lacks (Qwen3-4B,
 Llama-3.2-90B-Vision).
 
 Every value is a number the document printed; no arithmetic is done on any value.
