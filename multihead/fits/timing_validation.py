@@ -48,11 +48,12 @@ def held_out(row_id: str) -> bool:
     return int(hashlib.sha256(row_id.encode()).hexdigest()[:8], 16) % 3 == 0
 
 
-SPLITS = ("train", "seen-1", "seen-2", "seen-3", "train-5", "seen-4", "seen-5", "seen-6", "seen-7", "held-out-8")
+SPLITS = ("train", "seen-1", "seen-2", "seen-3", "train-5", "seen-4", "seen-5", "seen-6", "seen-7", "held-out-8",
+          "held-out-9")
 # the rows the constants are fitted on (and --cv folds): every set that has been looked at (set 6 since session 8);
 # a held-out set lives on the data helper's branch until its predictions are frozen and it is judged
 FIT_SPLITS = ("train", "seen-1", "seen-2", "seen-3", "train-5", "seen-4", "seen-5", "seen-6", "seen-7")
-HELD_OUT_SPLITS = ("held-out-8",)
+HELD_OUT_SPLITS = ("held-out-8", "held-out-9")
 SECOND_RULE = ("in the second set when the row says split 'heldout-2': rows from new sources committed with the "
                "predictions of the model as it stood, before any change made after seeing the first held-out set")
 THIRD_RULE = ("in the third set when the row says split 'heldout-3': rows from new sources committed with the "
@@ -67,7 +68,8 @@ SEEN_NOTE = ("Sets 1 (the hash rule's held-out rows) and 2 were held out in sess
              "(reports/gpu-time/heldout6.md), so since session 8 it is 'seen-6' and fitted on, less its two SGLang "
              "8x B200 documents, marked reserved editions.")
 MARKED = {"heldout-2": "seen-2", "heldout-3": "seen-3", "train-5": "train-5", "heldout-4": "seen-4",
-          "heldout-5": "seen-5", "heldout-6": "seen-6", "heldout-7": "seen-7", "heldout-8": "held-out-8"}
+          "heldout-5": "seen-5", "heldout-6": "seen-6", "heldout-7": "seen-7", "heldout-8": "held-out-8",
+          "heldout-9": "held-out-9"}
 # Sealed splits: rows load_table leaves out unless asked (sealed=True), so no fit, cross-validation, report or
 # `multihead gpu-time` summary reads them. Set 6 was sealed in session 7 (its predictions frozen in
 # reports/gpu-time/frozen/heldout-6_*.json) and, judged once, unsealed in session 8. Set 7 ('heldout-7', session 8):
@@ -75,12 +77,16 @@ MARKED = {"heldout-2": "seen-2", "heldout-3": "seen-3", "train-5": "train-5", "h
 # heldout-7_before.json) before session 8 changed the model; judged once in session 11 (reports/gpu-time/
 # heldout7.md) and unsealed: 'seen-7'. Set 8 ('heldout-8', session 11): documents entered on the data helper's
 # branch with their predictions frozen (reports/gpu-time/frozen/heldout-8_before.json) before any later change to
+# the model; held out and sealed. Set 9 ('heldout-9', session 12): likewise, documents entered on the data helper's
+# branch with their predictions frozen (reports/gpu-time/frozen/heldout-9_before.json) before any later change to
 # the model; held out and sealed.
-SEALED: tuple[str, ...] = ("held-out-8",)
+SEALED: tuple[str, ...] = ("held-out-8", "held-out-9")
 SEEN_NOTE += (" Set 7 ('heldout-7', entered in session 8 on another branch with its predictions frozen first) was "
               "evaluated once in session 11 (reports/gpu-time/heldout7.md), so it is 'seen-7' and fitted on from the "
               "next refit (the constants shipped now were fitted before it was seen).")
 SEEN_NOTE += (" Set 8 ('heldout-8', entered in session 11 on another branch with its predictions frozen first) is "
+              "held out and sealed: never fitted on.")
+SEEN_NOTE += (" Set 9 ('heldout-9', entered in session 12 on another branch with its predictions frozen first) is "
               "held out and sealed: never fitted on.")
 
 
