@@ -99,9 +99,9 @@ CASES = [(LLAMA, "H100-SXM", 1, "vllm"), (LLAMA, "A100-80GB", 1, "vllm"), (DSR1,
 @given(case=st.sampled_from(CASES), c=st.integers(1, 200), inp=st.integers(32, 9000), out=st.integers(2, 3000),
        share=st.floats(0.0, 1.0))
 def test_wave_ttft_grows_with_concurrency_and_the_share(case, c, inp, out, share):
-    """More requests in a wave never reach their first token sooner; a larger share of waves never lowers TTFT
-    below the evenly spread loop's... unless the spread loop's own queue is longer (then the share moves toward
-    the wave's): the blend stays between the two pictures. Aggregate tokens/s stays positive and finite."""
+    """A wave of one more request never reaches its first token sooner, and never sooner than one prompt's
+    prefill; its TPOT is never below the plain decode step. The served TTFT lies between the evenly spread
+    loop's and the wave's, whatever the share; aggregate tokens/s stays positive and finite."""
     spec, gpu, tp, engine = case
     s = _setup(spec, gpu, tp, engine, share=share)
     step = timing.decode_step(s, c, inp + out // 2).total_s
