@@ -7,11 +7,14 @@ The set is a set of documents, fixed before any prediction: documents this sessi
 earlier set uses (no url of the table's sources, no benchmark run another source reprints, no reserved document or
 edition of one), that state for each figure the GPU, its count, the parallelism, the concurrency and the request
 lengths, and whose model the table can read (DeepSeek-R1, MiniMax-M2, Mistral-7B-Instruct-v0.3, gemma-3-4b-it,
-Qwen2.5-7B-Instruct from the catalog). It is smaller than the brief's aim (5 documents, 57 rows, 21 of them dense):
-few documents found met every requirement; a small clean set was preferred to padding it with doubtful ones. A
-second helper of session 12 extended the set with the two tt-inference-server GPU reference threads
+Qwen2.5-7B-Instruct, Llama-3.1-70B from the catalog). It is smaller than the brief's aim (6 documents, 75 rows, 39 of
+them dense): few documents found met every requirement; a small clean set was preferred to padding it with doubtful
+ones. A second helper of session 12 extended the set with the two tt-inference-server GPU reference threads
 below (dense TPOT at concurrency 1), again before any prediction of them; its search for dense documents with TTFT /
-throughput at a stated concurrency found none that could be read whole (see 'Also turned down' at the end).
+throughput at a stated concurrency found none that could be read whole (see 'Also turned down' at the end). A third
+helper, briefed to enter the SGLang cookbook's Llama 3.1 page with its lengths derived as session 7 derived them,
+added it (18 dense rows: TTFT, TPOT and output throughput at concurrency 1 to 100), again before any prediction;
+its search for further dense documents found none it could read whole (see the last paragraph).
 
 - SemiAnalysisAI/InferenceX pull request #3363 ('[Klaud Cold] Update dsr1-fp8-b200-sglang SGLang image to
   v0.5.20-cu130'): the description's baseline table (2026-05-22, image lmsysorg/sglang:v0.5.12-cu130) of
@@ -115,6 +118,26 @@ the totals over the requests, arithmetic that set 7 did for other cookbook pages
 briefed to enter it with lengths derived that way, entered it: see above);
 tt-inference-server threads of Tenstorrent hardware or of models the catalog lacks (Qwen3-4B,
 Llama-3.2-90B-Vision).
+
+Also turned down by the third helper, before predicting: the other SGLang cookbook pages with dense models (Llama
+3.3-70B: commands only, no results; Ministral-3, Devstral-2, Gemma 4: models the table does not read; the Qwen3 and
+GPT-OSS pages are reserved in their B200 editions and used by set 6 anyway, and were not opened); GPUStack's Qwen3-14B
+/ Qwen3-32B pages (all prompts sent at once, no concurrency, as sets 7 and 8 found) and Qwen3.5 pages (a model the
+table does not read); the vLLM recipes' dense pages (Llama 3.3-70B: a template of 'xxx'); ROCm/rocm-blogs 'Best
+practices for competitive inference optimization on AMD Instinct MI300X' (offline throughput at unbounded load and
+static-batch end-to-end latency only, serving curves as charts; its H100 columns are TensorRT-LLM runs measured 'with
+the same method as TRT-LLM published throughput data', too near the reserved TensorRT-LLM performance pages); dstack's
+Llama 3.1 405B MI300X posts (amd-mi300x-inference-benchmark, h100-mi300x-inference-benchmark: results as charts,
+request rates or all prompts at once; dstack's DeepSeek-R1 benchmark is reserved and was not opened); a Moreh
+technical report of Llama 3.3 70B on MI300X (the stored copy gives its opening only); Microsoft Azure HPC blogs of
+Llama 3.1 8B with the Hugging Face inference-benchmarker (ShareGPT-like profiles, lengths not fixed) and Ori's
+BeFOri blog (its own harness; only the opening could be read); vLLM issue #13412 (Llama-3.3-70B on 8 H200 with
+--num-scheduler-steps 10 and chunked prefill off, 1-token outputs, settings the time model has no input for), vLLM
+issue #42484 (an RFC whose figures were edited across providers and server states), QwenLM/Qwen3 #1536 (the run of
+vLLM #20469 that set 4 uses, reprinted); the SGLang InstantTensor pull requests (#19830, #20335, #27450, #27800,
+#28391, #28506: one Qwen2.5-7B on L40 block reprinted six times, SGLang version not stated, 32-token outputs); sglang
+#7151 (Qwen3-32B FP8 on L20, a GPU the catalog lacks); intel/llm-scaler #285 (Intel B60); Tenstorrent-hardware
+reports of tt-inference-server.
 
 Every value is a number the document printed; no arithmetic is done on any value. The one derived quantity is the
 request lengths of the cookbook Llama 3.1 rows (printed token totals over the printed request count, rounded).
