@@ -7,11 +7,14 @@ The set is a set of documents, fixed before any prediction: documents this sessi
 earlier set uses (no url of the table's sources, no benchmark run another source reprints, no reserved document or
 edition of one), that state for each figure the GPU, its count, the parallelism, the concurrency and the request
 lengths, and whose model the table can read (DeepSeek-R1, MiniMax-M2, Mistral-7B-Instruct-v0.3, gemma-3-4b-it,
-Qwen2.5-7B-Instruct from the catalog). It is smaller than the brief's aim (5 documents, 57 rows, 21 of them dense):
-few documents found met every requirement; a small clean set was preferred to padding it with doubtful ones. A
-second helper of session 12 extended the set with the two tt-inference-server GPU reference threads
+Qwen2.5-7B-Instruct, Llama-3.1-70B from the catalog). It is smaller than the brief's aim (6 documents, 75 rows, 39 of
+them dense): few documents found met every requirement; a small clean set was preferred to padding it with doubtful
+ones. A second helper of session 12 extended the set with the two tt-inference-server GPU reference threads
 below (dense TPOT at concurrency 1), again before any prediction of them; its search for dense documents with TTFT /
-throughput at a stated concurrency found none that could be read whole (see 'Also turned down' at the end).
+throughput at a stated concurrency found none that could be read whole (see 'Also turned down' at the end). A third
+helper, briefed to enter the SGLang cookbook's Llama 3.1 page with its lengths derived as session 7 derived them,
+added it (18 dense rows: TTFT, TPOT and output throughput at concurrency 1 to 100), again before any prediction;
+its search for further dense documents found none it could read whole (see the last paragraph).
 
 - SemiAnalysisAI/InferenceX pull request #3363 ('[Klaud Cold] Update dsr1-fp8-b200-sglang SGLang image to
   v0.5.20-cu130'): the description's baseline table (2026-05-22, image lmsysorg/sglang:v0.5.12-cu130) of
@@ -43,6 +46,25 @@ throughput at a stated concurrency found none that could be read whole (see 'Als
   1). Doubtful: the comment's metadata block names the device 'n300' and Tenstorrent commits while its heading and
   table title say 4090 (entered as the 4090 run the headings name); precision not stated (bf16 entered); TTFT not used
   (as above).
+- sgl-project/sgl-cookbook, the SGLang cookbook's Llama 3.1 page (docs/autoregressive/Llama/Llama3.1.md, pinned at
+  7b5bd9c, the commit session 7 pinned the other cookbook pages at; the page's benchmark section is unchanged since it
+  was added on 2026-01-14), entered by a third helper of session 12 before any prediction of it: section 5.1 'Speed
+  Benchmark', Llama-3.1-70B (the base model, bf16) at TP 8 on 8 A100 with SGLang 0.5.6, six bench_serving result
+  blocks, 1000/1000 nominal at max concurrency 1 / 16 / 100 and 8000/1000 nominal at 1 / 16 / 64: mean TTFT ->
+  ttft_ms, mean TPOT -> itl_ms, output token throughput -> output_tokens_per_s (batch = the max concurrency). The
+  random dataset is run without --random-range-ratio, so each request's lengths are drawn below the nominal ones:
+  the rows' lengths are derived as session 7 derived them for the other cookbook pages, each run's printed 'Total
+  input tokens' / 'Total generated tokens' over its 'Successful requests', rounded (the only arithmetic in this
+  script; the measured values are as printed). No cookbook page of this model was a source before (the table's
+  cookbook sources are the Qwen3, DeepSeek, Llama 4, GPT-OSS, Kimi-K2, GLM-4.6 and MiniMax pages). Doubts: the page
+  says 'NVIDIA A100 GPU (8x)' without the memory size (A100-80GB entered: the cookbook repository's own hardware
+  tables, its .claude/skills add-model and review-pr notes, give the A100 as 80GB; the 70B bf16 weights at TP 8,
+  about 18 GB a GPU, fit the 40GB part too, so the page itself does not decide it); the prose names the ShareGPT
+  dataset while every printed command and result block uses the random dataset (the blocks are entered as the random
+  runs they print); the benchmark commands are printed as `sglang serve ...` with bench_serving flags (a slip of the
+  page, taken as bench_serving, whose output the blocks are); the blocks' token totals equal those of the other
+  cookbook pages' random runs at the same nominal lengths (the benchmark's fixed seed). Median ITL (which session 7
+  entered as decode_step_ms) is not entered: set 9 is to judge TTFT, TPOT and throughput.
 
 Not used (decided before predicting): AccelMark result files left over by set 8 (the H100 suite C directory holds
 only offline results, and the harness is the one set 8 used); a GPU-concurrency study whose stated concurrency is
@@ -92,11 +114,33 @@ template of 'xxx'); the SGLang cookbook's Llama 3.1 page (sgl-cookbook docs/auto
 Llama-3.1-70B, TP 8 on 8 A100 of unstated memory, SGLang 0.5.6, six bench_serving blocks at concurrency 1 / 16 /
 100 and 1 / 16 / 64: the random dataset is run without --random-range-ratio, so each request's lengths are drawn below
 the nominal 1000 / 8000 in and 1000 out, and the printed totals show means far from them; the rows' lengths would be
-the totals over the requests, arithmetic that set 7 did for other cookbook pages and this set does not);
+the totals over the requests, arithmetic that set 7 did for other cookbook pages and this set did not; the third helper,
+briefed to enter it with lengths derived that way, entered it: see above);
 tt-inference-server threads of Tenstorrent hardware or of models the catalog lacks (Qwen3-4B,
 Llama-3.2-90B-Vision).
 
-Every value is a number the document printed; no arithmetic is done on any value.
+Also turned down by the third helper, before predicting: the other SGLang cookbook pages with dense models (Llama
+3.3-70B: commands only, no results; Ministral-3, Devstral-2, Gemma 4: models the table does not read; the Qwen3 and
+GPT-OSS pages are reserved in their B200 editions and used by set 6 anyway, and were not opened); GPUStack's Qwen3-14B
+/ Qwen3-32B pages (all prompts sent at once, no concurrency, as sets 7 and 8 found) and Qwen3.5 pages (a model the
+table does not read); the vLLM recipes' dense pages (Llama 3.3-70B: a template of 'xxx'); ROCm/rocm-blogs 'Best
+practices for competitive inference optimization on AMD Instinct MI300X' (offline throughput at unbounded load and
+static-batch end-to-end latency only, serving curves as charts; its H100 columns are TensorRT-LLM runs measured 'with
+the same method as TRT-LLM published throughput data', too near the reserved TensorRT-LLM performance pages); dstack's
+Llama 3.1 405B MI300X posts (amd-mi300x-inference-benchmark, h100-mi300x-inference-benchmark: results as charts,
+request rates or all prompts at once; dstack's DeepSeek-R1 benchmark is reserved and was not opened); a Moreh
+technical report of Llama 3.3 70B on MI300X (the stored copy gives its opening only); Microsoft Azure HPC blogs of
+Llama 3.1 8B with the Hugging Face inference-benchmarker (ShareGPT-like profiles, lengths not fixed) and Ori's
+BeFOri blog (its own harness; only the opening could be read); vLLM issue #13412 (Llama-3.3-70B on 8 H200 with
+--num-scheduler-steps 10 and chunked prefill off, 1-token outputs, settings the time model has no input for), vLLM
+issue #42484 (an RFC whose figures were edited across providers and server states), QwenLM/Qwen3 #1536 (the run of
+vLLM #20469 that set 4 uses, reprinted); the SGLang InstantTensor pull requests (#19830, #20335, #27450, #27800,
+#28391, #28506: one Qwen2.5-7B on L40 block reprinted six times, SGLang version not stated, 32-token outputs); sglang
+#7151 (Qwen3-32B FP8 on L20, a GPU the catalog lacks); intel/llm-scaler #285 (Intel B60); Tenstorrent-hardware
+reports of tt-inference-server.
+
+Every value is a number the document printed; no arithmetic is done on any value. The one derived quantity is the
+request lengths of the cookbook Llama 3.1 rows (printed token totals over the printed request count, rounded).
 
 Run: python reports/gpu-time/add_session12_rows.py
 """
@@ -107,6 +151,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from table_entry import IX_METRICS, enter, serving_row  # noqa: E402
 
 SPLIT = "heldout-9"
+COOKBOOK = "https://github.com/sgl-project/sgl-cookbook/blob/7b5bd9c05e3d86da5161ac2be9b91c19a34bf49d/"
 
 S = {
  "ix3363-dsr1-b200-sglang": dict(url="https://github.com/SemiAnalysisAI/InferenceX/pull/3363",
@@ -157,6 +202,21 @@ S = {
           "doubt). TTFT not used, as for session 5's tt-inference-server rows. Lines after ISL 3072 not in the "
           "stored copy: not entered."),
    engine="vLLM (version not stated, early 2025)", engine_family="vllm", klass="dense", date="2025-03"),
+ "sglcb-llama31-70b-a100": dict(url=COOKBOOK + "docs/autoregressive/Llama/Llama3.1.md",
+   what=("SGLang cookbook, Llama 3.1 page, section 5.1 Speed Benchmark: Llama-3.1-70B on 8x A100, TP 8, SGLang 0.5.6, "
+         "6 bench_serving runs (1000/1000 nominal at max concurrency 1 / 16 / 100, 8000/1000 nominal at 1 / 16 / 64)"),
+   setup=("SGLang bench_serving, random dataset (the prose names ShareGPT_Vicuna_unfiltered but every printed command "
+          "and result block is --dataset-name random; the commands are printed as `sglang serve` with benchmark "
+          "flags: taken as bench_serving, whose result blocks they are), no --random-range-ratio, so each request's "
+          "lengths are drawn below the nominal --random-input-len / --random-output-len: the row's lengths are the "
+          "run's printed 'Total input tokens' / 'Total generated tokens' over its 'Successful requests', rounded (as "
+          "session 7 entered the other cookbook pages); --num-prompts 10 / 80 / 500 or 320 at --max-concurrency 1 / 16 "
+          "/ 100 or 64, request rate inf. Server `sglang serve --model-path Meta-Llama/Llama-3.1-70B --tp 8` (the base "
+          "model, bf16 checkpoint; SGLang defaults, KV cache in the model dtype). The page says 'NVIDIA A100 GPU (8x)' "
+          "without the memory size: A100-80GB entered (the cookbook repository's own hardware tables, in its "
+          ".claude/skills add-model and review-pr notes, list the A100 as 80GB; the 70B bf16 weights at TP 8, about "
+          "18 GB a GPU, fit the 40GB part too, so the page does not decide it: a doubt)."),
+   engine="SGLang 0.5.6", engine_family="sglang", engine_version="0.5.6", klass="dense", date="2026-01"),
 }
 MODELS = {
  "Mistral-7B-Instruct-v0.3": {"source": ("mistralai/Mistral-7B-Instruct-v0.3 config.json (https://huggingface.co/"
@@ -191,6 +251,19 @@ TT521_POINTS = [(128, 128, 8.4), (128, 1024, 9.6), (1024, 128, 10.8), (2048, 128
                 (4096, 128, 10.1)]
 # tt-inference-server #125 Qwen2.5-7B-Instruct on RTX 4090, concurrency 1: (ISL, OSL, TPOT ms) -- as printed
 TT125_POINTS = [(128, 128, 17.1), (128, 1024, 17.2), (1024, 128, 17.2), (2048, 128, 17.2), (3072, 128, 17.3)]
+
+
+# SGLang cookbook Llama 3.1 page, section 5.1: (concurrency, successful requests, total input tokens, total generated
+# tokens, output token throughput tok/s, mean TTFT ms, mean TPOT ms, label) -- each run as printed
+SGLCB_L31_RUNS = [
+ (1, 10, 6101, 4220, 52.88, 131.61, 18.63, "5.1.1.1 1000/1000 low concurrency"),
+ (16, 80, 39668, 40805, 513.48, 264.84, 26.09, "5.1.1.2 1000/1000 medium concurrency"),
+ (100, 500, 249831, 252662, 1919.38, 245.98, 47.19, "5.1.1.3 1000/1000 high concurrency"),
+ (1, 10, 41941, 4220, 50.69, 395.25, 18.80, "5.1.2.1 8000/1000 low concurrency"),
+ (16, 80, 300020, 41669, 389.00, 603.42, 36.94, "5.1.2.2 8000/1000 medium concurrency"),
+ (64, 320, 1273893, 170000, 788.27, 633.32, 74.95, "5.1.2.3 8000/1000 high concurrency")]
+SGLCB_METRICS = (("ttft_ms", 5, "ms", "mean TTFT"), ("itl_ms", 6, "ms", "mean TPOT"),
+                 ("output_tokens_per_s", 4, "tokens/s", "output token throughput"))
 
 
 def _row(src, i, model, gpu, tp, weights, c, inp, outl, metric, value, unit, note, ep=1):
@@ -234,14 +307,28 @@ def tt125_rows() -> list[dict]:
             for i, (isl, osl, tpot) in enumerate(TT125_POINTS, 1)]
 
 
+def sglcb_l31_rows() -> list[dict]:
+    """The lengths are the only arithmetic: each run's printed token totals over its printed request count, rounded."""
+    src, out = "sglcb-llama31-70b-a100", []
+    for i, run in enumerate(SGLCB_L31_RUNS, 1):
+        (c, n, tin, tout), label = run[:4], run[7]
+        inp, outl = round(tin / n), round(tout / n)
+        for metric, k, unit, what in SGLCB_METRICS:
+            out.append(_row(src, i, "Llama-3.1-70B", "A100-80GB", 8, "bf16", c, inp, outl, metric, run[k], unit,
+                            f"{label}: {what} as printed; lengths {tin}/{n} and {tout}/{n} tokens (printed totals "
+                            f"over the run's requests), max concurrency {c}"))
+    return out
+
+
 def main() -> None:
     sentence = ("Rows with split 'heldout-9' were added in session 12 (2026-12-04) from documents no earlier "
-                "session used (two InferenceX pull requests, a blog post and two tt-inference-server GPU reference threads; see "
+                "session used (two InferenceX pull requests, a blog post, two tt-inference-server GPU reference threads and the "
+                "SGLang cookbook's Llama 3.1 page; see "
                 "reports/gpu-time/add_session12_rows.py), chosen and entered before any prediction of them, and "
                 "committed with the predictions of the model as it stood (reports/gpu-time/frozen/"
                 "heldout-9_before.json): a sealed split, never fitted on, left out of every report until the final "
                 "evaluation.")
-    rows = [r for src in IX_RUNS for r in ix_rows(src)] + mr_rows() + tt521_rows() + tt125_rows()
+    rows = [r for src in IX_RUNS for r in ix_rows(src)] + mr_rows() + tt521_rows() + tt125_rows() + sglcb_l31_rows()
     enter(SPLIT, S, rows, 12, sentence, MODELS)
 
 
