@@ -32,14 +32,7 @@ def wave_ttft_tpot(setup, c: int, input_len: int, one_s: float, step_s: float, f
     """(TTFT, TPOT) in seconds of c requests arriving together (module docstring): ``one_s`` one prompt's prefill,
     ``step_s`` a decode step of the c requests, ``fixed_s`` the request's fixed cost before its first token;
     ``batch_s(b)``: seconds of a prefill of b prompts (default: timing.prefill of the setup)."""
-    if batch_s is None:
-        from multihead.cost.time.timing import prefill
-        cache = {1: one_s}
-
-        def batch_s(b: int) -> float:
-            if b not in cache:
-                cache[b] = prefill(setup, input_len, batch=b).total_s
-            return cache[b]
+    batch_s = batch_s or pb.batch_seconds(setup, input_len, one_s)
 
     k = pb.prompts_per_step(setup, input_len, c)
     t_k = min(k * one_s, pb.interpolate(batch_s, k))     # a batch is never slower than its prompts one by one

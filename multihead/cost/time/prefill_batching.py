@@ -91,6 +91,19 @@ def prompts_per_step(setup, input_len: int, concurrency: int) -> float:
     return max(1.0, min(float(concurrency), budget / max(1, input_len)))
 
 
+def batch_seconds(setup, input_len: int, one_s: float):
+    """``batch_s(b)``: seconds of one prefill of b prompts of ``input_len`` tokens (timing.prefill(batch=b)), each
+    computed once; ``one_s`` is b = 1's, already known to the caller."""
+    from multihead.cost.time.timing import prefill
+    cache = {1: one_s}
+
+    def batch_s(b: int) -> float:
+        if b not in cache:
+            cache[b] = prefill(setup, input_len, batch=b).total_s
+        return cache[b]
+    return batch_s
+
+
 def interpolate(batch_s, b: float) -> float:
     """T(b) at a fractional batch: linear between the integer batches around it (``batch_s(int) -> seconds``)."""
     lo = max(1, math.floor(b))

@@ -483,13 +483,7 @@ def _batched_ttft_tpot(setup: Setup, c: int, input_len: int, one: float, step: f
     TensorRT-LLM: mixed steps) a batch of b prompts costs the decoding requests only T(b) - step, their own step
     being in it; SGLang pauses decode for its prefill batches and costs the whole T(b)."""
     from multihead.cost.time import prefill_batching as pb
-    cache = {1: one}
-
-    def batch_s(b: int) -> float:
-        if b not in cache:
-            cache[b] = prefill(setup, input_len, batch=b).total_s
-        return cache[b]
-
+    batch_s = pb.batch_seconds(setup, input_len, one)
     k = pb.prompts_per_step(setup, input_len, c)
     _, mixed, _ = pb.token_budget(setup)
 
