@@ -167,3 +167,13 @@ def test_sixth_set_whole_documents_frozen_before_any_change_two_reserved_since_s
     for label in ("before", "after"):
         frozen = json.loads((tv.MEASUREMENTS.parent / "frozen" / f"heldout-6_{label}.json").read_text())
         assert {p["id"] for p in frozen["predictions"]} == {r["id"] for r in sixth}
+
+def test_document_weights_by_hand(monkeypatch):
+    """Session 12's variant: each fitted document weighs the same in the loss. Rows a, a, a, b: N = 4, D = 2, so
+    a's rows weigh 4 / (2 * 3) = 2/3 each (2 in all) and b's row 4 / (2 * 1) = 2; off, every row weighs 1."""
+    rows = [{"source": "a"}, {"source": "a"}, {"source": "a"}, {"source": "b"}]
+    assert tv.row_weights(rows) == [1.0] * 4
+    monkeypatch.setattr(tv, "DOCUMENT_WEIGHTS", True)
+    w = tv.row_weights(rows)
+    assert w[:3] == pytest.approx([2 / 3] * 3) and w[3] == pytest.approx(2.0)
+    assert sum(w) == pytest.approx(len(rows))
