@@ -39,8 +39,16 @@ def test_version_families():
     assert ec.cost_key("vllm", "v1-async") == "vllm@v1"          # V1's fixed costs
     assert ec.version_family("sglang", "0.5.7") == "0.4+"
     assert ec.cost_key("vllm", "v0") == "vllm@v0" and ec.cost_key("sglang", "0.4+") == "sglang"
-    assert set(ec.cost_keys()) == {"vllm@v0", "vllm@v1", "sglang", "tensorrt-llm@0.x", "tensorrt-llm@1.x",
-                                   "gpt-fast"}
+    assert set(ec.cost_keys()) == {"vllm@v0", "vllm@v1", "sglang", "tensorrt-llm", "gpt-fast"}   # TRT pooled
+
+
+def test_year_only_dates_are_placed_only_inside_one_family():
+    assert ec.version_family("tensorrt-llm", None, "2024") == "0.x"
+    assert ec.version_family("vllm", None, "2024") == "v0"
+    with pytest.raises(ValueError, match="engine_date: vllm changed version family during 2025"):
+        ec.version_family("vllm", None, "2025")
+    with pytest.raises(ValueError, match="engine_date: expected 'YYYY-MM'"):
+        ec.version_family("vllm", None, "March 2025")
 
 
 def test_tensorrt_llm_families_as_the_memory_account_names_them(monkeypatch):
@@ -54,15 +62,34 @@ def test_tensorrt_llm_families_as_the_memory_account_names_them(monkeypatch):
     assert ec.version_family("tensorrt-llm", None, "2026-02") == "1.x" == ec.version_family("tensorrt-llm")
     assert set(tensorrt_llm.FAMILIES) == {f["family"] for f in
                                           ec.versions_catalog()["engines"]["tensorrt-llm"]["families"]}
+    assert ec.cost_key("tensorrt-llm", "0.x") == "tensorrt-llm" == ec.cost_key("tensorrt-llm", "1.x")   # pooled
+    # the memory account draws the same boundary between the two lines
+    for version in ("0.7", "0.18.2", "0.21.0", "1.0", "1.0.0rc2", "1.2.0rc1", "1.3.0rc14", "0.x", "1.x"):
+        assert tensorrt_llm.resolve(version) == ec.version_family("tensorrt-llm", version), version
+    monkeypatch.setattr(ec, "POOLED", ())       # session 12's variant 'trt'
     assert ec.cost_key("tensorrt-llm", "0.x") == "tensorrt-llm@0.x"
-    monkeypatch.setattr(ec, "POOLED", ("tensorrt-llm",))
-    assert ec.cost_key("tensorrt-llm", "0.x") == "tensorrt-llm" == ec.cost_key("tensorrt-llm", "1.x")
+    assert set(ec.cost_keys()) >= {"tensorrt-llm@0.x", "tensorrt-llm@1.x"}
 
 
-def test_a_family_missing_from_the_fit_reads_the_engines_entry():
+def test_every_tensorrt_llm_source_has_its_family():
+    """The measurement table's TensorRT-LLM sources (reserved editions included): the compiled-engine era (2023-24
+    documents, NIM 1.8, LMDeploy's TurboMind entered under this family) is 0.x; the 2026 trtllm-serve runs are 1.x."""
+    from multihead.fits import timing_validation as tv
+    table = tv.load_table(sealed=True)
+    new = {"gpustack-qwen3-8b-h100-trtllm", "trtllm11559-glm47-h100", "trtllm11691-glm47-gb200",
+           "ix3317-dsr1-b200-trt"}
+    trt = {k: s for k, s in table["sources"].items() if s.get("engine_family") == "tensorrt-llm"}
+    assert new <= set(trt) and len(trt) >= 10
+    for key, src in trt.items():
+        family = ec.version_family("tensorrt-llm", *tv.source_version(src))
+        assert family == ("1.x" if key in new else "0.x"), key
+
+
+def test_a_family_missing_from_the_fit_reads_the_engines_entry(monkeypatch):
     gpu = timing.make_gpu("H100-SXM", cost.gpu_catalog()["H100-SXM"])
     old = timing.Constants(layer_overhead_s={"tensorrt-llm": 70e-6}, prefill_layer_overhead_s={"tensorrt-llm": 1e-4},
                            sequence_overhead_s={"tensorrt-llm": 2e-6})
+    monkeypatch.setattr(ec, "POOLED", ())
     for version in ("0.18", "1.2.0"):
         s = timing.Setup(_spec("Llama-3.1-8B"), gpu, old, engine="tensorrt-llm", engine_version=version)
         assert s.cost_key.startswith("tensorrt-llm@")

@@ -247,8 +247,9 @@ def _bounds(name: str) -> tuple[float, float]:
 def _value(c: timing.Constants, name: str, key: str | None) -> float | None:
     """The constant's value in ``c``; a version family's key missing from a table reads the engine's own entry
     (what the model uses for it: engine_costs.cost_key's fallback), so a warm fit starts a new family there."""
+    from multihead.cost.time.engine_costs import family_value
     v = getattr(c, name)
-    return v if key is None else v.get(key, v.get(key.split("@")[0]))
+    return v if key is None else family_value(v, key)
 
 
 MAX_NFEV = None     # a bound on the least-squares evaluations of one descent (None: scipy's default); CV scripts set it

@@ -27,7 +27,7 @@ def _variants():
             "mxfp4k": _set(engine_costs, "FUSED_MXFP4_MOE", True),
             "waves": _set(timing, "ARRIVAL_WAVES", True),     # session 12: requests arriving in waves
             "trt": _set(engine_costs, "POOLED", ()),           # session 12: TensorRT-LLM 0.x / 1.x costs apart
-            "trtpooled": _set(engine_costs, "POOLED", ("tensorrt-llm",)),   # (the session-11 tables)
+            "trtpooled": _set(engine_costs, "POOLED", ("tensorrt-llm",)),   # (the default: one TensorRT-LLM entry)
             "docw": _set(tv, "DOCUMENT_WEIGHTS", True)}        # session 12: each document weighs the same
 
 

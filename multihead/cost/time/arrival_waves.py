@@ -38,7 +38,7 @@ def wave_ttft_tpot(setup, c: int, input_len: int, one_s: float, step_s: float, f
     t_k = min(k * one_s, pb.interpolate(batch_s, k))     # a batch is never slower than its prompts one by one
     batches = c / k
     _, mixed, _ = pb.token_budget(setup)
-    interrupt = max(0.0, t_k - step_s) if mixed else t_k
+    interrupt = pb.interruption(t_k, step_s, mixed)
     ttft = fixed_s + t_k * (batches + 1.0) / 2.0
     tpot = step_s + (batches - 1.0) / 2.0 * interrupt / max(output_len - 1, 1)
     return ttft, tpot

@@ -20,7 +20,8 @@ relative to that dense layer (LAYER_KERNELS):
   shared experts add a dense MLP's 3.
 
 The engine's version family (catalog/engine_versions.json: vLLM V0 until 0.8, V1 from 0.8; SGLang
-0.4+; TensorRT-LLM; gpt-fast) selects the fitted t_layer; the prefill's own t_layer (eager launches)
+0.4+; TensorRT-LLM 0.x (compiled engine) and 1.x (PyTorch backend), pooled into one set of costs unless POOLED
+says otherwise; gpt-fast) selects the fitted t_layer; the prefill's own t_layer (eager launches)
 is a second table, falling back to the decode one when it was not fitted.
 """
 from __future__ import annotations
@@ -69,11 +70,25 @@ def version_family(engine: str, version: str | None = None, date: str | None = N
                 return f["family"]
         return table[engine]["default"]
     if date is not None:
+        if not re.fullmatch(r"\d{4}(-\d{2})?", str(date)):
+            raise ValueError(f"engine_date: expected 'YYYY-MM' (or a year 'YYYY'), got {date!r}")
+        if len(date) == 4:      # a year only: placed when all of it falls in one family
+            first, last = (version_family(engine, None, f"{date}-{m}") for m in ("01", "12"))
+            if first != last:
+                raise ValueError(f"engine_date: {engine} changed version family during {date} ({first} -> {last}); "
+                                 "give the month ('YYYY-MM') or the version")
+            return first
         for f in fams:
             lo, hi = f.get("since_date"), f.get("until_date")
             if (lo is None or date >= lo) and (hi is None or date < hi):
                 return f["family"]
     return table[engine]["default"]
+
+
+def family_value(table: dict, key: str):
+    """A fitted table's entry for a cost key ("vllm@v1"), else the engine's own entry ("vllm"), else None: a family
+    the fit file does not have reads what the engine has."""
+    return table.get(key, table.get(key.split("@")[0]))
 
 
 def _family_entry(engine: str, family: str) -> dict:
@@ -83,9 +98,10 @@ def _family_entry(engine: str, family: str) -> dict:
     raise ValueError(f"engine_version: {engine} has no version family {family!r}")
 
 
-# Engines whose version families share one set of fixed costs (a variant switch): session 12 gave TensorRT-LLM's
-# 0.x (compiled engine) and 1.x (PyTorch backend) lines costs of their own; pooled, both read "tensorrt-llm".
-POOLED: tuple[str, ...] = ()
+# Engines whose version families share one set of fixed costs. Session 12 cross-validated TensorRT-LLM's 0.x (compiled
+# engine) and 1.x (PyTorch backend) lines with costs of their own (variant 'trt': POOLED = ()); the rule fixed before
+# the run did not adopt it (docs/gpu-time.md, Session 12), so they stay pooled and both read "tensorrt-llm".
+POOLED: tuple[str, ...] = ("tensorrt-llm",)
 
 
 def cost_key(engine: str, family: str) -> str:
@@ -165,12 +181,8 @@ def sequence_overhead_s(setup, sequences: float) -> float:
     """Host work per sequence and step (scheduling, sampling, detokenizing, output processing) that the
     engine does not overlap with the GPU: ``sequences`` * t_seq of the engine family (0 when not fitted).
     It is what makes a decode step of thousands of sequences slower than its bytes and FLOPs."""
-    c = setup.constants
-    key = setup.cost_key
-    for k in (key, key.split("@")[0]):
-        if k in c.sequence_overhead_s:
-            return sequences * c.sequence_overhead_s[k]
-    return 0.0
+    per_sequence = family_value(setup.constants.sequence_overhead_s, setup.cost_key)
+    return sequences * per_sequence if per_sequence is not None else 0.0
 
 
 def fixed_overhead_s(setup, phase: str, sequences: float = 0.0) -> float:
@@ -182,12 +194,7 @@ def fixed_overhead_s(setup, phase: str, sequences: float = 0.0) -> float:
     c = setup.constants
     key = setup.cost_key
     eager = phase == "prefill" or getattr(setup, "enforce_eager", False)
-    per_layer = None
-    if eager:
-        for k in (key, key.split("@")[0]):
-            if k in c.prefill_layer_overhead_s:
-                per_layer = c.prefill_layer_overhead_s[k]
-                break
+    per_layer = family_value(c.prefill_layer_overhead_s, key) if eager else None
     if per_layer is None:
         per_layer = c.layer_overhead(key)
     return layer_kernels(setup.spec, setup.quantization) * per_layer + sequence_overhead_s(setup, sequences)

@@ -104,6 +104,12 @@ def batch_seconds(setup, input_len: int, one_s: float):
     return batch_s
 
 
+def interruption(batch_s: float, step_s: float, mixed: bool) -> float:
+    """Seconds a prefill step of ``batch_s`` costs the requests that are decoding: all of it where decode pauses
+    for the prefill (SGLang), less the decode step it carries where the two share a step (vLLM V1, TensorRT-LLM)."""
+    return max(0.0, batch_s - step_s) if mixed else batch_s
+
+
 def interpolate(batch_s, b: float) -> float:
     """T(b) at a fractional batch: linear between the integer batches around it (``batch_s(int) -> seconds``)."""
     lo = max(1, math.floor(b))

@@ -469,7 +469,8 @@ def serving_point(setup: Setup, concurrency: int, input_len: int, output_len: in
 
 
 PREFILL_QUEUE = "mva"      # "mva": prompts queue for the prefills ahead of them; "residual": half of one, at most
-ARRIVAL_WAVES = False      # True: a fixed-concurrency loop partly arrives in waves (Constants.arrival_waves share)
+ARRIVAL_WAVES = False      # True: a fixed-concurrency loop partly arrives in waves (Constants.arrival_waves share);
+                           # it blends with the one-at-a-time queue only (not with PREFILL_BATCHING's batched queue)
 PREFILL_BATCHING = False   # True: a step prefills the waiting prompts together up to the engine's token budget
                            # (cost/time/prefill_batching.py); False: one prompt at a time (prefill_queue)
 
@@ -487,8 +488,8 @@ def _batched_ttft_tpot(setup: Setup, c: int, input_len: int, one: float, step: f
     k = pb.prompts_per_step(setup, input_len, c)
     _, mixed, _ = pb.token_budget(setup)
 
-    def interrupt(per_prompt: float, b: float) -> float:
-        return max(0.0, per_prompt - step / b) if mixed else per_prompt
+    def interrupt(per_prompt: float, b: float) -> float:     # per prompt of a batch of b
+        return pb.interruption(per_prompt * b, step, mixed) / b
 
     s1 = interrupt(one, 1.0)
     think = fixed + steps * (step + (c - 1) * s1 / max(output_len, 1))
