@@ -177,3 +177,19 @@ def test_document_weights_by_hand(monkeypatch):
     w = tv.row_weights(rows)
     assert w[:3] == pytest.approx([2 / 3] * 3) and w[3] == pytest.approx(2.0)
     assert sum(w) == pytest.approx(len(rows))
+
+
+def test_summary_is_one_row_per_split_and_marks_sealed_sets():
+    table = tv.load_table()
+    results = tv.evaluate(table, timing.load_constants())
+    lines = tv._summary_lines(tv.summarize(results, tv.tp_speedups(results)))
+    rows = [line for line in lines if line.startswith("| ") and not line.startswith("| split")]
+    assert [r.split(" | ")[0][2:] for r in rows] == list(tv.SPLITS)
+    header = next(line for line in lines if line.startswith("| split"))
+    assert header.endswith("| TP speedup | all rows |")
+    for r in rows:
+        name = r.split(" | ")[0][2:]
+        assert ("sealed" in r) == (name in tv.SEALED)
+    train = next(r for r in rows if r.startswith("| train |"))
+    n_train = len([x for x in results if x["split"] == "train"])
+    assert train.rstrip(" |").split(" | ")[-1].startswith(f"{n_train}: ")
