@@ -185,7 +185,7 @@ def render(out: dict) -> str:
         lines.append(f"  max concurrency   {out['max_concurrency']:>9.2f}x for {out['max_model_len']:,} tokens per "
                      f"request")
     lines.append(f"  longest request   {out['max_model_len_fit']:>9,} tokens at concurrency 1 (searched up to the "
-                 f"model's positions or --max-model-len)")
+                 f"larger of the model's positions and --max-model-len)")
     lines.append(f"  prefill           {out['prefill']}")
     from multihead.cost.time.serving_time import render_lines
     lines += ["  " + x for x in render_lines(out)]
