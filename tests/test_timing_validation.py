@@ -193,3 +193,22 @@ def test_summary_is_one_row_per_split_and_marks_sealed_sets():
     train = next(r for r in rows if r.startswith("| train |"))
     n_train = len([x for x in results if x["split"] == "train"])
     assert train.rstrip(" |").split(" | ")[-1].startswith(f"{n_train}: ")
+
+
+def test_weighted_loss_is_the_weight_times_soft_l1():
+    """The document-weighted fit weighs each row's robust loss, not its residual: with weight w a row's loss is
+    w * soft_l1 at every size of residual (a residual scaled by sqrt(w) would weigh about sqrt(w) once past the
+    loss's scale). Checked against scipy's own soft_l1 through least_squares' cost, and by hand."""
+    import numpy as np
+    from scipy.optimize import least_squares
+    z = np.array([0.0, 0.5, 4.0, 100.0])
+    rho = tv.weighted_soft_l1([1.0, 2.0, 0.5, 3.0])(z)
+    plain = tv.weighted_soft_l1([1.0] * 4)(z)
+    assert rho == pytest.approx(plain * np.array([1.0, 2.0, 0.5, 3.0]))
+    assert plain[0] == pytest.approx(2 * (np.sqrt(1 + z) - 1)) and plain[1] == pytest.approx(1 / np.sqrt(1 + z))
+    # through least_squares: cost = 0.5 * f_scale^2 * sum(w * soft_l1((r / f_scale)^2)) at the start point
+    r = np.array([0.05, 0.3, -1.2])
+    w = [3.0, 1.0, 0.25]
+    got = least_squares(lambda x: r + 0 * x, [0.0], loss=tv.weighted_soft_l1(w), f_scale=0.1, max_nfev=1)
+    want = 0.5 * 0.01 * sum(wi * 2 * (np.sqrt(1 + (ri / 0.1) ** 2) - 1) for wi, ri in zip(w, r))
+    assert got.cost == pytest.approx(want)

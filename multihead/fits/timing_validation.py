@@ -258,13 +258,27 @@ DOCUMENT_WEIGHTS = False    # True: every fitted document weighs the same in the
 
 def row_weights(rows: list[dict]) -> list[float]:
     """Each row's weight in the fit's loss: 1 (DOCUMENT_WEIGHTS off), else N / (D * n_doc): the D documents'
-    rows sum to N / D each, so a document of 291 rows counts as much as one of 3 (session 12, a tested variant)."""
+    rows sum to N / D each, so a document of 291 rows counts as much as one of 3 (session 12, a tested variant).
+    The weight multiplies the row's robust loss (weighted_soft_l1), not its residual: under soft-L1 a scaled
+    residual would weigh only about sqrt(w) once it is past the loss's scale."""
     if not DOCUMENT_WEIGHTS:
         return [1.0] * len(rows)
     per = {}
     for r in rows:
         per[r["source"]] = per.get(r["source"], 0) + 1
     return [len(rows) / (len(per) * per[r["source"]]) for r in rows]
+
+
+def weighted_soft_l1(weights: list[float]):
+    """scipy's soft-L1 loss with each row's value and derivatives times its weight (least_squares' callable loss:
+    z = (residual / f_scale)^2 -> rows rho, rho', rho'')."""
+    import numpy as np
+    w = np.asarray(weights, dtype=float)
+
+    def loss(z):
+        t = 1.0 + z
+        return np.vstack([w * 2.0 * (np.sqrt(t) - 1.0), w / np.sqrt(t), w * -0.5 * t ** -1.5])
+    return loss
 
 
 def fit(table: dict, start: timing.Constants | None = None, starts: int = 4, warm: bool = False) -> timing.Constants:
@@ -287,13 +301,14 @@ def fit(table: dict, start: timing.Constants | None = None, starts: int = 4, war
         vals = [_value(start, n, k) for n, k in params]
         x0s = [[min(b, max(a, math.log(v))) if v else (a + b) / 2 for v, a, b in zip(vals, lo, hi)]]
 
-    scale = [math.sqrt(w) for w in row_weights(sub["rows"])]   # least squares weighs residual^2: sqrt(weight)
+    weights = row_weights(sub["rows"])
+    loss = weighted_soft_l1(weights) if DOCUMENT_WEIGHTS else "soft_l1"
 
     def residuals(x):
         c = with_values(start, params, [math.exp(v) for v in x])
-        return [w * math.log(predict(r, s) / r["value"]) for w, (r, s) in zip(scale, setups(sub, c))]
+        return [math.log(predict(r, s) / r["value"]) for r, s in setups(sub, c)]
 
-    best = min((least_squares(residuals, x0, bounds=(lo, hi), loss="soft_l1", f_scale=0.1, max_nfev=MAX_NFEV)
+    best = min((least_squares(residuals, x0, bounds=(lo, hi), loss=loss, f_scale=0.1, max_nfev=MAX_NFEV)
                 for x0 in x0s),
                key=lambda result: result.cost)
     return with_values(start, params, [math.exp(v) for v in best.x])
