@@ -49,6 +49,7 @@ def test_year_only_dates_are_placed_only_inside_one_family():
         ec.version_family("vllm", None, "2025")
     with pytest.raises(ValueError, match="engine_date: expected 'YYYY-MM'"):
         ec.version_family("vllm", None, "March 2025")
+    assert ec.version_family("vllm", None, 2024) == "v0" and ec.version_family("vllm", None, "2025-12-01") == "v1"
 
 
 def test_tensorrt_llm_families_as_the_memory_account_names_them(monkeypatch):

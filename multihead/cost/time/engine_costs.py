@@ -70,8 +70,9 @@ def version_family(engine: str, version: str | None = None, date: str | None = N
                 return f["family"]
         return table[engine]["default"]
     if date is not None:
-        if not re.fullmatch(r"\d{4}(-\d{2})?", str(date)):
-            raise ValueError(f"engine_date: expected 'YYYY-MM' (or a year 'YYYY'), got {date!r}")
+        if not re.fullmatch(r"\d{4}(-\d{2}){0,2}", str(date)):
+            raise ValueError(f"engine_date: expected 'YYYY-MM' (or 'YYYY', 'YYYY-MM-DD'), got {date!r}")
+        date = str(date)
         if len(date) == 4:      # a year only: placed when all of it falls in one family
             first, last = (version_family(engine, None, f"{date}-{m}") for m in ("01", "12"))
             if first != last:
