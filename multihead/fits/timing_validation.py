@@ -369,8 +369,12 @@ def summarize(results: list[dict], speedups: list[dict]) -> dict:
 
 
 def constants_dict(c: timing.Constants) -> dict:
+    """The constants as a fit file states them: a switched-off term's constant (arrival_waves without
+    timing.ARRIVAL_WAVES) is not part of the model, so it is left out."""
     d = asdict(c)
     d.pop("source")
+    if not timing.ARRIVAL_WAVES:
+        d.pop("arrival_waves")
     return d
 
 
@@ -400,13 +404,14 @@ def _summary_lines(summ: dict) -> list[str]:
 
 def render_markdown(table: dict, constants: timing.Constants, results: list[dict], speedups: list[dict],
                     summ: dict, command: str, fitted_on: list[str] | None = None) -> str:
+    used = {r["source"] for r in results}        # (a sealed set's sources are in the table, its rows are not)
     out = ["# GPU time: fitted constants and their error on published measurements",
            "", f"Made by `{command}`; do not edit by hand. Split rule of set 1, fixed before fitting: a row is "
            f"**{SPLIT_RULE}**. The constants are fitted on the rows of {', '.join(fitted_on or FIT_SPLITS)}; never on "
            f"{', '.join(HELD_OUT_SPLITS) or 'a held-out set (none is on this branch)'}.",
            "", f"Second set: a row is {SECOND_RULE}.",
            "", f"Third set: a row is {THIRD_RULE}.", "", SEEN_NOTE,
-           "", f"{len(results)} rows from {len(table['sources'])} sources ("
+           "", f"{len(results)} rows from {len(used)} sources ("
            + ", ".join(f"{len([r for r in results if r['split'] == s])} {s}" for s in SPLITS)
            + "). Error = predicted / measured - 1.",
            "", "## Summary (|error|)", "", *_summary_lines(summ),
@@ -424,6 +429,8 @@ def render_markdown(table: dict, constants: timing.Constants, results: list[dict
         out.append(f"| {s['split']} | {s['id']} | {s['tp']} | {s['measured']:.2f} | {s['predicted']:.2f} | {_pct(s['error'])} |")
     out += ["", "## Sources", ""]
     for key, src in table["sources"].items():
+        if key not in used:
+            continue
         out.append(f"- **{key}**: {src['what']}. {src['setup']} Engine: {src['engine']}. <{src['url']}>")
     return "\n".join(out) + "\n"
 
