@@ -35,5 +35,5 @@ print("5 folds of whole documents (`timing_validation.out_of_document`). 'shippe
       "document weighted the same in the fit. Only waves-15 and waves+trt-15 were candidates (RULE.md); the 60-evaluation "
       "and docw runs are exploratory, run after the decision. Made by `reports/gpu-time/session12/table.py`.\n")
 print(markdown(named))
-print("| median over documents | | " + str(len({e['source'] for e in named[0][1]})) + " docs | "
+print("| median over sources | | " + str(len({e['source'] for e in named[0][1]})) + " sources | "
       + " | ".join(f"{by_document(e):.1%}" for _, e in named) + " |")
