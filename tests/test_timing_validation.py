@@ -173,10 +173,14 @@ def test_document_weights_by_hand(monkeypatch):
     a's rows weigh 4 / (2 * 3) = 2/3 each (2 in all) and b's row 4 / (2 * 1) = 2; off, every row weighs 1."""
     rows = [{"source": "a"}, {"source": "a"}, {"source": "a"}, {"source": "b"}]
     assert tv.row_weights(rows) == [1.0] * 4
-    monkeypatch.setattr(tv, "DOCUMENT_WEIGHTS", True)
+    monkeypatch.setattr(tv, "DOCUMENT_WEIGHTS", 1.0)
     w = tv.row_weights(rows)
     assert w[:3] == pytest.approx([2 / 3] * 3) and w[3] == pytest.approx(2.0)
     assert sum(w) == pytest.approx(len(rows))
+    # p = 0.5: a's rows 3^-0.5 each, b's 1; scaled to sum 4: a's document weighs sqrt(3) times b's
+    monkeypatch.setattr(tv, "DOCUMENT_WEIGHTS", 0.5)
+    w = tv.row_weights(rows)
+    assert sum(w) == pytest.approx(4.0) and sum(w[:3]) / w[3] == pytest.approx(3 ** 0.5)
 
 
 def test_summary_is_one_row_per_split_and_marks_sealed_sets():

@@ -253,20 +253,22 @@ def _value(c: timing.Constants, name: str, key: str | None) -> float | None:
 
 
 MAX_NFEV = None     # a bound on the least-squares evaluations of one descent (None: scipy's default); CV scripts set it
-DOCUMENT_WEIGHTS = False    # True: every fitted document weighs the same in the loss, however many rows it has
+DOCUMENT_WEIGHTS = 0.0      # p: a document of n fitted rows weighs n^(1-p) in the loss; 0 every row the same (as
+                            # shipped), 1 every document the same, 0.5 a document as the square root of its rows
 
 
 def row_weights(rows: list[dict]) -> list[float]:
-    """Each row's weight in the fit's loss: 1 (DOCUMENT_WEIGHTS off), else N / (D * n_doc): the D documents'
-    rows sum to N / D each, so a document of 291 rows counts as much as one of 3 (session 12, a tested variant).
-    The weight multiplies the row's robust loss (weighted_soft_l1), not its residual: under soft-L1 a scaled
-    residual would weigh only about sqrt(w) once it is past the loss's scale."""
+    """Each row's weight in the fit's loss, n_doc^(-p) for p = DOCUMENT_WEIGHTS, scaled so that they sum to the
+    number of rows: p = 0, every row 1; p = 1, a document of 291 rows counts as much as one of 3 (session 12,
+    tested variants). The weight multiplies the row's robust loss (weighted_soft_l1), not its residual: under
+    soft-L1 a scaled residual would weigh only about sqrt(w) once it is past the loss's scale."""
     if not DOCUMENT_WEIGHTS:
         return [1.0] * len(rows)
     per = {}
     for r in rows:
         per[r["source"]] = per.get(r["source"], 0) + 1
-    return [len(rows) / (len(per) * per[r["source"]]) for r in rows]
+    raw = [per[r["source"]] ** -DOCUMENT_WEIGHTS for r in rows]
+    return [len(rows) * w / sum(raw) for w in raw]
 
 
 def weighted_soft_l1(weights: list[float]):

@@ -28,7 +28,8 @@ def _variants():
             "waves": _set(timing, "ARRIVAL_WAVES", True),     # session 12: requests arriving in waves
             "trt": _set(engine_costs, "POOLED", ()),           # session 12: TensorRT-LLM 0.x / 1.x costs apart
             "trtpooled": _set(engine_costs, "POOLED", ("tensorrt-llm",)),   # (the default: one TensorRT-LLM entry)
-            "docw": _set(tv, "DOCUMENT_WEIGHTS", True)}        # session 12: each document weighs the same
+            "docw": _set(tv, "DOCUMENT_WEIGHTS", 1.0),         # session 12: each document weighs the same
+            "docwsqrt": _set(tv, "DOCUMENT_WEIGHTS", 0.5)}     # ... as the square root of its rows
 
 
 if __name__ == "__main__" and sys.argv[1] == "--table":
