@@ -15,7 +15,9 @@ RUNS = [("shipped", HERE.parent / "out_of_document_session11.json"),
         ("waves+trt-15", HERE / "ood_s7+waves+trt.json"),
         ("waves+trt-60", HERE / "nfev60" / "ood_s7+waves+trt.json"),
         ("docw-15", HERE / "explore" / "ood_s7+trtpooled+docw.json"),
-        ("waves+trt+docw-15", HERE / "explore" / "ood_s7+waves+trt+docw.json")]
+        ("waves+trt+docw-15", HERE / "explore" / "ood_s7+waves+trt+docw.json"),
+        ("docwsqrt-15", HERE / "explore" / "ood_s7+trtpooled+docwsqrt.json"),
+        ("waves+trt+docwsqrt-15", HERE / "explore" / "ood_s7+waves+trt+docwsqrt.json")]
 
 
 def by_document(errs) -> float:
@@ -32,7 +34,7 @@ print("5 folds of whole documents (`timing_validation.out_of_document`). 'shippe
       "(`out_of_document_session11.json`). The others refit on all 976 rows, one warm descent capped at 15 or 60 "
       "evaluations (`session8_cv.py VARIANT DIR N`): s7 the shipped terms (session 11's run; s7-60 with TensorRT-LLM "
       "pooled, as then), waves the arrival-waves term, trt TensorRT-LLM's 0.x / 1.x fixed costs apart, docw every "
-      "document weighted the same in the fit. Only waves-15 and waves+trt-15 were candidates (RULE.md); the 60-evaluation "
+      "document weighted the same in the fit, docwsqrt each as the square root of its rows. Only waves-15 and waves+trt-15 were candidates (RULE.md); the 60-evaluation "
       "and docw runs are exploratory, run after the decision. Made by `reports/gpu-time/session12/table.py`.\n")
 print(markdown(named))
 print("| median over sources | | " + str(len({e['source'] for e in named[0][1]})) + " sources | "
