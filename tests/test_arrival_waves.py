@@ -71,6 +71,7 @@ def test_one_request_and_the_switch(monkeypatch, spec, gpu, tp, engine):
     """One request is one wave of one prompt: unchanged. With the switch off (or a share of 0) nothing changes
     at any concurrency; on, a wave of 32 requests waits longer for its first token."""
     s = _setup(spec, gpu, tp, engine, share=0.6)
+    monkeypatch.setattr(timing, "ARRIVAL_WAVES", False)
     off1, off32 = timing.serving_point(s, 1, 1000, 500), timing.serving_point(s, 32, 1000, 500)
     monkeypatch.setattr(timing, "ARRIVAL_WAVES", True)
     on1, on32 = timing.serving_point(s, 1, 1000, 500), timing.serving_point(s, 32, 1000, 500)
@@ -122,3 +123,33 @@ def test_wave_ttft_grows_with_concurrency_and_the_share(case, c, inp, out, share
     lo, hi = sorted((spread.ttft_s, t1)) if c > 1 else (spread.ttft_s, spread.ttft_s)
     assert lo * (1 - 1e-9) <= blended.ttft_s <= hi * (1 + 1e-9)
     assert 0 < blended.output_tokens_per_s < float("inf")
+
+
+def test_mean_interruptions_by_hand():
+    """Later batches spread evenly over [0, 6]: mean 3; at most 2 met (a mixed-step request decoding 2 more
+    steps): the mean of min(x, 2) over [0, 6] is (2 * 6 - 2^2 / 2) / 6 = 10 / 6; none met with nothing to decode."""
+    assert aw.mean_interruptions(6.0) == pytest.approx(3.0)
+    assert aw.mean_interruptions(6.0, 2.0) == pytest.approx(10 / 6)
+    assert aw.mean_interruptions(6.0, 6.0) == aw.mean_interruptions(6.0, 100.0) == pytest.approx(3.0)
+    assert aw.mean_interruptions(6.0, 0.0) == 0.0 and aw.mean_interruptions(-0.5) == 0.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(later=st.floats(0.0, 1e4), cap=st.floats(0.0, 1e4), more=st.floats(0.0, 1e3))
+def test_mean_interruptions_bounded_and_monotone(later, cap, more):
+    """Never more than the cap or half the later batches; never fewer with more batches or a higher cap."""
+    m = aw.mean_interruptions(later, cap)
+    assert 0.0 <= m <= min(cap, later / 2.0) + 1e-9
+    assert aw.mean_interruptions(later + more, cap) >= m - 1e-9
+    assert aw.mean_interruptions(later, cap + more) >= m - 1e-9
+
+
+def test_a_short_output_on_mixed_steps_meets_few_batches(monkeypatch):
+    """vLLM V1 carries decode tokens in the prefill's step: a request that decodes only 1 more token meets at most
+    one later batch of its wave, so at 64 requests its TPOT is at most one such step; SGLang, which prefills the
+    whole wave first, charges every later batch."""
+    monkeypatch.setattr(timing, "ARRIVAL_WAVES", True)
+    s = _setup(LLAMA, "H100-SXM", 1, "vllm", share=1.0)
+    p = timing.serving_point(s, 64, 4000, 2)
+    one_batch = p.decode_step_s + max(0.0, timing.prefill(s, 4000, batch=64).total_s - p.decode_step_s)
+    assert p.tpot_s <= one_batch * (1 + 1e-9)

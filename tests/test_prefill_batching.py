@@ -125,14 +125,15 @@ def test_one_request_is_unchanged(monkeypatch, spec, gpu, tp, engine):
 def test_ttft_non_decreasing_in_concurrency_and_never_above_one_at_a_time(case, c, inp, out):
     spec, gpu, tp, engine = case
     s = _setup(spec, gpu, tp, engine)
-    old = timing.PREFILL_BATCHING
+    old, waves = timing.PREFILL_BATCHING, timing.ARRIVAL_WAVES
     try:
+        timing.ARRIVAL_WAVES = False        # the batched queue against the one-at-a-time queue, neither in waves
         timing.PREFILL_BATCHING = True
         lo, hi = timing.serving_point(s, c, inp, out), timing.serving_point(s, c + 1, inp, out)
         timing.PREFILL_BATCHING = False
         single = timing.serving_point(s, c + 1, inp, out)
     finally:
-        timing.PREFILL_BATCHING = old
+        timing.PREFILL_BATCHING, timing.ARRIVAL_WAVES = old, waves
     assert hi.ttft_s >= lo.ttft_s * (1 - 1e-9)
     _, mixed, _ = pb.token_budget(s)
     if not mixed:

@@ -49,6 +49,7 @@ def test_fit_recovers_constants_from_rows_the_model_made(tmp_path, monkeypatch):
     per-sequence costs are left out: these few rows do not identify them)."""
     monkeypatch.setattr(tv, "PREFILL_OVERHEAD", False)
     monkeypatch.setattr(tv, "SEQUENCE_OVERHEAD", False)
+    monkeypatch.setattr(timing, "ARRIVAL_WAVES", False)     # nor the waves' share (few rows at concurrency > 1)
     truth = timing.Constants(flops_efficiency=0.55, bandwidth_efficiency=0.75,
                              layer_overhead_s={e: 30e-6 for e in timing.ENGINES}, request_overhead_s=2e-3,
                              allreduce_latency_s={"nvlink3": 20e-6, "nvlink4": 12e-6, "infinity-fabric-mi300x": 40e-6},
@@ -94,6 +95,7 @@ def test_cross_validation_predicts_folds_of_rows_the_model_made(monkeypatch):
     a constant only one row informs (int4's rate) is not fitted when that row is in the predicted fold."""
     monkeypatch.setattr(tv, "PREFILL_OVERHEAD", False)
     monkeypatch.setattr(tv, "SEQUENCE_OVERHEAD", False)
+    monkeypatch.setattr(timing, "ARRIVAL_WAVES", False)     # nor the waves' share (few rows at concurrency > 1)
     truth = timing.Constants(flops_efficiency=0.55, bandwidth_efficiency=0.75,
                              layer_overhead_s={e: 30e-6 for e in timing.ENGINES}, request_overhead_s=2e-3,
                              allreduce_latency_s={"nvlink3": 20e-6, "nvlink4": 12e-6},
@@ -172,6 +174,7 @@ def test_document_weights_by_hand(monkeypatch):
     """Session 12's variant: each fitted document weighs the same in the loss. Rows a, a, a, b: N = 4, D = 2, so
     a's rows weigh 4 / (2 * 3) = 2/3 each (2 in all) and b's row 4 / (2 * 1) = 2; off, every row weighs 1."""
     rows = [{"source": "a"}, {"source": "a"}, {"source": "a"}, {"source": "b"}]
+    monkeypatch.setattr(tv, "DOCUMENT_WEIGHTS", 0.0)        # to session 12: every row the same
     assert tv.row_weights(rows) == [1.0] * 4
     monkeypatch.setattr(tv, "DOCUMENT_WEIGHTS", 1.0)
     w = tv.row_weights(rows)

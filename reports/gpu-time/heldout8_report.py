@@ -6,7 +6,9 @@ from multihead.fits import timing_validation as tv
 
 VERSIONS = [("before", "the model as session 11 left it (main at 002973c: its fit and intervals), frozen by the helper "
                        "that entered set 8, before any later change"),
-            ("after", "the next session's model (the lead fills in what changed when freezing 'after'), never chosen on set 8")]
+            ("after", "session 13's model: arrival waves on, TensorRT-LLM's 0.x / 1.x fixed costs apart, documents weighted "
+                      "as the square root of their rows in the fit (session 12's exploratory fit, adopted as it was: "
+                      "session13/RULE.md), never chosen on set 8")]
 rows = {r["id"]: r for r in tv.load_table(sealed=True)["rows"] if r.get("split") == "heldout-8"}
 
 

@@ -6,7 +6,9 @@ from multihead.fits import timing_validation as tv
 
 VERSIONS = [("before", "the model as main left it at d1f1454 (session 11's fit and intervals), frozen by the helpers "
                        "that entered set 9, before any later change"),
-            ("after", "the next session's model (the lead fills in what changed when freezing 'after'), never chosen on set 9")]
+            ("after", "session 13's model: arrival waves on, TensorRT-LLM's 0.x / 1.x fixed costs apart, documents weighted "
+                      "as the square root of their rows in the fit (session 12's exploratory fit, adopted as it was: "
+                      "session13/RULE.md), never chosen on set 9")]
 rows = {r["id"]: r for r in tv.load_table(sealed=True)["rows"] if r.get("split") == "heldout-9"}
 
 
