@@ -1,8 +1,9 @@
-"""Every sealed held-out set (timing_validation.SEALED; sets 8 and 9 now): marked held out, never fitted, left out of
+"""Every sealed held-out set (timing_validation.SEALED; sets 8, 9 and 10 now): marked held out, never fitted, left out of
 load_table, made of documents no other split uses, every row predictable, its predictions frozen for every row, and
 its newest freeze ('after' where there is one, else 'before') still the model main ships: a change to the model is
 frozen again before the set judges it.
-The set-specific checks (how many rows, which classes) are in tests/test_heldout8_sealed.py and _heldout9_.
+The set-specific checks (how many rows, which classes) are in tests/test_heldout8_sealed.py and _heldout9_; set 10
+(one document, 24 MLA rows) has only the thresholds below.
 
 These tests never compare a prediction with its measurement: a set's errors are computed once, by its
 reports/gpu-time/heldoutN_report.py at the final evaluation."""
@@ -15,7 +16,8 @@ from multihead.cost.time import timing
 from multihead.fits import timing_validation as tv
 
 # (the table's mark, the split, the session that entered it, at least this many rows and sources)
-SETS = [("heldout-8", "held-out-8", 11, 100, 6), ("heldout-9", "held-out-9", 12, 75, 6)]
+SETS = [("heldout-8", "held-out-8", 11, 100, 6), ("heldout-9", "held-out-9", 12, 75, 6),
+        ("heldout-10", "held-out-10", 13, 24, 1)]
 FULL = tv.load_table(sealed=True)
 FROZEN = tv.MEASUREMENTS.parent / "frozen"
 
