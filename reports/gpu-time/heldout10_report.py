@@ -1,0 +1,26 @@
+"""The held-out-10 result (a document never fitted, never looked at while modelling), for the frozen model
+versions, with the 80% intervals each version had when frozen: writes reports/gpu-time/heldout10.{md,json}.
+Run once, after the last freeze: PYTHONPATH=. python reports/gpu-time/heldout10_report.py
+
+Set 10 is one document (the SGLang cookbook's Kimi-K2.5 page, 24 MLA rows on 8x H200; see
+reports/gpu-time/add_session13_rows.py and its doubts): its groups are few and small, and it says nothing of dense
+models."""
+from heldout_eval import report
+from multihead.fits import timing_validation as tv
+
+VERSIONS = [("before", "the model as main left it at d813e5d (session 12's fit and intervals, session 13's rule not yet "
+                       "applied), frozen by the helper that entered set 10, before any later change"),
+            ("after", "the next session's model (the lead fills in what changed when freezing 'after'), never chosen on set 10")]
+rows = {r["id"]: r for r in tv.load_table(sealed=True)["rows"] if r.get("split") == "heldout-10"}
+
+
+def _project(src: str) -> set:
+    """The Kimi-K2.5 page shares its harness (SGLang bench_serving, the cookbook's random runs) with the SGLang
+    cookbook pages earlier sets entered: it is also reported as that project's group."""
+    return {"project SGLang cookbook"} if src.startswith("sglcb") else set()
+
+
+report(10, rows, VERSIONS, ("Documents held out (chosen and entered by a helper with no part in the modelling, from documents no earlier "
+         "session used, decided before any prediction; the modelling helper never had them on its branch): "),
+       lambda cls, c2, m, src: sorted({"all", c2, f"{c2} {m}", f"all {m}", cls, f"{cls} {m}", f"doc {src}"} | _project(src)),
+       lambda cls, c2, m, src: sorted({"all", c2, cls, f"{cls} {m}", f"doc {src}"} | _project(src)))
