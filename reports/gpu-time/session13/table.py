@@ -1,0 +1,63 @@
+"""Session 13, part 2: the out-of-document table of the refits on all 1,207 fitted rows against the shipped constants,
+and the decision's criterion, the mean of the six acceptance cells (dense and MoE/MLA x TTFT, TPOT, throughput at a
+stated batch). Writes session13/TABLE.md and prints the criterion.
+Run: PYTHONPATH=. python reports/gpu-time/session13/table.py
+
+The shipped constants' errors on the 1,207 rows: session 11's 5 folds on the 976 rows fitted then
+(out_of_document_session11.json) plus sets 8 and 9 as held out (frozen/heldout-{8,9}_before.json: constants never
+fitted on them), each error predicted / measured - 1."""
+import json
+import statistics
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE.parent))
+from session7_cv import METRIC, markdown            # noqa: E402
+from multihead.fits import timing_validation as tv   # noqa: E402
+
+VARIANTS = [("s7", "the shipped terms refitted"), ("s7+waves+trt+docwsqrt", "the candidate's terms refitted")]
+CELLS = [(g, m) for g in ("dense", "moe/mla") for m in ("TTFT", "TPOT", "throughput")]
+
+
+def shipped_errors() -> list[dict]:
+    errs = json.loads((HERE.parent / "out_of_document_session11.json").read_text())
+    rows = {r["id"]: r for r in tv.load_table()["rows"]}
+    for n in (8, 9):
+        frozen = json.loads((HERE.parent / "frozen" / f"heldout-{n}_before.json").read_text())
+        errs += [{"id": p["id"], "source": p["source"], "metric": p["metric"], "fold": f"set {n}",
+                  "error": p["predicted"] / rows[p["id"]]["value"] - 1, "family": p["family"]}
+                 for p in frozen["predictions"]]
+    return errs
+
+
+def cells(errs: list[dict]) -> dict:
+    out = {}
+    for g, m in CELLS:
+        xs = [abs(e["error"]) for e in errs if METRIC[e["metric"]] == m
+              and (e["family"][0] == "dense") == (g == "dense")]
+        out[f"{g} {m}"] = statistics.median(xs)
+    out["mean of the six"] = statistics.fmean(out.values())
+    return out
+
+
+if __name__ == "__main__":
+    named = [("shipped", shipped_errors())]
+    for v, _ in VARIANTS:
+        f = HERE / f"ood_{v}.json"
+        if f.exists():
+            named.append((v, json.loads(f.read_text())))
+    assert all(len(e) == 1207 for _, e in named), [(k, len(e)) for k, e in named]
+    crit = {k: cells(e) for k, e in named}
+    lines = ["# Session 13, part 2: out-of-document median |predicted / measured - 1| on all 1,207 fitted rows", "",
+             "'shipped': the constants main ships (fitted in session 10): session 11's folds on 976 rows plus sets 8 "
+             "and 9 as held out. The others: one warm descent of at most 15 evaluations on all 1,207 rows, then 5 folds "
+             "of whole documents (`session8_cv.py VARIANT reports/gpu-time/session13 15`). Made by "
+             "`reports/gpu-time/session13/table.py`.", "", markdown(named), "",
+             "## The criterion (RULE.md, part 2): the six acceptance cells", "",
+             "| cell | " + " | ".join(k for k, _ in named) + " |", "|---|" + "---|" * len(named)]
+    for cell in list(crit["shipped"]):
+        lines.append(f"| {cell} | " + " | ".join(f"{crit[k][cell]:.1%}" for k, _ in named) + " |")
+    (HERE / "TABLE.md").write_text("\n".join(lines) + "\n")
+    for k, _ in named:
+        print(k, f"{crit[k]['mean of the six']:.2%}")
