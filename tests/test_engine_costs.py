@@ -39,7 +39,8 @@ def test_version_families():
     assert ec.cost_key("vllm", "v1-async") == "vllm@v1"          # V1's fixed costs
     assert ec.version_family("sglang", "0.5.7") == "0.4+"
     assert ec.cost_key("vllm", "v0") == "vllm@v0" and ec.cost_key("sglang", "0.4+") == "sglang"
-    assert set(ec.cost_keys()) == {"vllm@v0", "vllm@v1", "sglang", "tensorrt-llm", "gpt-fast"}   # TRT pooled
+    # session 13: TensorRT-LLM's two lines apart
+    assert set(ec.cost_keys()) == {"vllm@v0", "vllm@v1", "sglang", "tensorrt-llm@0.x", "tensorrt-llm@1.x", "gpt-fast"}
 
 
 def test_year_only_dates_are_placed_only_inside_one_family():
@@ -54,8 +55,9 @@ def test_year_only_dates_are_placed_only_inside_one_family():
 
 def test_tensorrt_llm_families_as_the_memory_account_names_them(monkeypatch):
     """Session 12: the compiled-engine line (0.x) and the PyTorch backend (1.x, the default since 1.0) have fixed
-    costs of their own; a source without a version is placed by date; '0.x' / '1.x' name the families themselves
-    (the memory account's --engine-version choices); pooled (the session-11 tables) both read one entry."""
+    costs of their own (adopted in session 13); a source without a version is placed by date; '0.x' / '1.x' name
+    the families themselves (the memory account's --engine-version choices); pooled (the session-11 tables, variant
+    'trtpooled') both read one entry."""
     from multihead.cost.serving import tensorrt_llm
     assert ec.version_family("tensorrt-llm", "0.18.2") == "0.x" == ec.version_family("tensorrt-llm", "0.x")
     assert ec.version_family("tensorrt-llm", "1.2.0rc1") == "1.x" == ec.version_family("tensorrt-llm", "1.x")
@@ -63,13 +65,16 @@ def test_tensorrt_llm_families_as_the_memory_account_names_them(monkeypatch):
     assert ec.version_family("tensorrt-llm", None, "2026-02") == "1.x" == ec.version_family("tensorrt-llm")
     assert set(tensorrt_llm.FAMILIES) == {f["family"] for f in
                                           ec.versions_catalog()["engines"]["tensorrt-llm"]["families"]}
-    assert ec.cost_key("tensorrt-llm", "0.x") == "tensorrt-llm" == ec.cost_key("tensorrt-llm", "1.x")   # pooled
+    assert ec.cost_key("tensorrt-llm", "0.x") == "tensorrt-llm@0.x" and ec.cost_key("tensorrt-llm", "1.x") == "tensorrt-llm@1.x"
+    # the shipped fit has both families' costs, and they differ
+    c = timing.load_constants()
+    assert c.layer_overhead_s["tensorrt-llm@0.x"] != c.layer_overhead_s["tensorrt-llm@1.x"]
     # the memory account draws the same boundary between the two lines
     for version in ("0.7", "0.18.2", "0.21.0", "1.0", "1.0.0rc2", "1.2.0rc1", "1.3.0rc14", "0.x", "1.x"):
         assert tensorrt_llm.resolve(version) == ec.version_family("tensorrt-llm", version), version
-    monkeypatch.setattr(ec, "POOLED", ())       # session 12's variant 'trt'
-    assert ec.cost_key("tensorrt-llm", "0.x") == "tensorrt-llm@0.x"
-    assert set(ec.cost_keys()) >= {"tensorrt-llm@0.x", "tensorrt-llm@1.x"}
+    monkeypatch.setattr(ec, "POOLED", ("tensorrt-llm",))       # variant 'trtpooled': one entry for both
+    assert ec.cost_key("tensorrt-llm", "0.x") == "tensorrt-llm" == ec.cost_key("tensorrt-llm", "1.x")
+    assert "tensorrt-llm" in ec.cost_keys() and "tensorrt-llm@0.x" not in ec.cost_keys()
 
 
 def test_every_tensorrt_llm_source_has_its_family():

@@ -261,8 +261,9 @@ def _value(c: timing.Constants, name: str, key: str | None) -> float | None:
 
 
 MAX_NFEV = None     # a bound on the least-squares evaluations of one descent (None: scipy's default); CV scripts set it
-DOCUMENT_WEIGHTS = 0.0      # p: a document of n fitted rows weighs n^(1-p) in the loss; 0 every row the same (as
-                            # shipped), 1 every document the same, 0.5 a document as the square root of its rows
+DOCUMENT_WEIGHTS = 0.5      # p: a document of n fitted rows weighs n^(1-p) in the loss; 0 every row the same (to
+                            # session 12), 1 every document the same, 0.5 a document as the square root of its rows
+                            # (session 13)
 
 
 def row_weights(rows: list[dict]) -> list[float]:

@@ -20,7 +20,7 @@ relative to that dense layer (LAYER_KERNELS):
   shared experts add a dense MLP's 3.
 
 The engine's version family (catalog/engine_versions.json: vLLM V0 until 0.8, V1 from 0.8; SGLang
-0.4+; TensorRT-LLM 0.x (compiled engine) and 1.x (PyTorch backend), pooled into one set of costs unless POOLED
+0.4+; TensorRT-LLM 0.x (compiled engine) and 1.x (PyTorch backend), each its own costs since session 13 unless POOLED
 says otherwise; gpt-fast) selects the fitted t_layer; the prefill's own t_layer (eager launches)
 is a second table, falling back to the decode one when it was not fitted.
 """
@@ -99,11 +99,12 @@ def _family_entry(engine: str, family: str) -> dict:
     raise ValueError(f"engine_version: {engine} has no version family {family!r}")
 
 
-# Engines whose version families share one set of fixed costs. Session 12 cross-validated TensorRT-LLM's 0.x (compiled
-# engine) and 1.x (PyTorch backend) lines with costs of their own (variant 'trt': POOLED = ()); the rule fixed before
-# the run did not adopt it; session 13 adopted it with arrival waves and document weights, and held-out sets 8 and 9
-# sent it back (reports/gpu-time/session13/RULE.md), so they stay pooled and both read "tensorrt-llm".
-POOLED: tuple[str, ...] = ("tensorrt-llm",)
+# Engines whose version families share one set of fixed costs (none since session 13). Session 12 cross-validated
+# TensorRT-LLM's 0.x (compiled engine) and 1.x (PyTorch backend) lines with costs of their own (variant 'trt'); session
+# 13 adopted them, with arrival waves and document weights, refitted on all 1,207 rows (reports/gpu-time/session13/
+# RULE.md, part 2), so each family reads "tensorrt-llm@0.x" / "tensorrt-llm@1.x". ("tensorrt-llm",) pools them again
+# (variant 'trtpooled').
+POOLED: tuple[str, ...] = ()
 
 
 def cost_key(engine: str, family: str) -> str:

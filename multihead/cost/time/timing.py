@@ -469,7 +469,7 @@ def serving_point(setup: Setup, concurrency: int, input_len: int, output_len: in
 
 
 PREFILL_QUEUE = "mva"      # "mva": prompts queue for the prefills ahead of them; "residual": half of one, at most
-ARRIVAL_WAVES = False      # True: a fixed-concurrency loop partly arrives in waves (Constants.arrival_waves share);
+ARRIVAL_WAVES = True       # a fixed-concurrency loop partly arrives in waves (Constants.arrival_waves share; session 13);
                            # it blends with the one-at-a-time queue only (not with PREFILL_BATCHING's batched queue)
 PREFILL_BATCHING = False   # True: a step prefills the waiting prompts together up to the engine's token budget
                            # (cost/time/prefill_batching.py); False: one prompt at a time (prefill_queue)
