@@ -8,9 +8,11 @@ models."""
 from heldout_eval import report
 from multihead.fits import timing_validation as tv
 
-VERSIONS = [("before", "the model as main left it at d813e5d (session 12's fit and intervals, session 13's rule not yet "
-                       "applied), frozen by the helper that entered set 10, before any later change"),
-            ("after", "the next session's model (the lead fills in what changed when freezing 'after'), never chosen on set 10")]
+VERSIONS = [("before", "the model as main left it at d813e5d (session 10's fit, session 11's intervals: the shipped model, "
+                       "unchanged since), frozen by the helper that entered set 10, before any later change"),
+            ("after", "session 13's model, part 2: arrival waves on, TensorRT-LLM's 0.x / 1.x fixed costs apart, documents "
+                      "weighted as the square root of their rows, refitted on all 1,207 rows (session13/RULE.md), "
+                      "never chosen on set 10")]
 rows = {r["id"]: r for r in tv.load_table(sealed=True)["rows"] if r.get("split") == "heldout-10"}
 
 
