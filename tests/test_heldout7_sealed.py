@@ -75,5 +75,7 @@ def test_interval_table_is_rebuilt_from_its_committed_errors():
     seventh = {r["id"] for r in _seventh(tv.load_table())}
     assert len(errs) == 1207 and len(seventh) == 189 and seventh <= {e["id"] for e in errs}
     shipped = ti.load_intervals()
-    assert shipped["rule"] == json.loads((here / "interval_rule_session13.json").read_text())["chosen"]
+    # the chosen rule, with session 13's held-out scale on top (session13/held_out_scale.py)
+    assert {k: v for k, v in shipped["rule"].items() if k != "held_out_scale"} == \
+        json.loads((here / "interval_rule_session13.json").read_text())["chosen"]
     assert shipped["families"] == ti.interval_table(errs, rule=shipped["rule"])

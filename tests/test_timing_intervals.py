@@ -1,4 +1,5 @@
 """80% intervals from out-of-document errors by family (cost/time/timing_intervals.py): hand numbers."""
+import json
 import math
 
 import pytest
@@ -128,3 +129,41 @@ def test_leave_one_document_out_by_hand():
     rule, scored = ti.choose_rule(errs, [{"weighting": "row", "min_documents": 2, "widen": w} for w in (1.0, 3.0)],
                                   level=1.0)
     assert rule["widen"] == 3.0 and len(scored) == 2
+
+
+def test_held_out_scale_multiplies_the_widen_in_log_space():
+    """Session 13: the held-out scale k multiplies the rule's widen; k = 1 (or absent) changes nothing, and widen 1.25
+    with k 2 is widen 2.5 about the same median."""
+    errs = _errors([0.8 + 0.1 * i for i in range(10)])
+    plain = ti.interval_table(errs, rule={"widen": 1.25})["all"]
+    assert ti.interval_table(errs, rule={"widen": 1.25, "held_out_scale": 1.0})["all"] == plain
+    scaled = ti.interval_table(errs, rule={"widen": 1.25, "held_out_scale": 2.0})["all"]
+    assert scaled == pytest.approx(ti.interval_table(errs, rule={"widen": 2.5})["all"])
+    assert scaled["r_low"] < plain["r_low"] and scaled["r_high"] > plain["r_high"]
+
+
+def test_scale_from_judgements_by_hand():
+    """Two judgements: held-out medians 0.3 and 0.2 against fold medians 0.1 and 0.2: ratios 3 and 1, median 2."""
+    assert ti.scale_from_judgements([([0.3, 0.2, 0.4], [0.1, 0.05, 0.2]), ([0.2], [0.2, 0.1, 0.3])]) == pytest.approx(2.0)
+    assert ti.scale_from_judgements([]) == 1.0
+    with pytest.raises(ValueError, match="held_out_scale"):
+        ti.scale_from_judgements([([0.3], [0.0])])
+
+
+def test_shipped_table_carries_the_held_out_scale_of_its_script():
+    """The shipped interval table is session 13's rule with the held-out scale session13/held_out_scale.py computed
+    (recomputed here from the committed frozen predictions and fold errors)."""
+    import importlib.util
+    from pathlib import Path
+    here = Path(__file__).parents[1] / "reports" / "gpu-time" / "session13"
+    saved = json.loads((here / "held_out_scale.json").read_text())
+    shipped = ti.load_intervals()
+    assert shipped["rule"]["held_out_scale"] == pytest.approx(saved["held_out_scale"])
+    assert 1.0 < saved["held_out_scale"] < 3.0 and len(saved["judgements"]) == 7
+    spec = importlib.util.spec_from_file_location("hos", here / "held_out_scale.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    ratios = [d["ratio"] for d in saved["judgements"]]
+    import statistics
+    assert statistics.median(ratios) == pytest.approx(saved["held_out_scale"])
+    assert [(p[0], p[1]) for p in mod.PAIRS] == [(d["set"], d["version"]) for d in saved["judgements"]]

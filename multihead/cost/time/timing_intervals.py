@@ -92,7 +92,11 @@ def _weighted_quantile(xs: list[float], ws: list[float], q: float) -> float:
 #   weighting: "row" (every error counts once) or "document" (every document's errors share one weight,
 #              so one 291-row leaderboard does not set a family's spread alone);
 #   min_documents: a family level needs errors from at least this many documents, else it falls back;
-#   widen: the interval's log-width around the family's log-median ratio is multiplied by this.
+#   widen: the interval's log-width around the family's log-median ratio is multiplied by this;
+#   held_out_scale (session 13, optional, default 1): a further factor on that log-width, how much larger errors on
+#              documents held out from every fit have run than the judged model's fold errors (scale_from_judgements;
+#              reports/gpu-time/session13/held_out_scale.py). The rule is chosen without it (leave-one-document-out
+#              coverage of fold errors), and it is applied to every class.
 RULE = {"weighting": "row", "min_documents": MIN_DOCUMENTS, "widen": 1.0}
 RULES = [{"weighting": w, "min_documents": m, "widen": s}
          for w in ("row", "document") for m in (2, 4, 6) for s in (1.0, 1.25, 1.5, 2.0)]
@@ -137,10 +141,11 @@ def interval_table(errors: list[dict], level: float = LEVEL, rule: dict | None =
         else:
             raise ValueError(f"intervals: weighting must be 'row' or 'document', got {rule['weighting']!r}")
         lo, hi = _weighted_quantile(ratios, ws, lo_q), _weighted_quantile(ratios, ws, hi_q)
-        if rule["widen"] != 1.0:        # widen in log space about the family's median ratio
+        widen = rule["widen"] * rule.get("held_out_scale", 1.0)
+        if widen != 1.0:        # widen in log space about the family's median ratio
             mid = _weighted_quantile(ratios, ws, 0.5)
-            lo = mid * (lo / mid) ** rule["widen"]
-            hi = mid * (hi / mid) ** rule["widen"]
+            lo = mid * (lo / mid) ** widen
+            hi = mid * (hi / mid) ** widen
         out[key] = {"r_low": lo, "r_high": hi, "n": len(rows), "documents": len(per_doc)}
     return out
 
@@ -207,6 +212,19 @@ def choose_rule_by_class(errors: list[dict], rules: list[dict] | None = None, le
             chosen[cls] = dict(best[0])
             table[cls] = rows
     return {**overall, "classes": chosen}, table
+
+
+def scale_from_judgements(judgements: list[tuple[list[float], list[float]]]) -> float:
+    """The held-out scale: over judgements (the |log(predicted / measured)| of one held-out set's rows under a model,
+    the same model's fold errors as |log| values), the median of median(held out) / median(folds). 1.0 with none."""
+    import statistics
+    ratios = []
+    for held, folds in judgements:
+        h, f = statistics.median(held), statistics.median(folds)
+        if not (h > 0 and f > 0):
+            raise ValueError("held_out_scale: a judgement with a zero or NaN median")
+        ratios.append(h / f)
+    return statistics.median(ratios) if ratios else 1.0
 
 
 def load_intervals(path: Path | None = None) -> dict | None:
@@ -285,5 +303,6 @@ def add_intervals(keys: dict, setup, table: dict | None = None) -> dict:
             keys[f"{name}_low"], keys[f"{name}_high"] = lo, hi
             used[phase] = fam
     keys["interval"] = {"level": table["level"], "families": used,
-                        "how": "10th-90th percentile of out-of-document errors of the family (docs/gpu-time.md)"}
+                        "how": "10th-90th percentile of out-of-document errors of the family, widened by the held-out "
+                               f"scale {table['rule'].get('held_out_scale', 1.0):.2f} (docs/gpu-time.md)"}
     return keys
