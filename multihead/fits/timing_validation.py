@@ -12,7 +12,7 @@ before any fit and never depend on the errors:
   helpers' branches), sealed until judged once in session 13;
 - set 10: rows marked "heldout-10" (one document, session 13, entered on the data helper's branch), sealed until
   judged once later in session 13;
-- set 11: rows marked "heldout-11" (two documents, session 14, entered on the data helper's branch), held out and
+- set 11: rows marked "heldout-11" (two documents, session 13, entered on the data helper's branch), held out and
   sealed.
 
 A set that has been looked at is "seen" and fitted on with the training rows (FIT_SPLITS): sets 1 and 2
@@ -88,7 +88,7 @@ MARKED = {"heldout-2": "seen-2", "heldout-3": "seen-3", "train-5": "train-5", "h
 # heldout9.md: the shipped model against session 13's candidate) and unsealed: 'seen-8', 'seen-9'. Set 10
 # ('heldout-10', session 13): one document entered on the data helper's branch with its predictions frozen
 # (reports/gpu-time/frozen/heldout-10_before.json) before any later change to the model, judged once in session 13
-# after the part-2 refit (reports/gpu-time/heldout10.md) and unsealed: 'seen-10'. Set 11 ('heldout-11', session 14):
+# after the part-2 refit (reports/gpu-time/heldout10.md) and unsealed: 'seen-10'. Set 11 ('heldout-11', session 13):
 # two documents entered on the data helper's branch with their predictions frozen (reports/gpu-time/frozen/
 # heldout-11_before.json) before any later change to the model; held out and sealed.
 SEALED: tuple[str, ...] = ("held-out-11",)
@@ -102,7 +102,7 @@ SEEN_NOTE += (" Sets 8 and 9 ('heldout-8', 'heldout-9', entered in sessions 11 a
 SEEN_NOTE += (" Set 10 ('heldout-10', one document entered in session 13 on another branch with its predictions "
               "frozen first) was evaluated once in session 13 (reports/gpu-time/heldout10.md), so it is 'seen-10' and "
               "fitted on from the next refit.")
-SEEN_NOTE += (" Set 11 ('heldout-11', entered in session 14 on another branch with its predictions frozen first) is "
+SEEN_NOTE += (" Set 11 ('heldout-11', entered in session 13 on another branch with its predictions frozen first) is "
               "held out and sealed: never fitted on.")
 
 

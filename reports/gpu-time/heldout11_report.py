@@ -3,15 +3,15 @@ versions, with the 80% intervals each version had when frozen: writes reports/gp
 Run once, after the last freeze: PYTHONPATH=. python reports/gpu-time/heldout11_report.py
 
 Set 11 is two documents (the Qwen2.5 and Qwen3 editions of the Qwen docs' Speed Benchmark page, 22 rows, 18 dense;
-see reports/gpu-time/add_session14_rows.py and its doubts): every row is a batch-1 decode rate (decode_tokens_per_s),
+see reports/gpu-time/add_session13_set11_rows.py and its doubts): every row is a batch-1 decode rate (decode_tokens_per_s),
 so it says nothing of TTFT, throughput or batching, and its groups are few and small."""
 from heldout_eval import report
 from multihead.fits import timing_validation as tv
 
 VERSIONS = [("before", "the model as main left it at 2c183cd (session 13's part-2 model, set 10 judged and unsealed), "
                        "frozen by the helper that entered set 11, before any later change"),
-            ("after", "TO BE WRITTEN BY THE LEAD: the model frozen as 'after' (frozen/freeze11.py after ...), never "
-                      "chosen on set 11")]
+            ("after", "the same predictions with session 13's part-3 intervals: log-widths times the held-out scale "
+                      "1.76 (session13/RULE.md, part 3; session13/held_out_scale.py), never chosen on set 11")]
 rows = {r["id"]: r for r in tv.load_table(sealed=True)["rows"] if r.get("split") == "heldout-11"}
 
 

@@ -1,4 +1,4 @@
-"""Session-14 rows (h28e11): held-out set 11, entered from the source text BEFORE any prediction of them.
+"""Session-13 rows, second data helper (h28e11): held-out set 11, entered from the source text BEFORE any prediction of them.
 
 Re-runnable: it first removes what an earlier run of it added (the sources below and every row of split
 'heldout-11'), then adds them again, so running it twice leaves the table as running it once.
@@ -98,7 +98,7 @@ gpt-oss-120b, no QuixiAI model card.
 Every value is a number the document printed; no arithmetic is done on any value, and no length is derived (the
 lengths are the documents' stated input lengths and 2048 generated tokens).
 
-Run: python reports/gpu-time/add_session14_rows.py
+Run: python reports/gpu-time/add_session13_set11_rows.py
 """
 import sys
 from pathlib import Path
@@ -184,12 +184,12 @@ def rows() -> list[dict]:
 
 
 def main() -> None:
-    sentence = ("Rows with split 'heldout-11' were added in session 14 from documents no earlier session used (the "
+    sentence = ("Rows with split 'heldout-11' were added in session 13 (the second data helper) from documents no earlier session used (the "
                 "Qwen2.5 and Qwen3 editions of the Qwen docs' Speed Benchmark page; see "
-                "reports/gpu-time/add_session14_rows.py), chosen and entered before any prediction of them, and "
+                "reports/gpu-time/add_session13_set11_rows.py), chosen and entered before any prediction of them, and "
                 "committed with the predictions of the model as it stood (reports/gpu-time/frozen/heldout-11_before.json): "
                 "a sealed split, never fitted on, left out of every report until the final evaluation.")
-    enter(SPLIT, S, rows(), 14, sentence)
+    enter(SPLIT, S, rows(), 13, sentence)
 
 
 if __name__ == "__main__":
