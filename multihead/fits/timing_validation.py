@@ -12,12 +12,12 @@ before any fit and never depend on the errors:
   helpers' branches), sealed until judged once in session 13;
 - set 10: rows marked "heldout-10" (one document, session 13, entered on the data helper's branch), sealed until
   judged once later in session 13;
-- set 11: rows marked "heldout-11" (two documents, session 13, entered on the data helper's branch), held out and
-  sealed.
+- set 11: rows marked "heldout-11" (two documents, session 13, entered on the data helper's branch), sealed until
+  judged once later in session 13.
 
 A set that has been looked at is "seen" and fitted on with the training rows (FIT_SPLITS): sets 1 and 2
 since session 3, set 4 since session 6, sets 3 and 5 since session 7, set 6 since session 8, set 7 since session 11,
-sets 8 and 9 since session 13 (set 10 seen in session 13, fitted from the next refit). The constants of timing.Constants are fitted by
+sets 8 and 9 since session 13 (sets 10 and 11 seen in session 13, fitted from the next refit). The constants of timing.Constants are fitted by
 least squares on log(predicted / measured) of the FIT_SPLITS rows (scipy.optimize.least_squares); every
 row is predicted with them and its error reported by split. TP speedups are ratios of rows of one
 source, model and weights over the group's smallest TP; a speedup has the split of its larger-TP row.
@@ -55,12 +55,12 @@ def held_out(row_id: str) -> bool:
 
 
 SPLITS = ("train", "seen-1", "seen-2", "seen-3", "train-5", "seen-4", "seen-5", "seen-6", "seen-7", "seen-8", "seen-9",
-          "seen-10", "held-out-11")
+          "seen-10", "seen-11")
 # the rows the constants are fitted on (and --cv folds): every set that has been looked at (set 6 since session 8);
 # a held-out set lives on the data helper's branch until its predictions are frozen and it is judged
 FIT_SPLITS = ("train", "seen-1", "seen-2", "seen-3", "train-5", "seen-4", "seen-5", "seen-6", "seen-7", "seen-8",
-              "seen-9", "seen-10")
-HELD_OUT_SPLITS: tuple[str, ...] = ("held-out-11",)
+              "seen-9", "seen-10", "seen-11")
+HELD_OUT_SPLITS: tuple[str, ...] = ()
 SECOND_RULE = ("in the second set when the row says split 'heldout-2': rows from new sources committed with the "
                "predictions of the model as it stood, before any change made after seeing the first held-out set")
 THIRD_RULE = ("in the third set when the row says split 'heldout-3': rows from new sources committed with the "
@@ -76,7 +76,7 @@ SEEN_NOTE = ("Sets 1 (the hash rule's held-out rows) and 2 were held out in sess
              "8x B200 documents, marked reserved editions.")
 MARKED = {"heldout-2": "seen-2", "heldout-3": "seen-3", "train-5": "train-5", "heldout-4": "seen-4",
           "heldout-5": "seen-5", "heldout-6": "seen-6", "heldout-7": "seen-7", "heldout-8": "seen-8",
-          "heldout-9": "seen-9", "heldout-10": "seen-10", "heldout-11": "held-out-11"}
+          "heldout-9": "seen-9", "heldout-10": "seen-10", "heldout-11": "seen-11"}
 # Sealed splits: rows load_table leaves out unless asked (sealed=True), so no fit, cross-validation, report or
 # `multihead gpu-time` summary reads them. Set 6 was sealed in session 7 (its predictions frozen in
 # reports/gpu-time/frozen/heldout-6_*.json) and, judged once, unsealed in session 8. Set 7 ('heldout-7', session 8):
@@ -90,8 +90,9 @@ MARKED = {"heldout-2": "seen-2", "heldout-3": "seen-3", "train-5": "train-5", "h
 # (reports/gpu-time/frozen/heldout-10_before.json) before any later change to the model, judged once in session 13
 # after the part-2 refit (reports/gpu-time/heldout10.md) and unsealed: 'seen-10'. Set 11 ('heldout-11', session 13):
 # two documents entered on the data helper's branch with their predictions frozen (reports/gpu-time/frozen/
-# heldout-11_before.json) before any later change to the model; held out and sealed.
-SEALED: tuple[str, ...] = ("held-out-11",)
+# heldout-11_before.json) before any later change to the model; judged once in session 13, on the interval scale
+# (reports/gpu-time/heldout11.md), and unsealed: 'seen-11'. No set is sealed now.
+SEALED: tuple[str, ...] = ()
 SEEN_NOTE += (" Set 7 ('heldout-7', entered in session 8 on another branch with its predictions frozen first) was "
               "evaluated once in session 11 (reports/gpu-time/heldout7.md), so it is 'seen-7' and fitted on from the "
               "next refit (the constants shipped now were fitted before it was seen).")
@@ -102,8 +103,9 @@ SEEN_NOTE += (" Sets 8 and 9 ('heldout-8', 'heldout-9', entered in sessions 11 a
 SEEN_NOTE += (" Set 10 ('heldout-10', one document entered in session 13 on another branch with its predictions "
               "frozen first) was evaluated once in session 13 (reports/gpu-time/heldout10.md), so it is 'seen-10' and "
               "fitted on from the next refit.")
-SEEN_NOTE += (" Set 11 ('heldout-11', entered in session 13 on another branch with its predictions frozen first) is "
-              "held out and sealed: never fitted on.")
+SEEN_NOTE += (" Set 11 ('heldout-11', entered in session 13 on another branch with its predictions frozen first) "
+              "was evaluated once in session 13 (reports/gpu-time/heldout11.md), so it is 'seen-11' and fitted on from "
+              "the next refit.")
 
 
 def reserved(table: dict, row: dict) -> bool:
