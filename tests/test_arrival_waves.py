@@ -146,10 +146,16 @@ def test_mean_interruptions_bounded_and_monotone(later, cap, more):
 
 def test_a_short_output_on_mixed_steps_meets_few_batches(monkeypatch):
     """vLLM V1 carries decode tokens in the prefill's step: a request that decodes only 1 more token meets at most
-    one later batch of its wave, so at 64 requests its TPOT is at most one such step; SGLang, which prefills the
-    whole wave first, charges every later batch."""
+    one later batch of its wave (k prompts, the engine's budget), so at 64 requests its TPOT is at most one such
+    step. SGLang, which prefills the whole wave first, charges every later batch: (nb - 1) / 2 of them."""
     monkeypatch.setattr(timing, "ARRIVAL_WAVES", True)
-    s = _setup(LLAMA, "H100-SXM", 1, "vllm", share=1.0)
-    p = timing.serving_point(s, 64, 4000, 2)
-    one_batch = p.decode_step_s + max(0.0, timing.prefill(s, 4000, batch=64).total_s - p.decode_step_s)
-    assert p.tpot_s <= one_batch * (1 + 1e-9)
+    for engine, capped in (("vllm", True), ("sglang", False)):
+        s = _setup(LLAMA, "H100-SXM", 1, engine, share=1.0)
+        p = timing.serving_point(s, 64, 4000, 2)
+        k = pb.prompts_per_step(s, 4000, 64)
+        t_k = min(k * p.prefill_s, pb.interpolate(pb.batch_seconds(s, 4000, p.prefill_s), k))
+        _, mixed, _ = pb.token_budget(s)
+        assert mixed == capped and 64 / k > 3          # several later batches to meet
+        per_batch = pb.interruption(t_k, p.decode_step_s, mixed)
+        met = 1.0 - 1.0 / (2.0 * (64 / k - 1)) if capped else (64 / k - 1) / 2
+        assert p.tpot_s == pytest.approx(p.decode_step_s + met * per_batch, rel=1e-9), engine

@@ -252,11 +252,9 @@ def test_the_users_question_in_one_call(cfg):
     for x in ok:
         a = x["at"]
         for k in ("ttft_s", "tpot_s", "output_tokens_per_s"):
-            # the family's 10th-90th percentile of measured / predicted: ordered, positive; it need not hold the
-            # prediction itself (session 13: dense vLLM serving throughput measured 6-26% above it out of document)
-            assert 0 < a[f"{k}_low"] <= a[f"{k}_high"], k
-            lo, hi = a[f"{k}_low"] / a[k], a[f"{k}_high"] / a[k]
-            assert 0.2 < lo <= hi < 5, k
+            # every shipped family's interval holds ratio 1 (tests/test_timing_intervals.py), so it holds the
+            # prediction itself
+            assert a[f"{k}_low"] <= a[k] <= a[f"{k}_high"], k
         if x["within_band_of_best"]:
             assert x["gpus"] == ok[0]["gpus"]
             assert a["output_tokens_per_s_low"] / x["gpus"] <= best["output_tokens_per_s_high"] / ok[0]["gpus"]

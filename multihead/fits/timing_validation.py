@@ -94,12 +94,12 @@ MARKED = {"heldout-2": "seen-2", "heldout-3": "seen-3", "train-5": "train-5", "h
 # (reports/gpu-time/heldout11.md), and unsealed: 'seen-11'. No set is sealed now.
 SEALED: tuple[str, ...] = ()
 SEEN_NOTE += (" Set 7 ('heldout-7', entered in session 8 on another branch with its predictions frozen first) was "
-              "evaluated once in session 11 (reports/gpu-time/heldout7.md), so it is 'seen-7' and fitted on from the "
-              "next refit (the constants shipped now were fitted before it was seen).")
+              "evaluated once in session 11 (reports/gpu-time/heldout7.md), so it is 'seen-7', fitted on since session 13's "
+              "refit.")
 SEEN_NOTE += (" Sets 8 and 9 ('heldout-8', 'heldout-9', entered in sessions 11 and 12 on other branches with their "
               "predictions frozen first) were evaluated once in session 13 (reports/gpu-time/heldout8.md, heldout9.md), "
-              "so they are 'seen-8' and 'seen-9' and fitted on from the next refit (the constants shipped now were "
-              "fitted before they were seen).")
+              "so they are 'seen-8' and 'seen-9', fitted on since session 13's refit (its part 2: the constants shipped "
+              "now).")
 SEEN_NOTE += (" Set 10 ('heldout-10', one document entered in session 13 on another branch with its predictions "
               "frozen first) was evaluated once in session 13 (reports/gpu-time/heldout10.md), so it is 'seen-10' and "
               "fitted on from the next refit.")
@@ -120,7 +120,7 @@ def usable(table: dict) -> dict:
 
 
 def split_of(row: dict) -> str:
-    """"seen-2" ... "seen-9" for a row of a later set (marked in the table), else the hash rule:
+    """"seen-2" ... "seen-11" for a row of a later set (marked in the table), else the hash rule:
     "seen-1" (held out in session 1, seen since) or "train". A split mark this code does not know is refused
     (ValueError): an unknown mark must never fall through to the hash rule and be fitted on."""
     mark = row.get("split")

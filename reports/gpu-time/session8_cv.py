@@ -20,14 +20,23 @@ def _set(module, name, value):
     return apply
 
 
+def _s7():
+    """The session-7 terms as shipped to session 12: the switches session 13 turned on, off again (so 's7' means the
+    same before and after session 13's adoption; 'waves', 'trt', 'docwsqrt' turn them on after it)."""
+    from multihead.cost.time import engine_costs
+    timing.ARRIVAL_WAVES = False
+    engine_costs.POOLED = ("tensorrt-llm",)
+    tv.DOCUMENT_WEIGHTS = 0.0
+
+
 def _variants():
     from multihead.cost.time import engine_costs
-    return {"s7": lambda: None,
+    return {"s7": _s7,
             "batch": _set(timing, "PREFILL_BATCHING", True),     # prompts prefilled together up to the budget
             "mxfp4k": _set(engine_costs, "FUSED_MXFP4_MOE", True),
             "waves": _set(timing, "ARRIVAL_WAVES", True),     # session 12: requests arriving in waves
             "trt": _set(engine_costs, "POOLED", ()),           # session 12: TensorRT-LLM 0.x / 1.x costs apart
-            "trtpooled": _set(engine_costs, "POOLED", ("tensorrt-llm",)),   # (the default: one TensorRT-LLM entry)
+            "trtpooled": _set(engine_costs, "POOLED", ("tensorrt-llm",)),   # one TensorRT-LLM entry (s7's)
             "docw": _set(tv, "DOCUMENT_WEIGHTS", 1.0),         # session 12: each document weighs the same
             "docwsqrt": _set(tv, "DOCUMENT_WEIGHTS", 0.5)}     # ... as the square root of its rows
 

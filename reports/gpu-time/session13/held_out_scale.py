@@ -21,7 +21,8 @@ PAIRS = [(6, "after", "out_of_document_session7.json"), (7, "before", "out_of_do
          (9, "after", "session13/out_of_document_candidate.json")]
 
 
-def main() -> dict:
+def compute() -> dict:
+    """k and the judgements it is the median of (no file written)."""
     table = tv.load_table(sealed=True)
     rows = {r["id"]: r for r in table["rows"]}
     judgements, detail = [], []
@@ -40,8 +41,14 @@ def main() -> dict:
                        "fold_median_abs_log": statistics.median(folds),
                        "ratio": statistics.median(held) / statistics.median(folds)})
     k = ti.scale_from_judgements(judgements)
-    out = {"held_out_scale": k, "definition": "median over judgements of median |log ratio| held out / in the "
-           "judged model's folds (session13/RULE.md, part 3)", "judgements": detail}
+    return {"held_out_scale": k, "definition": "median over judgements of median |log ratio| held out / in the "
+            "judged model's folds (session13/RULE.md, part 3)", "judgements": detail}
+
+
+def main() -> dict:
+    """compute(), written to session13/held_out_scale.json, and the interval table with its k."""
+    out = compute()
+    k = out["held_out_scale"]
     (Path(__file__).parent / "held_out_scale.json").write_text(json.dumps(out, indent=1) + "\n")
     rule = {**json.loads((GT / "interval_rule_session13.json").read_text())["chosen"], "held_out_scale": k}
     errs = json.loads((GT / "out_of_document_session13.json").read_text())
