@@ -5,15 +5,13 @@ Run once, after the last freeze: PYTHONPATH=. python reports/gpu-time/heldout10_
 Set 10 is one document (the SGLang cookbook's Kimi-K2.5 page, 24 MLA rows on 8x H200; see
 reports/gpu-time/add_session13_rows.py and its doubts): its groups are few and small, and it says nothing of dense
 models."""
-from heldout_eval import report
-from multihead.fits import timing_validation as tv
+from heldout_eval import report_set
 
 VERSIONS = [("before", "the model as main left it at d813e5d (session 10's fit, session 11's intervals: the shipped model, "
                        "unchanged since), frozen by the helper that entered set 10, before any later change"),
             ("after", "session 13's model, part 2: arrival waves on, TensorRT-LLM's 0.x / 1.x fixed costs apart, documents "
                       "weighted as the square root of their rows, refitted on all 1,207 rows (session13/RULE.md), "
                       "never chosen on set 10")]
-rows = {r["id"]: r for r in tv.load_table(sealed=True)["rows"] if r.get("split") == "heldout-10"}
 
 
 def _project(src: str) -> set:
@@ -22,7 +20,4 @@ def _project(src: str) -> set:
     return {"project SGLang cookbook"} if src.startswith("sglcb") else set()
 
 
-report(10, rows, VERSIONS, ("Documents held out (chosen and entered by a helper with no part in the modelling, from documents no earlier "
-         "session used, decided before any prediction; the modelling helper never had them on its branch): "),
-       lambda cls, c2, m, src: sorted({"all", c2, f"{c2} {m}", f"all {m}", cls, f"{cls} {m}", f"doc {src}"} | _project(src)),
-       lambda cls, c2, m, src: sorted({"all", c2, cls, f"{cls} {m}", f"doc {src}"} | _project(src)))
+report_set(10, VERSIONS, _project)

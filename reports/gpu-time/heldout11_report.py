@@ -5,14 +5,12 @@ Run once, after the last freeze: PYTHONPATH=. python reports/gpu-time/heldout11_
 Set 11 is two documents (the Qwen2.5 and Qwen3 editions of the Qwen docs' Speed Benchmark page, 22 rows, 18 dense;
 see reports/gpu-time/add_session13_set11_rows.py and its doubts): every row is a batch-1 decode rate (decode_tokens_per_s),
 so it says nothing of TTFT, throughput or batching, and its groups are few and small."""
-from heldout_eval import report
-from multihead.fits import timing_validation as tv
+from heldout_eval import report_set
 
 VERSIONS = [("before", "the model as main left it at 2c183cd (session 13's part-2 model, set 10 judged and unsealed), "
                        "frozen by the helper that entered set 11, before any later change"),
             ("after", "the same predictions with session 13's part-3 intervals: log-widths times the held-out scale "
                       "1.76 (session13/RULE.md, part 3; session13/held_out_scale.py), never chosen on set 11")]
-rows = {r["id"]: r for r in tv.load_table(sealed=True)["rows"] if r.get("split") == "heldout-11"}
 
 
 def _project(src: str) -> set:
@@ -21,7 +19,4 @@ def _project(src: str) -> set:
     return {"project Qwen speed benchmark"} if src.startswith(("qwen25-speed", "qwen3-speed")) else set()
 
 
-report(11, rows, VERSIONS, ("Documents held out (chosen and entered by a helper with no part in the modelling, from documents no earlier "
-         "session used, decided before any prediction; the modelling helper never had them on its branch): "),
-       lambda cls, c2, m, src: sorted({"all", c2, f"{c2} {m}", f"all {m}", cls, f"{cls} {m}", f"doc {src}"} | _project(src)),
-       lambda cls, c2, m, src: sorted({"all", c2, cls, f"{cls} {m}", f"doc {src}"} | _project(src)))
+report_set(11, VERSIONS, _project)

@@ -6,13 +6,11 @@ Set 12 is one document (the Qwen2 edition of the Qwen docs' Speed Benchmark page
 72B-Instruct read as Qwen2.5-7B / 72B on A100 80GB with vLLM 0.4.2; see reports/gpu-time/add_session13_set12_rows.py
 and its doubts): every row is a batch-1 decode rate (decode_tokens_per_s), so it says nothing of TTFT, throughput,
 batching or MoE / MLA models, and its groups are few and small."""
-from heldout_eval import report
-from multihead.fits import timing_validation as tv
+from heldout_eval import report_set
 
 VERSIONS = [("before", "the model main holds at dc70169 (session 13's part-3 model, set 11 judged and unsealed), "
                        "frozen by the helper that entered set 12, before any later change"),
             ("after", "TO BE WRITTEN when the next change is frozen")]
-rows = {r["id"]: r for r in tv.load_table(sealed=True)["rows"] if r.get("split") == "heldout-12"}
 
 
 def _project(src: str) -> set:
@@ -21,7 +19,4 @@ def _project(src: str) -> set:
     return {"project Qwen speed benchmark"} if src.startswith("qwen2-speed") else set()
 
 
-report(12, rows, VERSIONS, ("Documents held out (chosen and entered by a helper with no part in the modelling, from documents no earlier "
-         "session used, decided before any prediction; the modelling helper never had them on its branch): "),
-       lambda cls, c2, m, src: sorted({"all", c2, f"{c2} {m}", f"all {m}", cls, f"{cls} {m}", f"doc {src}"} | _project(src)),
-       lambda cls, c2, m, src: sorted({"all", c2, cls, f"{cls} {m}", f"doc {src}"} | _project(src)))
+report_set(12, VERSIONS, _project)

@@ -1,15 +1,13 @@
 """The held-out-8 result (documents never fitted, never looked at while modelling), for the frozen model
 versions, with the 80% intervals each version had when frozen: writes reports/gpu-time/heldout8.{md,json}.
 Run once, after the last freeze: PYTHONPATH=. python reports/gpu-time/heldout8_report.py"""
-from heldout_eval import report
-from multihead.fits import timing_validation as tv
+from heldout_eval import report_set
 
 VERSIONS = [("before", "the model as session 11 left it (main at 002973c: its fit and intervals), frozen by the helper "
                        "that entered set 8, before any later change"),
             ("after", "session 13's model: arrival waves on, TensorRT-LLM's 0.x / 1.x fixed costs apart, documents weighted "
                       "as the square root of their rows in the fit (session 12's exploratory fit, adopted as it was: "
                       "session13/RULE.md), never chosen on set 8")]
-rows = {r["id"]: r for r in tv.load_table(sealed=True)["rows"] if r.get("split") == "heldout-8"}
 
 
 def _project(src: str) -> set:
@@ -21,7 +19,4 @@ def _project(src: str) -> set:
     return {"later run of a fitted setting"} if src == "ix3288-dsr1-h200-sglang" else set()
 
 
-report(8, rows, VERSIONS, ("Documents held out (chosen and entered by a helper with no part in the modelling, from documents no earlier "
-         "session used, decided before any prediction; the modelling helper never had them on its branch): "),
-       lambda cls, c2, m, src: sorted({"all", c2, f"{c2} {m}", f"all {m}", cls, f"{cls} {m}", f"doc {src}"} | _project(src)),
-       lambda cls, c2, m, src: sorted({"all", c2, cls, f"{cls} {m}", f"doc {src}"} | _project(src)))
+report_set(8, VERSIONS, _project)

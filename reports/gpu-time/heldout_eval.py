@@ -1,6 +1,6 @@
 """What every held-out set's scripts share: freezing a model's predictions of the set's rows (without an
 error in sight) and, once after the last freeze, the report of the frozen versions against the measurements.
-Used by frozen/freeze5.py, frozen/freeze6.py, heldout5_report.py and heldout6_report.py (PYTHONPATH=.)."""
+Used by frozen/freezeN.py and heldoutN_report.py (PYTHONPATH=.)."""
 import json
 import statistics
 import subprocess
@@ -99,3 +99,16 @@ def report(n: int, rows: dict, versions: list, intro: str, error_groups, coverag
     lines += list(tail)
     (HERE / f"heldout{n}.md").write_text("\n".join(lines) + "\n")
     print("written")
+
+
+HELPER_INTRO = ("Documents held out (chosen and entered by a helper with no part in the modelling, from documents no earlier "
+                "session used, decided before any prediction; the modelling helper never had them on its branch): ")
+
+
+def report_set(n: int, versions: list, project=lambda src: set()) -> None:
+    """report() of a set a data helper entered (sets 7 on): its rows read with sealed=True, the helper's intro, and
+    the standard groups (all, class, class x metric, document) plus ``project(source)``'s own groups."""
+    rows = {r["id"]: r for r in tv.load_table(sealed=True)["rows"] if r.get("split") == f"heldout-{n}"}
+    report(n, rows, versions, HELPER_INTRO,
+           lambda cls, c2, m, src: sorted({"all", c2, f"{c2} {m}", f"all {m}", cls, f"{cls} {m}", f"doc {src}"} | project(src)),
+           lambda cls, c2, m, src: sorted({"all", c2, cls, f"{cls} {m}", f"doc {src}"} | project(src)))

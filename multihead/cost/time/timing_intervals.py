@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import statistics
 from pathlib import Path
 
 from multihead.catalog import read_json
@@ -217,7 +218,6 @@ def choose_rule_by_class(errors: list[dict], rules: list[dict] | None = None, le
 def scale_from_judgements(judgements: list[tuple[list[float], list[float]]]) -> float:
     """The held-out scale: over judgements (the |log(predicted / measured)| of one held-out set's rows under a model,
     the same model's fold errors as |log| values), the median of median(held out) / median(folds). 1.0 with none."""
-    import statistics
     ratios = []
     for held, folds in judgements:
         h, f = statistics.median(held), statistics.median(folds)
