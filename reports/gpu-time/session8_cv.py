@@ -32,6 +32,7 @@ def _s7():
 def _variants():
     from multihead.cost.time import engine_costs
     return {"s7": _s7,
+            "s13": lambda: None,                                # session 14: the terms session 13 adopted (the defaults)
             "batch": _set(timing, "PREFILL_BATCHING", True),     # prompts prefilled together up to the budget
             "mxfp4k": _set(engine_costs, "FUSED_MXFP4_MOE", True),
             "waves": _set(timing, "ARRIVAL_WAVES", True),     # session 12: requests arriving in waves
