@@ -45,7 +45,10 @@ SCALARS = {"flops_efficiency": (0.3, 1.0), "bandwidth_efficiency": (0.3, 1.0),
 # with the 280 fitted rows a basin at flops_efficiency 0.1 let prefill compute stand in for decode costs the
 # model lacked (the fit of 0.05-1.0 reached 0.099 and put held-out-3's TTFT at +358%).
 TABLES = {"layer_overhead_s": (1e-8, 5e-4), "allreduce_latency_s": (1e-8, 5e-4), "dequant": (0.01, 100.0),
-          "prefill_layer_overhead_s": (1e-8, 2e-3), "sequence_overhead_s": (1e-9, 2e-4)}
+          "prefill_layer_overhead_s": (1e-8, 2e-3), "sequence_overhead_s": (1e-9, 2e-4),
+          "moe_efficiency": (0.2, 3.0), "mla_efficiency": (0.2, 3.0)}
+# Session 14: the kernel-efficiency factors (cost/time/kernel_efficiency.py) multiply the dense fit's rates: below 1 a
+# slower kernel, above 1 one that beats the dense GEMMs' or attention's share of the peak (bounded at 3x, 5x apart)
 # Metric families the acceptance targets name, and the rest.
 FAMILY = {"decode_tokens_per_s": "batch-1 decode", "ttft_ms": "TTFT", "itl_ms": "ITL / TPOT",
           "output_tokens_per_s": "throughput", "output_tokens_per_s_per_gpu": "throughput",
@@ -250,6 +253,16 @@ def free_parameters(table: dict) -> list[tuple[str, str | None]]:
     keys = {(f"{s.engine}/{s.gpu.link}" if ALLREDUCE_KEY == "engine/link" else s.gpu.link) for _, s in rows if s.tp > 1}
     params += [("allreduce_latency_s", k) for k in sorted(keys)]
     params += [("dequant", k) for k in kinds]
+    from multihead.cost.time import kernel_efficiency as ke
+    if ke.KERNEL_EFFICIENCY:    # per engine (and phase) whose rows have routed experts / MLA (session 14)
+        phases = {"decode"}
+        for name, has in (("moe_efficiency", lambda sp: sp.moe is not None), ("mla_efficiency", lambda sp: sp.mla is not None)):
+            keys = set()
+            for r, s in rows:
+                if has(s.spec):
+                    for phase in (("decode", "prefill") if r["metric"] in PREFILL_METRICS else phases):
+                        keys.add(ke.key(s.engine, phase))
+            params += [(name, k) for k in sorted(keys)]
     return params
 
 
@@ -273,6 +286,9 @@ def _value(c: timing.Constants, name: str, key: str | None) -> float | None:
     (what the model uses for it: engine_costs.cost_key's fallback), so a warm fit starts a new family there."""
     from multihead.cost.time.engine_costs import family_value
     v = getattr(c, name)
+    if name in ("moe_efficiency", "mla_efficiency"):     # no entry: the dense rate (kernel_efficiency.factor)
+        from multihead.cost.time import kernel_efficiency as ke
+        return ke.factor(v, key.split("/")[0], key.split("/")[1] if "/" in key else "decode")
     return v if key is None else family_value(v, key)
 
 
@@ -402,6 +418,10 @@ def constants_dict(c: timing.Constants) -> dict:
     d.pop("source")
     if not timing.ARRIVAL_WAVES:
         d.pop("arrival_waves")
+    from multihead.cost.time import kernel_efficiency as ke
+    if not ke.KERNEL_EFFICIENCY:
+        d.pop("moe_efficiency")
+        d.pop("mla_efficiency")
     return d
 
 

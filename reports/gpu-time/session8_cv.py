@@ -29,8 +29,14 @@ def _s7():
     tv.DOCUMENT_WEIGHTS = 0.0
 
 
+def _kerneff2():
+    from multihead.cost.time import kernel_efficiency
+    kernel_efficiency.KERNEL_EFFICIENCY = True
+    kernel_efficiency.PER_PHASE = True
+
+
 def _variants():
-    from multihead.cost.time import engine_costs
+    from multihead.cost.time import engine_costs, kernel_efficiency
     return {"s7": _s7,
             "s13": lambda: None,                                # session 14: the terms session 13 adopted (the defaults)
             "batch": _set(timing, "PREFILL_BATCHING", True),     # prompts prefilled together up to the budget
@@ -39,7 +45,9 @@ def _variants():
             "trt": _set(engine_costs, "POOLED", ()),           # session 12: TensorRT-LLM 0.x / 1.x costs apart
             "trtpooled": _set(engine_costs, "POOLED", ("tensorrt-llm",)),   # one TensorRT-LLM entry (s7's)
             "docw": _set(tv, "DOCUMENT_WEIGHTS", 1.0),         # session 12: each document weighs the same
-            "docwsqrt": _set(tv, "DOCUMENT_WEIGHTS", 0.5)}     # ... as the square root of its rows
+            "docwsqrt": _set(tv, "DOCUMENT_WEIGHTS", 0.5),     # ... as the square root of its rows
+            "kerneff": _set(kernel_efficiency, "KERNEL_EFFICIENCY", True),   # session 14: MoE / MLA kernels per engine
+            "kerneff2": _kerneff2}                                            # ... per engine and phase
 
 
 if __name__ == "__main__" and sys.argv[1] == "--table":

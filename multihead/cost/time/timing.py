@@ -84,6 +84,8 @@ class Constants:
     dequant: dict = field(default_factory=lambda: {"int8": 0.5, "int4": 0.3})   # weights per fp32 FLOP
     dequant_layer_s: float = 0.0        # per layer of weight-only quantized matmuls (their kernels' start-up)
     arrival_waves: float = 0.0          # share of a fixed-concurrency loop arriving in waves (cost/time/arrival_waves.py)
+    moe_efficiency: dict = field(default_factory=dict)   # routed experts' kernels per engine (kernel_efficiency.py); {}: 1
+    mla_efficiency: dict = field(default_factory=dict)   # MLA attention kernels per engine; {}: 1
     source: str = "defaults (no fit file)"
 
     def layer_overhead(self, engine: str) -> float:
@@ -351,14 +353,28 @@ def _phase(setup: Setup, *, tokens: float, sequences: float, attn_flops: float, 
         weights += moe_time.imbalance_extra_bytes(setup, tokens)
         if phase == "prefill":
             compute += moe_time.padding_extra_flops(setup, tokens) / linear_flops_per_s(setup)
+    weight_s, kv_s = read_seconds(setup, weights), read_seconds(setup, kv)
+    from multihead.cost.time import kernel_efficiency as ke
+    if any(ke.applies(setup)):      # MoE experts' and MLA's kernels at their engine's efficiency (session 14)
+        from multihead.cost.time import moe_time
+        moe = s.moe is not None
+        routed_flops = moe_time.routed_flops_per_gpu(setup, tokens) if moe else 0.0
+        if moe and MOE_TERMS and phase == "prefill":
+            routed_flops += moe_time.padding_extra_flops(setup, tokens)
+        routed_bytes = moe_time.routed_expert_bytes(setup, tokens) if moe else 0.0
+        if moe and MOE_TERMS:
+            routed_bytes += moe_time.imbalance_extra_bytes(setup, tokens)
+        extra_compute, extra_read, scale = ke.extra_seconds(setup, phase, routed_flops=routed_flops,
+                                                            routed_bytes=routed_bytes)
+        compute, weight_s = compute + extra_compute, weight_s + extra_read
+        attention_compute, kv_s = attention_compute * scale, kv_s * scale
     attention_s = 0.0
     if phase == "decode":       # the attention kernel runs after the GEMMs (cost/time/decode_attention.py)
         from multihead.cost.time import decode_attention
         compute, memory, attention_s = decode_attention.split_step(
-            linear_s=compute, attention_compute_s=attention_compute, weight_s=read_seconds(setup, weights),
-            kv_s=read_seconds(setup, kv))
+            linear_s=compute, attention_compute_s=attention_compute, weight_s=weight_s, kv_s=kv_s)
     else:
-        compute, memory = compute + attention_compute, read_seconds(setup, weights + kv)
+        compute, memory = compute + attention_compute, weight_s + kv_s
     kind = dequant_kind(setup)
     rate = c.dequant.get(kind, c.dequant.get("int4")) if kind else None    # (a fit without "fp4": int4's rate)
     dequant = quantized / (rate * g.alu_flops) + s.num_layers * c.dequant_layer_s if kind else 0.0
