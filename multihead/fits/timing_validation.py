@@ -15,7 +15,9 @@ before any fit and never depend on the errors:
 - set 11: rows marked "heldout-11" (two documents, session 13, entered on the data helper's branch), sealed until
   judged once later in session 13;
 - set 12: rows marked "heldout-12" (one document, session 13, entered on the third data helper's branch), held out
-  and sealed.
+  and sealed;
+- set 13: rows marked "heldout-13" (four pull-request threads, session 14, entered on the threads helper's branch),
+  held out and sealed.
 
 A set that has been looked at is "seen" and fitted on with the training rows (FIT_SPLITS): sets 1 and 2
 since session 3, set 4 since session 6, sets 3 and 5 since session 7, set 6 since session 8, set 7 since session 11,
@@ -57,12 +59,12 @@ def held_out(row_id: str) -> bool:
 
 
 SPLITS = ("train", "seen-1", "seen-2", "seen-3", "train-5", "seen-4", "seen-5", "seen-6", "seen-7", "seen-8", "seen-9",
-          "seen-10", "seen-11", "held-out-12")
+          "seen-10", "seen-11", "held-out-12", "held-out-13")
 # the rows the constants are fitted on (and --cv folds): every set that has been looked at (set 6 since session 8);
 # a held-out set lives on the data helper's branch until its predictions are frozen and it is judged
 FIT_SPLITS = ("train", "seen-1", "seen-2", "seen-3", "train-5", "seen-4", "seen-5", "seen-6", "seen-7", "seen-8",
               "seen-9", "seen-10", "seen-11")
-HELD_OUT_SPLITS: tuple[str, ...] = ("held-out-12",)
+HELD_OUT_SPLITS: tuple[str, ...] = ("held-out-12", "held-out-13")
 SECOND_RULE = ("in the second set when the row says split 'heldout-2': rows from new sources committed with the "
                "predictions of the model as it stood, before any change made after seeing the first held-out set")
 THIRD_RULE = ("in the third set when the row says split 'heldout-3': rows from new sources committed with the "
@@ -78,7 +80,8 @@ SEEN_NOTE = ("Sets 1 (the hash rule's held-out rows) and 2 were held out in sess
              "8x B200 documents, marked reserved editions.")
 MARKED = {"heldout-2": "seen-2", "heldout-3": "seen-3", "train-5": "train-5", "heldout-4": "seen-4",
           "heldout-5": "seen-5", "heldout-6": "seen-6", "heldout-7": "seen-7", "heldout-8": "seen-8",
-          "heldout-9": "seen-9", "heldout-10": "seen-10", "heldout-11": "seen-11", "heldout-12": "held-out-12"}
+          "heldout-9": "seen-9", "heldout-10": "seen-10", "heldout-11": "seen-11", "heldout-12": "held-out-12",
+          "heldout-13": "held-out-13"}
 # Sealed splits: rows load_table leaves out unless asked (sealed=True), so no fit, cross-validation, report or
 # `multihead gpu-time` summary reads them. Set 6 was sealed in session 7 (its predictions frozen in
 # reports/gpu-time/frozen/heldout-6_*.json) and, judged once, unsealed in session 8. Set 7 ('heldout-7', session 8):
@@ -95,8 +98,10 @@ MARKED = {"heldout-2": "seen-2", "heldout-3": "seen-3", "train-5": "train-5", "h
 # heldout-11_before.json) before any later change to the model; judged once in session 13, on the interval scale
 # (reports/gpu-time/heldout11.md), and unsealed: 'seen-11'. Set 12 ('heldout-12', session 13): one document
 # entered on the third data helper's branch with its predictions frozen (reports/gpu-time/frozen/
-# heldout-12_before.json) before any later change to the model; held out and sealed.
-SEALED: tuple[str, ...] = ("held-out-12",)
+# heldout-12_before.json) before any later change to the model; held out and sealed. Set 13 ('heldout-13', session
+# 14): four pull-request threads entered on the threads helper's branch with their predictions frozen
+# (reports/gpu-time/frozen/heldout-13_before.json) before any later change to the model; held out and sealed.
+SEALED: tuple[str, ...] = ("held-out-12", "held-out-13")
 SEEN_NOTE += (" Set 7 ('heldout-7', entered in session 8 on another branch with its predictions frozen first) was "
               "evaluated once in session 11 (reports/gpu-time/heldout7.md), so it is 'seen-7', fitted on since session 13's "
               "refit.")
@@ -111,6 +116,8 @@ SEEN_NOTE += (" Set 11 ('heldout-11', entered in session 13 on another branch wi
               "was evaluated once in session 13 (reports/gpu-time/heldout11.md), so it is 'seen-11' and fitted on from "
               "the next refit.")
 SEEN_NOTE += (" Set 12 ('heldout-12', entered in session 13 on another branch with its predictions frozen first) is "
+              "held out and sealed: never fitted on.")
+SEEN_NOTE += (" Set 13 ('heldout-13', entered in session 14 on another branch with its predictions frozen first) is "
               "held out and sealed: never fitted on.")
 
 
