@@ -18,8 +18,8 @@ before any fit and never depend on the errors:
   and sealed;
 - set 14: rows marked "heldout-14" (one document, session 14, entered on a data helper's branch), held out and
   sealed;
-- set 15: rows marked "heldout-15" (one document, session 14, entered on another data helper's branch), held out
-  and sealed.
+- set 15: rows marked "heldout-15" (three documents, session 14, entered on another data helper's branch), held
+  out and sealed.
 
 A set that has been looked at is "seen" and fitted on with the training rows (FIT_SPLITS): sets 1 and 2
 since session 3, set 4 since session 6, sets 3 and 5 since session 7, set 6 since session 8, set 7 since session 11,
@@ -106,7 +106,7 @@ MARKED = {"heldout-2": "seen-2", "heldout-3": "seen-3", "train-5": "train-5", "h
 # heldout-12_before.json) before any later change to the model; held out and sealed. Set 14 ('heldout-14', session
 # 14): one document entered on a data helper's branch with its predictions frozen (reports/gpu-time/frozen/
 # heldout-14_before.json) before any later change to the model; held out and sealed. Set 15 ('heldout-15', session
-# 14): one document entered on another data helper's branch with its predictions frozen (reports/gpu-time/frozen/
+# 14): three documents entered on another data helper's branch with its predictions frozen (reports/gpu-time/frozen/
 # heldout-15_before.json) before any later change to the model; held out and sealed.
 SEALED: tuple[str, ...] = ("held-out-12", "held-out-14", "held-out-15")
 SEEN_NOTE += (" Set 7 ('heldout-7', entered in session 8 on another branch with its predictions frozen first) was "

@@ -5,17 +5,25 @@ Re-runnable: it first removes what an earlier run of it added (the sources below
 
 The set is a set of documents, fixed before any prediction: this helper was sent where the two other helpers of the
 day did not go (papers with committed result files, benchmark-harness repositories, model cards, vendors' pages).
-It found ONE document that meets every requirement, is not used by the table, and whose runs no used document
-reprints: a results file of the LLM-Inference-Bench paper's repository (Argonne; Chitty-Venkata et al., 'LLM-Inference-
-Bench: Inference Benchmarking of Large Language Models on AI Accelerators', arXiv:2411.00136), committed beside the
-benchmark scripts that wrote it. It is smaller than the brief's aim in documents (aim: at least 30 rows from at least
-2 documents): one document, 135 rows, entered as three sources (one per GPU / engine version and model class, all
-with the document's url), of dense and non-MLA MoE models, which is what the day's sets lacked (set 14 is all MLA).
-A small clean set was preferred to padding. The rows are static batches (a fixed batch of B prompts of N random
-tokens, N new tokens each, one offline generate call timed end to end), not a server at a stated concurrency: they
-judge prefill + decode of a whole batch (batch 16 to 64, 128 to 2048 tokens in and out, TP 1 to 8), on an AMD MI300X
-(vLLM 0.6.1, ROCm) and an NVIDIA GH200 (vLLM 0.5.3.post1); they say nothing of TTFT / TPOT under a server's load, of
-SGLang or TensorRT-LLM, or of MLA.
+It found THREE documents in two repositories that meet the requirements, are not used by the table, and whose runs
+no used document reprints:
+  (a) a results file of the LLM-Inference-Bench paper's repository (Argonne; Chitty-Venkata et al., 'LLM-Inference-
+      Bench: Inference Benchmarking of Large Language Models on AI Accelerators', arXiv:2411.00136), committed beside
+      the benchmark scripts that wrote it: 135 rows, entered as three sources (one per GPU / engine version and model
+      class, all with the document's url). These rows are static batches (a fixed batch of B prompts of N random
+      tokens, N new tokens each, one offline generate call timed end to end), not a server at a stated concurrency:
+      they judge prefill + decode of a whole batch (batch 16 to 64, 128 to 2048 tokens in and out, TP 1 to 8), on an
+      AMD MI300X (vLLM 0.6.1, ROCm) and an NVIDIA GH200 (vLLM 0.5.3.post1);
+  (b), (c) two reports of one engineer's A100 benchmark repository (cssnoeasy/a100-vllm-benchmark-blog, 2026): a
+      vLLM 0.19.0 server on one A100 80GB PCIe under `vllm bench serve` at a stated --max-concurrency with fixed
+      random lengths: (b) Qwen2.5-7B-Instruct fp16 (4 rows: output throughput and median TTFT at concurrency 16 and
+      32), (c) Qwen3-32B in eager mode, BF16 / BF16 with FP8 KV cache / official AWQ (27 rows: output throughput at
+      concurrency 4 to 32).
+166 rows in all, dense and non-MLA MoE models, which is what the day's sets lacked (set 14 is all MLA). It is
+smaller than the brief's aim in the kind of figure (TTFT / TPOT at a stated concurrency): most rows are batch
+latencies (a) or output throughputs (c); the two A100 reports print their TPOT and most TTFTs only as p99, which the
+table does not take. A small clean set was preferred to padding. The set says nothing of SGLang or TensorRT-LLM, or of
+MLA, and little of TTFT (2 rows).
 
 A note on 'documents the table has never used': three sources of the table (alcf-bench-trtllm, alcf-bench-ttft,
 alcf-bench-ttft-trt; session 3's held-out-3, seen since session 7) come from the same study and repository, from
@@ -25,7 +33,7 @@ rows, every one 'Nvidia A100 GPU' / 'TensorRT-LLM', checked) and Plots/Fig_21/al
 GH200, output = input = 128 / 512 / 2048 tokens) are runs neither of those files prints. It is, however, the same
 study and harness family as those sources: a doubt on novelty written down here, before any prediction.
 
-- The document: argonne-lcf/LLM-Inference-Bench, Plots/All_results.csv pinned at ae7e7a4 (2024-09-27 'Updated
+- (a) alcf-allres-*: argonne-lcf/LLM-Inference-Bench, Plots/All_results.csv pinned at ae7e7a4 (2024-09-27 'Updated
   Plots', the file's last change; first added 2024-09-20 in 691ffab), 4,772 result lines with the header
   'Hardware,Num of Hardware,Framework,Model,Input Output Length,Batch Size,Latency,Throughput'.
   How the lines were made (the repository's scripts, same study, read here): vLLM/MI300X/benchmark_throughput.py and
@@ -90,6 +98,58 @@ study and harness family as those sources: a doubt on novelty written down here,
   the runs of an already used file), llama.cpp, DeepSpeed-MII, SambaNova and Intel lines (engines or devices the
   table does not read).
 
+- (b) cssnoeasy-a100pcie-qwen25-7b-vllm0190-tp1: cssnoeasy/a100-vllm-benchmark-blog, docs/reports/
+  a100-tp1-vs-tp2-formal-baseline.md pinned at e4226b0 ('双 A100 PCIe 上的 vLLM TP1 vs TP2：正式基线', July 2026).
+  Quoted settings: 'Qwen2.5-7B-Instruct · GPU：A100 80GB PCIe x2 · vLLM：0.19.0'; the table of settings: vLLM 0.19.0,
+  PyTorch 2.10.0+cu128, '权重精度 float16', 'KV Cache dtype auto', 'TP / PP: TP=1、2；PP=1', gpu-memory-utilization
+  0.75, max-model-len 4096, seed 0; `vllm serve "$MODEL" ... --tensor-parallel-size "$tp" --pipeline-parallel-size 1
+  --dtype float16 --kv-cache-dtype auto --gpu-memory-utilization ... --max-model-len ... --seed ...` (TP1 on GPU0
+  only); client `vllm bench serve --backend openai ... --dataset-name random --random-input-len "$input_len"
+  --random-output-len "$output_len" --num-prompts "$NUM_PROMPTS" --max-concurrency "$concurrency" --seed "$SEED"
+  --percentile-metrics ttft,tpot,e2el --metric-percentiles 50,95,99`; workloads short_short_low 512/256 c8,
+  long_short_medium 2048/128 c16, long_long_high 2048/512 c32, 100 requests each, 3 repetitions; '同一负载中的每个
+  成功请求固定生成相同数量的输出 token' (every successful request of a workload generates the same number of output
+  tokens); the results table prints the mean of the 3 repetitions of each metric ('下表中的数值均为三次重复的算术平均').
+  Entered: the TP 1 lines of long_short_medium and long_long_high: 输出吞吐 tok/s -> output_tokens_per_s, TTFT p50 ms
+  -> ttft_ms (the mean over 3 runs of each run's median; the table's TTFT rows are mostly means: a doubt), batch = the
+  --max-concurrency, input / output = the workload's lengths, weights fp16, KV fp16 ('auto' follows the dtype), TP 1,
+  A100-80GB. Not entered: the TP 2 lines (two A100 PCIe without NVLink, 'SYS' topology across NUMA nodes: a
+  tensor-parallel link the table's rows cannot state, so it would judge the model on a setup it is not given), the
+  short_short_low lines (the document's own audit shows the first of its 3 runs anomalous for both TPs, ~8 s TTFT
+  p99 and a lower request throughput, so the printed means mix a documented outlier run), p95 / p99 columns, E2E p99,
+  GPU utilisation and KV-cache figures.
+- (c) cssnoeasy-a100pcie-qwen3-32b-vllm0190-eager: the same repository, docs/reports/a100-quantization-capacity.md
+  pinned at e4226b0 ('从 GB10 自行量化到 A100 部署：Qwen3-32B 四路径对比', August 2026). Quoted settings: 'A100 推理端:
+  2 x A100 80GB PCIe，基准固定 GPU 0 单卡；vLLM 0.19.0、PyTorch 2.10.0+cu128'; the four paths: 'BF16 | Qwen3-32B 原模型
+  | bfloat16 | auto', 'FP8 KV | Qwen3-32B 原模型 | bfloat16 | fp8', '官方 AWQ | Qwen3-32B-AWQ | float16 | auto', 'self W4A16
+  GPTQ | ...'; '所有路径固定单张 A100 80GB、vLLM 0.19.0、eager mode、max_model_len=8192、gpu_memory_utilization=0.90、
+  enable_thinking=false 和无限 request rate'; workloads '512x256：并发 c4、c8、c16、c24、c32' and '2048x512：并发 c4、c8、
+  c12、c16', closed loop ('闭环并发矩阵'); tables '512x256：短负载结果' and '2048x512：长负载结果' with columns 'BF16
+  tok/s | FP8 KV tok/s | AWQ tok/s | self tok/s | ... P99 TTFT ... P99 TPOT'; the c16 line is restated as 'output
+  throughput'. Entered: the BF16, FP8 KV and AWQ tok/s of every printed line (9 lines x 3) -> output_tokens_per_s,
+  batch = c, input / output = 512 / 256 or 2048 / 512, enforce_eager True, TP 1, A100-80GB, model Qwen3-32B; weights
+  bf16 / bf16 / awq, KV bf16 / fp8 / fp16 (AWQ runs compute in float16; KV 'auto' follows it). Not entered: the self
+  W4A16 GPTQ column (a self-built compressed-tensors checkpoint, no engine --quantization flag of the table), the
+  P99 TTFT / TPOT columns, the official AWQ 2048x512 c24 point (no tok/s printed), the open-loop request-rate ladder
+  (rates, not a concurrency), the quality tables.
+  Doubts for (b) and (c), each written down before any prediction:
+  (8) 'A100 80GB PCIe' is entered as the catalog's A100-80GB, whose figures are the SXM part's (2.039 TB/s; the PCIe
+      part has 1.935 TB/s and a 300 W limit, so it may clock lower under load).
+  (9) fixed lengths: vLLM 0.19.0's random dataset draws exactly the stated input length by default (range ratio 0),
+      as this helper knows that version, not re-read here; (b) states that every request produced its full output
+      length; (c) prints neither its client command nor ignore_eos (its runner's benchmark script,
+      scripts/run_benchmark_once.sh, is not in the stored copy; the runner passes enable_thinking, so the requests
+      are chat requests with Qwen3's chat template, which adds tokens to the prompt), and says only that the request
+      lengths were aligned across the four paths: that every output reached 256 / 512 tokens is assumed.
+  (10) (b) TTFT is the mean of three per-run medians (p50), not a mean TTFT; (b) and (c) include HTTP, tokenisation
+      and detokenisation (client-side timing); (c) runs eager (no CUDA graphs), which the rows carry as
+      enforce_eager.
+  (11) (c) BF16 at 2048x512: the document prints 39,200 GPU KV tokens for BF16 (78,400 with FP8 KV), fewer than 16
+      requests of 2,560 tokens need, so at c12 / c16 some requests wait for KV space (the document reports no
+      preemption figure for this matrix); the row's batch is the printed concurrency.
+  (12) the two reports are by one author on one machine; they are two documents (two urls, two studies: other
+      models, other settings, other months), but not independent in hardware or harness.
+
 Turned down, before any prediction (each read as far as the stored copy allows):
 - vllm-project/vllm-project.github.io (the vLLM blog, newest stored snapshot c3a01c4): 2026-07-06-vllm-hpc-ops
   (Hy3, a model the catalog lacks), 2026-04-22-fp8-kvcache (Llama-3.1-8B / gpt-oss-20b at concurrency 8 with '~20k
@@ -125,8 +185,9 @@ No reserved document was opened or used: no TensorRT-LLM performance page (perfo
 version) or blog named reserved (H200launch.md, H100vsA100.md), no ROCm/vllm dev-docker README, no dstack DeepSeek-R1
 benchmark, no SGLang B200 gist or cookbook B200 page of Qwen3-235B / gpt-oss-120b, no QuixiAI model card.
 
-Every value is a number the document printed (copied below as the document's CSV lines and split into columns); no
-arithmetic is done on any value, and no length is derived (the lengths are the printed Input Output Length).
+Every value is a number a document printed (copied below as the documents' CSV lines and table cells); no
+arithmetic is done on any value, and no length is derived (the lengths are the printed Input Output Length, or the
+reports' stated workload lengths).
 
 Run: python reports/gpu-time/add_session14_set15_rows.py
 """
@@ -139,6 +200,8 @@ from table_entry import enter  # noqa: E402
 SPLIT = "heldout-15"
 COMMIT = "ae7e7a41173badc99f7b59da1657a0172813e5e5"
 URL = "https://github.com/argonne-lcf/LLM-Inference-Bench/blob/" + COMMIT + "/Plots/All_results.csv"
+A100_BLOB = "https://github.com/cssnoeasy/a100-vllm-benchmark-blog/blob/e4226b0fa0762a9c8d9ac4e8c1b9e8f2f53a3cc5"
+A100_TP, A100_Q = "cssnoeasy-a100pcie-qwen25-7b-vllm0190-tp1", "cssnoeasy-a100pcie-qwen3-32b-vllm0190-eager"
 MI_DENSE, MI_MOE, GH_DENSE = ("alcf-allres-mi300x-vllm061-dense", "alcf-allres-mi300x-vllm061-moe",
                               "alcf-allres-gh200-vllm0531-dense")
 
@@ -167,6 +230,26 @@ S = {
           "run-throughput-bench.sh), vLLM's benchmark_latency.py, JLSE GH200 (memory variant not stated: the "
           "catalog's GH200 entered); " + _HOW + " Qwen2-7B read as Qwen2.5-7B (same shapes)."),
    engine="vLLM 0.5.3.post1", engine_family="vllm", engine_version="0.5.3.post1", klass="dense", date="2024-09"),
+ A100_TP: dict(url=A100_BLOB + "/docs/reports/a100-tp1-vs-tp2-formal-baseline.md",
+   what=("cssnoeasy/a100-vllm-benchmark-blog, 'vLLM TP1 vs TP2 formal baseline' on A100 80GB PCIe: Qwen2.5-7B-Instruct "
+         "fp16, vLLM 0.19.0, vllm bench serve random 2048/128 at --max-concurrency 16 and 2048/512 at 32, 100 "
+         "requests, means of 3 runs; TP 1 lines: output throughput and TTFT p50"),
+   setup=("vllm serve --tensor-parallel-size 1 --dtype float16 --kv-cache-dtype auto --gpu-memory-utilization 0.75 "
+          "--max-model-len 4096 --seed 0 on GPU0 of 2 x A100 80GB PCIe (catalog A100-80GB entered: SXM figures); "
+          "vllm bench serve --backend openai --dataset-name random, fixed lengths (every request its full output, "
+          "as the report states), seed 0. Output throughput -> output_tokens_per_s, TTFT p50 (mean of 3 runs' "
+          "medians) -> ttft_ms. TP 2 lines (PCIe, no NVLink, across NUMA) and the short_short_low lines (documented "
+          "anomalous first run) not entered."),
+   engine="vLLM 0.19.0", engine_family="vllm", engine_version="0.19.0", klass="dense", date="2026-07"),
+ A100_Q: dict(url=A100_BLOB + "/docs/reports/a100-quantization-capacity.md",
+   what=("cssnoeasy/a100-vllm-benchmark-blog, 'Qwen3-32B four paths' on one A100 80GB PCIe: vLLM 0.19.0 eager, "
+         "BF16 / BF16 + FP8 KV / official AWQ, 512x256 at concurrency 4-32 and 2048x512 at 4-16; output tok/s"),
+   setup=("vLLM 0.19.0 server on GPU 0 of 2 x A100 80GB PCIe (catalog A100-80GB entered: SXM figures), eager mode "
+          "(enforce_eager), max_model_len 8192, gpu_memory_utilization 0.90, enable_thinking false (chat requests), "
+          "request rate inf, closed loop at the printed concurrency; BF16 (KV auto), FP8 KV (--kv-cache-dtype fp8), "
+          "Qwen3-32B-AWQ (float16 compute). tok/s -> output_tokens_per_s. Output lengths assumed full (client command "
+          "not in the stored copy). Self-built W4A16 GPTQ column, P99 columns and open-loop ladder not entered."),
+   engine="vLLM 0.19.0", engine_family="vllm", engine_version="0.19.0", klass="dense", date="2026-08"),
 }
 
 # The document's CSV lines, as printed: Hardware,Num of Hardware,Framework,Model,Input Output Length,Batch Size,
@@ -339,14 +422,77 @@ def rows() -> list[dict]:
     return out
 
 
+# (b): the results table's TP 1 lines, as printed: | TP | 负载 | 请求吞吐 req/s | 输入吞吐 tok/s | 输出吞吐 tok/s |
+# TTFT p50 ms | TTFT p95 ms | TTFT p99 ms | TPOT p99 ms | E2E p99 ms | GPU 平均利用率 | KV Cache 峰值 |
+TP_LINES = {  # workload -> (input, output, --max-concurrency, the table line)
+ "long_short_medium": (2048, 128, 16, "| 1 | 长输入、短输出、中并发 | 7.08 | 14505.66 | 906.60 | 351.41 | 649.73 | 825.18 | "
+                                      "16.80 | 2649.36 | 55.80% | 4.15% |"),
+ "long_long_high": (2048, 512, 32, "| 1 | 长输入、长输出、高并发 | 3.43 | 7029.37 | 1757.34 | 228.90 | 572.04 | 638.80 | "
+                                   "14.75 | 8108.90 | 72.96% | 9.62% |"),
+}
+# (c): the two results tables, as printed: | c | BF16 tok/s | FP8 KV tok/s | AWQ tok/s | self tok/s | (P99 columns) |
+Q_TABLES = {
+ (512, 256): """
+| 4 | 79.43 | 79.45 | 99.60 | 95.91 | 778.10 | 778.96 | 1165.48 | 843.44 | 49.61 | 49.57 | 38.56 | 40.52 |
+| 8 | 148.58 | 149.22 | 185.15 | 179.56 | 1367.38 | 1382.72 | 1914.60 | 1676.12 | 52.96 | 52.64 | 42.01 | 43.71 |
+| 16 | 264.83 | 267.69 | 303.52 | 312.90 | 2636.58 | 2712.30 | 3573.17 | 3322.15 | 59.35 | 58.67 | 51.40 | 50.23 |
+| 24 | 370.56 | 374.49 | 326.83 | 408.80 | 3910.03 | 3893.62 | 5231.99 | 4937.47 | 63.45 | 62.82 | 71.70 | 57.55 |
+| 32 | 444.29 | 452.19 | 375.11 | 494.32 | 5178.57 | 5208.28 | 6886.52 | 6600.16 | 70.53 | 69.03 | 83.53 | 63.03 |
+""",
+ (2048, 512): """
+| 4 | 74.15 | 74.84 | 92.89 | 90.24 | 2624.87 | 2715.00 | 3409.92 | 3266.04 | 52.29 | 51.87 | 40.99 | 41.14 |
+| 8 | 131.14 | 133.04 | 161.10 | 158.82 | 5161.92 | 5269.38 | 6790.40 | 6567.97 | 58.42 | 57.47 | 46.43 | 47.13 |
+| 12 | 178.42 | 181.77 | 201.97 | 190.85 | 7678.59 | 7872.75 | 10205.93 | 9919.23 | 65.34 | 63.27 | 56.09 | 56.35 |
+| 16 | 186.08 | 217.52 | 229.13 | 243.84 | 10304.40 | 10593.13 | 13512.68 | 13158.82 | 86.85 | 70.69 | 67.08 | 62.31 |
+""",
+}
+# (column index in a line, path name, weights, KV)
+Q_PATHS = ((1, "BF16", "bf16", "bf16"), (2, "FP8 KV", "bf16", "fp8"), (3, "AWQ", "awq", "fp16"))
+
+
+def _serving(src, model, weights, kv, c, inp, outl, metric, value, unit, note, eager=False) -> dict:
+    rid = f"{src}-{model}-A100-80GB-tp1-{weights}-kv{kv}-c{c}-{inp}-{outl}-{metric}"
+    r = dict(id=rid, source=src, gpu="A100-80GB", tp=1, model=model, weights=weights, kv=kv, batch=c, mode="serving",
+             input_len=inp, output_len=outl, metric=metric, value=value, unit=unit, note=note,
+             expert_parallel_size=1, data_parallel_size=1, enable_dp_attention=False, split=SPLIT)
+    if eager:
+        r["enforce_eager"] = True
+    return r
+
+
+def a100_rows() -> list[dict]:
+    out = []
+    for workload, (inp, outl, c, line) in TP_LINES.items():
+        cells = [x.strip() for x in line.strip().strip("|").split("|")]
+        assert len(cells) == 12 and cells[0] == "1", line
+        for col, metric, unit, name in ((4, "output_tokens_per_s", "tokens/s", "输出吞吐 tok/s"),
+                                        (5, "ttft_ms", "ms", "TTFT p50 ms")):
+            note = (f"TP 1, {workload} ({inp} in / {outl} out, --max-concurrency {c}, 100 requests): {name} as printed "
+                    f"(mean of 3 runs; vLLM 0.19.0, Qwen2.5-7B-Instruct fp16, one A100 80GB PCIe)")
+            out.append(_serving(A100_TP, "Qwen2.5-7B-Instruct", "fp16", "fp16", c, inp, outl, metric,
+                                float(cells[col]), unit, note))
+    for (inp, outl), text in Q_TABLES.items():
+        for line in text.strip().splitlines():
+            cells = [x.strip() for x in line.strip().strip("|").split("|")]
+            assert len(cells) == 13, line
+            c = int(cells[0])
+            for col, path, weights, kv in Q_PATHS:
+                note = (f"{inp}x{outl} table, c {c}: {path} tok/s as printed (output throughput; vLLM 0.19.0 eager, "
+                        f"Qwen3-32B, one A100 80GB PCIe, closed loop at concurrency {c})")
+                out.append(_serving(A100_Q, "Qwen3-32B", weights, kv, c, inp, outl, "output_tokens_per_s",
+                                    float(cells[col]), "tokens/s", note, eager=True))
+    return out
+
+
 def main() -> None:
-    sentence = ("Rows with split 'heldout-15' were added in session 14 (a data helper) from a document no earlier "
+    sentence = ("Rows with split 'heldout-15' were added in session 14 (a data helper) from documents no earlier "
                 "session used (LLM-Inference-Bench's Plots/All_results.csv: offline vLLM batch latencies on MI300X and "
-                "GH200; see reports/gpu-time/add_session14_set15_rows.py), chosen and entered before any prediction of "
+                "GH200; two A100 80GB PCIe vLLM 0.19.0 serving reports of cssnoeasy/a100-vllm-benchmark-blog; see "
+                "reports/gpu-time/add_session14_set15_rows.py), chosen and entered before any prediction of "
                 "them, and committed with the predictions of the model as it stood (reports/gpu-time/frozen/"
                 "heldout-15_before.json): a sealed split, never fitted on, left out of every report until the final "
                 "evaluation.")
-    enter(SPLIT, S, rows(), 14, sentence)
+    enter(SPLIT, S, rows() + a100_rows(), 14, sentence)
 
 
 if __name__ == "__main__":
