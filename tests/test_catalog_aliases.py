@@ -46,6 +46,20 @@ def test_a_name_without_a_slash_is_not_matched_as_an_hf_id():
     assert catalog_key("Llama-2-70b-hf") is None
 
 
+@pytest.mark.parametrize("short, hf", [("DeepSeek-R1", "deepseek-ai/DeepSeek-R1"), ("qwen3-235b-a22b", "Qwen/Qwen3-235B-A22B"),
+                                       ("Falcon-180b", "tiiuae/falcon-180B"), ("GLM-4.7", "zai-org/GLM-4.6")])
+def test_an_hf_id_without_its_organisation_is_refused_naming_the_id(short, hf, capsys):
+    """A short name is not resolved to an HF id (one tail may stand for two repositories, and `vllm serve` takes the
+    organisation); the refusal names the id, exact or close (GLM-4.7 is not in the catalog: GLM-4.6 is offered)."""
+    assert main(["plan", short, "--tokens", "1024"]) == 2
+    err = capsys.readouterr().err
+    assert f"did you mean {hf}" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_planner_catalog_name_still_wins_over_an_hf_tail():
+    assert find_model("Qwen3-8B", paths=False).spec.name == "Qwen3-8B"      # also the tail of Qwen/Qwen3-8B
+
+
 def test_serving_an_alias_uses_its_id(capsys):
     assert main(["serving", "meta-llama/Llama-2-70b-chat-hf", "--gpu", "A100-80GB", "--tensor-parallel-size", "4",
                  "--json"]) == 0

@@ -107,8 +107,23 @@ def find_model(name: str | Path, *, paths: bool = True) -> ResolvedModel:
     if paths and "/" in text:               # an HF id we do not hold, or a folder that is not there
         raise ValueError(f"model: {text!r} is neither a config.json path nor a catalog model or HF id "
                          f"(known: {', '.join(list(index) + model_names())})")
+    _refuse_short_hf_name(text)             # raises when the name is the tail of catalog HF ids
     catalog_model(text)                     # raises: the closest catalog names
     raise AssertionError("unreachable")
+
+
+def _refuse_short_hf_name(name: str) -> None:
+    """A name that is an HF id without its organisation ("DeepSeek-R1" for deepseek-ai/DeepSeek-R1) is refused,
+    naming the ids it could be: the organisation is part of the name `vllm serve` takes, and one tail may stand
+    for two repositories. Close tails are suggested the same way; otherwise nothing is raised."""
+    tails: dict[str, list[str]] = {}
+    for hf in config_index():
+        tails.setdefault(hf.split("/")[-1].lower(), []).append(hf)
+    low = name.lower()
+    ids = tails.get(low) or [i for t in difflib.get_close_matches(low, list(tails), n=3, cutoff=0.85) for i in tails[t]]
+    if ids:
+        raise ValueError(f"model: unknown model {name!r}; did you mean {', '.join(ids)}? (catalog HF ids are "
+                         f"named with their organisation; `multihead serving --list` shows them all)")
 
 
 def model_catalog() -> dict[str, dict]:
