@@ -45,6 +45,21 @@ def cells(errs: list[dict]) -> dict:
     return out
 
 
+def write_table(named: list[tuple[str, list[dict]]], title: str, intro: str, path: Path, rule: str = "RULE.md") -> dict:
+    """The out-of-document table of ``named`` error lists (the first the baseline) and the six-cell criterion under
+    it, written to ``path``; returns each name's cells."""
+    crit = {k: cells(e) for k, e in named}
+    lines = [f"# {title}", "", intro, "", markdown(named), "",
+             f"## The criterion ({rule}): the six acceptance cells",
+             "", "| cell | " + " | ".join(k for k, _ in named) + " |", "|---|" + "---|" * len(named)]
+    for cell in list(crit[named[0][0]]):
+        lines.append(f"| {cell} | " + " | ".join(f"{crit[k][cell]:.1%}" for k, _ in named) + " |")
+    path.write_text("\n".join(lines) + "\n")
+    for k, _ in named:
+        print(k, f"{crit[k]['mean of the six']:.2%}")
+    return crit
+
+
 if __name__ == "__main__":
     named = [("shipped", shipped_errors())]
     for v, _ in VARIANTS:
@@ -52,17 +67,9 @@ if __name__ == "__main__":
         if f.exists():
             named.append((v, json.loads(f.read_text())))
     assert all(len(e) == 1207 for _, e in named), [(k, len(e)) for k, e in named]
-    crit = {k: cells(e) for k, e in named}
-    lines = ["# Session 13, part 2: out-of-document median |predicted / measured - 1| on all 1,207 fitted rows", "",
-             "'shipped': the constants main ships (fitted in session 10): session 11's folds on 976 rows plus sets 8 "
-             "and 9 as held out. The others: one warm descent of at most 15 evaluations on all 1,207 rows, then 5 folds "
-             "of whole documents (`session8_cv.py VARIANT reports/gpu-time/session13 15`). Made by "
-             "`reports/gpu-time/session13/table.py` from the files committed at 1350973 (1,207 rows; sets 10 and 11 were "
-             "unsealed later, so a rerun of the refits now fits 1,253).", "", markdown(named), "",
-             "## The criterion (RULE.md, part 2): the six acceptance cells", "",
-             "| cell | " + " | ".join(k for k, _ in named) + " |", "|---|" + "---|" * len(named)]
-    for cell in list(crit["shipped"]):
-        lines.append(f"| {cell} | " + " | ".join(f"{crit[k][cell]:.1%}" for k, _ in named) + " |")
-    (HERE / "TABLE.md").write_text("\n".join(lines) + "\n")
-    for k, _ in named:
-        print(k, f"{crit[k]['mean of the six']:.2%}")
+    write_table(named, "Session 13, part 2: out-of-document median |predicted / measured - 1| on all 1,207 fitted rows",
+                "'shipped': the constants main ships (fitted in session 10): session 11's folds on 976 rows plus sets 8 "
+                "and 9 as held out. The others: one warm descent of at most 15 evaluations on all 1,207 rows, then 5 folds "
+                "of whole documents (`session8_cv.py VARIANT reports/gpu-time/session13 15`). Made by "
+                "`reports/gpu-time/session13/table.py` from the files committed at 1350973 (1,207 rows; sets 10 and 11 were "
+                "unsealed later, so a rerun of the refits now fits 1,253).", HERE / "TABLE.md", rule="RULE.md, part 2")

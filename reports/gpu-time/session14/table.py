@@ -13,8 +13,7 @@ from pathlib import Path
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parent / "session13"))
-from session7_cv import markdown                     # noqa: E402
-from table import cells                              # noqa: E402  (session 13's criterion, the same cells)
+from table import write_table                        # noqa: E402  (session 13's table and criterion, the same cells)
 from multihead.fits import timing_validation as tv   # noqa: E402
 
 VARIANTS = [("s13", "the shipped terms refitted"), ("s13+kerneff", "plus kernel efficiency per engine"),
@@ -41,16 +40,8 @@ if __name__ == "__main__":
             named.append((v, json.loads(f.read_text())))
     assert all(len(e) == ROWS for _, e in named), [(k, len(e)) for k, e in named]
     assert all({e["id"] for e in errs} == {e["id"] for e in named[0][1]} for _, errs in named)
-    crit = {k: cells(e) for k, e in named}
-    lines = ["# Session 14: out-of-document median |predicted / measured - 1| on all 1,253 fitted rows", "",
-             "'shipped': the constants main ships (session 13's part-2 fit): session 13's folds on 1,207 rows plus sets "
-             "10 and 11 as held out. The others: one warm descent of at most 15 evaluations on all 1,253 rows, then 5 "
-             "folds of whole documents (`session8_cv.py VARIANT reports/gpu-time/session14 15`). Made by "
-             "`reports/gpu-time/session14/table.py`.", "", markdown(named), "",
-             "## The criterion (RULE.md): the six acceptance cells", "",
-             "| cell | " + " | ".join(k for k, _ in named) + " |", "|---|" + "---|" * len(named)]
-    for cell in list(crit["shipped"]):
-        lines.append(f"| {cell} | " + " | ".join(f"{crit[k][cell]:.1%}" for k, _ in named) + " |")
-    (HERE / "TABLE.md").write_text("\n".join(lines) + "\n")
-    for k, _ in named:
-        print(k, f"{crit[k]['mean of the six']:.2%}")
+    write_table(named, "Session 14: out-of-document median |predicted / measured - 1| on all 1,253 fitted rows",
+                "'shipped': the constants main ships (session 13's part-2 fit): session 13's folds on 1,207 rows plus "
+                "sets 10 and 11 as held out. The others: one warm descent of at most 15 evaluations on all 1,253 rows, "
+                "then 5 folds of whole documents (`session8_cv.py VARIANT reports/gpu-time/session14 15`). Made by "
+                "`reports/gpu-time/session14/table.py`.", HERE / "TABLE.md")
