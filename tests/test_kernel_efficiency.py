@@ -18,11 +18,11 @@ LLAMA = cost.catalog_model("Llama-3.1-8B")
 FP8 = timing.table_precision("fp8")[1]
 
 
-def _setup(spec=DSR1, engine="sglang", moe=None, mla=None, tp=8, gpu="H200-SXM"):
+def _setup(spec=DSR1, engine="sglang", moe=None, mla=None, tp=8, gpu="H200-SXM", **kw):
     c = dataclasses.replace(timing.load_constants(), moe_efficiency=dict(moe or {}), mla_efficiency=dict(mla or {}))
     g = timing.make_gpu(gpu, cost.gpu_catalog()[gpu])
     q = FP8 if spec is DSR1 else None
-    return timing.Setup(spec, g, c, tp=tp, engine=engine, quantization=q)
+    return timing.Setup(spec, g, c, tp=tp, engine=engine, quantization=q, **kw)
 
 
 @pytest.fixture
@@ -65,6 +65,45 @@ def test_mla_factor_scales_the_attention_sides(on):
     weights = timing.weights_read(base, 64)[0] + moe_time.imbalance_extra_bytes(base, 64)
     kv_s = timing.read_seconds(base, a.bytes - weights)
     assert b.memory_s - a.memory_s == pytest.approx(kv_s, rel=1e-9)
+
+
+def test_prefill_moe_factor_covers_the_grouped_gemms_padding(on):
+    """A 4096-token prefill at moe_efficiency 0.5: compute grows by the routed FLOPs plus the grouped GEMMs' tile
+    padding (moe_time term 2) at the dense rate, and the memory side by the touched experts' read."""
+    base, slow = _setup(), _setup(moe={"sglang": 0.5})
+    a, b = timing.prefill(base, 4096), timing.prefill(slow, 4096)
+    flops = moe_time.routed_flops_per_gpu(base, 4096) + moe_time.padding_extra_flops(base, 4096)
+    assert moe_time.padding_extra_flops(base, 4096) > 0
+    assert b.compute_s - a.compute_s == pytest.approx(flops / timing.linear_flops_per_s(base), rel=1e-9)
+    assert b.memory_s - a.memory_s == pytest.approx(
+        timing.read_seconds(base, moe_time.routed_expert_bytes(base, 4096)), rel=1e-9)
+
+
+def test_prefill_mla_factor_covers_the_attention_flops(on):
+    """A 4096-token prefill at mla_efficiency 0.5: compute grows by the MLA attention's FLOPs (causal count, per GPU)
+    at the dense attention rate."""
+    base, slow = _setup(), _setup(mla={"sglang": 0.5})
+    a, b = timing.prefill(base, 4096), timing.prefill(slow, 4096)
+    attention = timing.prefill_attention_flops(DSR1, 4096) / 8
+    assert b.compute_s - a.compute_s == pytest.approx(attention / timing.attention_flops_per_s(base), rel=1e-9)
+
+
+def test_expert_parallel_imbalance_is_in_the_slower_read(on):
+    """Experts over 8 GPUs (expert_parallel_size 8), a 4-token step: the slowest GPU reads its share plus the
+    imbalance (moe_time term 1); at moe_efficiency 0.5 the step's memory side grows by both at the dense rate."""
+    base = _setup(expert_parallel_size=8)
+    slow = _setup(moe={"sglang": 0.5}, expert_parallel_size=8)
+    extra = moe_time.imbalance_extra_bytes(base, 4)
+    assert extra > 0
+    a, b = timing.decode_step(base, 4, 1000), timing.decode_step(slow, 4, 1000)
+    assert b.memory_s - a.memory_s == pytest.approx(
+        timing.read_seconds(base, moe_time.routed_expert_bytes(base, 4) + extra), rel=1e-9)
+
+
+def test_a_per_phase_table_without_the_switch_is_refused(on):
+    """A fit keyed by engine and phase read while PER_PHASE is off would fall back to 1 unseen: refused by name."""
+    with pytest.raises(ValueError, match=r"kernel efficiency: .*'sglang/decode'.* PER_PHASE"):
+        timing.decode_step(_setup(moe={"sglang/decode": 0.5}), 1, 100)
 
 
 def test_engine_keys_and_per_phase(on, monkeypatch):

@@ -21,7 +21,7 @@ before any fit and never depend on the errors:
 - set 14: rows marked "heldout-14" (one document, session 14, entered on a data helper's branch), held out and
   sealed;
 - set 15: rows marked "heldout-15" (three documents, session 14, entered on another data helper's branch), held
-  out and sealed.
+  out and sealed;
 - set 17: rows marked "heldout-17" (one web page, session 14, entered on a data helper's branch), held out and
   sealed.
 

@@ -34,8 +34,11 @@ def key(engine: str, phase: str) -> str:
 
 def factor(table: dict, engine: str, phase: str) -> float:
     """A class's efficiency for this engine and phase: the keyed entry, else the engine's own, else 1 (the dense
-    rate). Refuses a factor <= 0 by name."""
+    rate). Refuses a factor <= 0, and a table keyed by phase read without PER_PHASE, by name."""
     name = engine.split("@")[0]
+    if not PER_PHASE and name not in table and any(k.startswith(f"{name}/") for k in table):
+        raise ValueError(f"kernel efficiency: the table is keyed by engine and phase ({sorted(table)!r}) but "
+                         f"PER_PHASE is off: set kernel_efficiency.PER_PHASE = True to read it")
     value = table.get(key(engine, phase), table.get(name, 1.0))
     if not value > 0:
         raise ValueError(f"kernel efficiency: expected a factor > 0 for {key(engine, phase)!r}, got {value!r}")
