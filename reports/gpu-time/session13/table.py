@@ -24,15 +24,21 @@ VARIANTS = [("s7", "the shipped terms refitted"), ("s7+waves+trt+docwsqrt", "the
 CELLS = [(g, m) for g in ("dense", "moe/mla") for m in ("TTFT", "TPOT", "throughput")]
 
 
-def shipped_errors() -> list[dict]:
-    errs = json.loads((HERE.parent / "out_of_document_session11.json").read_text())
+def fold_and_held_out_errors(folds_file: str, frozen: list[tuple[int, str]]) -> list[dict]:
+    """A model's out-of-document errors on the rows it was fitted on (``folds_file``) plus, as held out, the rows of
+    sets it never fitted (``frozen``: (set, version) of frozen/heldout-N_VERSION.json), each predicted / measured - 1."""
+    errs = json.loads((HERE.parent / folds_file).read_text())
     rows = {r["id"]: r for r in tv.load_table()["rows"]}
-    for n in (8, 9):
-        frozen = json.loads((HERE.parent / "frozen" / f"heldout-{n}_before.json").read_text())
+    for n, version in frozen:
+        data = json.loads((HERE.parent / "frozen" / f"heldout-{n}_{version}.json").read_text())
         errs += [{"id": p["id"], "source": p["source"], "metric": p["metric"], "fold": f"set {n}",
                   "error": p["predicted"] / rows[p["id"]]["value"] - 1, "family": p["family"]}
-                 for p in frozen["predictions"]]
+                 for p in data["predictions"]]
     return errs
+
+
+def shipped_errors() -> list[dict]:
+    return fold_and_held_out_errors("out_of_document_session11.json", [(8, "before"), (9, "before")])
 
 
 def cells(errs: list[dict]) -> dict:

@@ -13,8 +13,7 @@ from pathlib import Path
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parent / "session13"))
-from table import write_table                        # noqa: E402  (session 13's table and criterion, the same cells)
-from multihead.fits import timing_validation as tv   # noqa: E402
+from table import fold_and_held_out_errors, write_table   # noqa: E402  (session 13's table and criterion)
 
 VARIANTS = [("s13", "the shipped terms refitted"), ("s13+kerneff", "plus kernel efficiency per engine"),
             ("s13+kerneff2", "plus kernel efficiency per engine and phase")]
@@ -22,14 +21,7 @@ ROWS = 1253
 
 
 def shipped_errors() -> list[dict]:
-    errs = json.loads((HERE.parent / "out_of_document_session13.json").read_text())
-    rows = {r["id"]: r for r in tv.load_table()["rows"]}
-    for n in (10, 11):
-        frozen = json.loads((HERE.parent / "frozen" / f"heldout-{n}_after.json").read_text())
-        errs += [{"id": p["id"], "source": p["source"], "metric": p["metric"], "fold": f"set {n}",
-                  "error": p["predicted"] / rows[p["id"]]["value"] - 1, "family": p["family"]}
-                 for p in frozen["predictions"]]
-    return errs
+    return fold_and_held_out_errors("out_of_document_session13.json", [(10, "after"), (11, "after")])
 
 
 if __name__ == "__main__":
