@@ -22,6 +22,8 @@ before any fit and never depend on the errors:
   sealed;
 - set 15: rows marked "heldout-15" (three documents, session 14, entered on another data helper's branch), held
   out and sealed;
+- set 16: rows marked "heldout-16" (four model cards, session 14, entered on a data helper's branch), held out and
+  sealed;
 - set 17: rows marked "heldout-17" (one web page, session 14, entered on a data helper's branch), held out and
   sealed.
 
@@ -68,12 +70,14 @@ def held_out(row_id: str) -> bool:
 
 
 SPLITS = ("train", "seen-1", "seen-2", "seen-3", "train-5", "seen-4", "seen-5", "seen-6", "seen-7", "seen-8", "seen-9",
-          "seen-10", "seen-11", "held-out-12", "held-out-13", "held-out-14", "held-out-15", "held-out-17")
+          "seen-10", "seen-11", "held-out-12", "held-out-13", "held-out-14", "held-out-15", "held-out-16",
+          "held-out-17")
 # the rows the constants are fitted on (and --cv folds): every set that has been looked at (set 6 since session 8);
 # a held-out set lives on the data helper's branch until its predictions are frozen and it is judged
 FIT_SPLITS = ("train", "seen-1", "seen-2", "seen-3", "train-5", "seen-4", "seen-5", "seen-6", "seen-7", "seen-8",
               "seen-9", "seen-10", "seen-11")
-HELD_OUT_SPLITS: tuple[str, ...] = ("held-out-12", "held-out-13", "held-out-14", "held-out-15", "held-out-17")
+HELD_OUT_SPLITS: tuple[str, ...] = ("held-out-12", "held-out-13", "held-out-14", "held-out-15", "held-out-16",
+                                    "held-out-17")
 SECOND_RULE = ("in the second set when the row says split 'heldout-2': rows from new sources committed with the "
                "predictions of the model as it stood, before any change made after seeing the first held-out set")
 THIRD_RULE = ("in the third set when the row says split 'heldout-3': rows from new sources committed with the "
@@ -91,7 +95,7 @@ MARKED = {"heldout-2": "seen-2", "heldout-3": "seen-3", "train-5": "train-5", "h
           "heldout-5": "seen-5", "heldout-6": "seen-6", "heldout-7": "seen-7", "heldout-8": "seen-8",
           "heldout-9": "seen-9", "heldout-10": "seen-10", "heldout-11": "seen-11", "heldout-12": "held-out-12",
           "heldout-13": "held-out-13", "heldout-14": "held-out-14", "heldout-15": "held-out-15",
-          "heldout-17": "held-out-17"}
+          "heldout-16": "held-out-16", "heldout-17": "held-out-17"}
 # Sealed splits: rows load_table leaves out unless asked (sealed=True), so no fit, cross-validation, report or
 # `multihead gpu-time` summary reads them. Set 6 was sealed in session 7 (its predictions frozen in
 # reports/gpu-time/frozen/heldout-6_*.json) and, judged once, unsealed in session 8. Set 7 ('heldout-7', session 8):
@@ -115,9 +119,12 @@ MARKED = {"heldout-2": "seen-2", "heldout-3": "seen-3", "train-5": "train-5", "h
 # (reports/gpu-time/frozen/heldout-14_before.json) before any later change to the model; held out and sealed.
 # Set 15 ('heldout-15', session 14): three documents entered on another data helper's branch with their predictions
 # frozen (reports/gpu-time/frozen/heldout-15_before.json) before any later change to the model; held out and sealed.
+# Set 16 ('heldout-16', session 14): four Hugging Face model cards entered on a data helper's branch with their
+# predictions frozen (reports/gpu-time/frozen/heldout-16_before.json) before any later change to the model; held out
+# and sealed.
 # Set 17 ('heldout-17', session 14): one web page entered on a data helper's branch with its predictions frozen
 # (reports/gpu-time/frozen/heldout-17_before.json) before any later change to the model; held out and sealed.
-SEALED: tuple[str, ...] = ("held-out-12", "held-out-13", "held-out-14", "held-out-15", "held-out-17")
+SEALED: tuple[str, ...] = ("held-out-12", "held-out-13", "held-out-14", "held-out-15", "held-out-16", "held-out-17")
 SEEN_NOTE += (" Set 7 ('heldout-7', entered in session 8 on another branch with its predictions frozen first) was "
               "evaluated once in session 11 (reports/gpu-time/heldout7.md), so it is 'seen-7', fitted on since session 13's "
               "refit.")
@@ -138,6 +145,8 @@ SEEN_NOTE += (" Set 13 ('heldout-13', entered in session 14 on another branch wi
 SEEN_NOTE += (" Set 14 ('heldout-14', entered in session 14 on another branch with its predictions frozen first) is "
               "held out and sealed: never fitted on.")
 SEEN_NOTE += (" Set 15 ('heldout-15', entered in session 14 on another branch with its predictions frozen first) is "
+              "held out and sealed: never fitted on.")
+SEEN_NOTE += (" Set 16 ('heldout-16', entered in session 14 on another branch with its predictions frozen first) is "
               "held out and sealed: never fitted on.")
 SEEN_NOTE += (" Set 17 ('heldout-17', entered in session 14 on another branch with its predictions frozen first) is "
               "held out and sealed: never fitted on.")
