@@ -143,12 +143,23 @@ def test_set_6_is_seen_since_session_8_and_unknown_marks_are_refused():
 
 
 def test_tp_speedups_of_batch_one_latency_rows_are_latency_ratios():
-    rows = [{"id": f"x{tp}", "source": "s", "model": "m", "weights": "fp16", "metric": "request_latency_s", "batch": 1,
-             "input_len": 128, "output_len": 128, "tp": tp, "value": v, "predicted": p, "split": "seen-3"}
+    rows = [{"id": f"x{tp}", "source": "s", "gpu": "H100-SXM", "model": "m", "weights": "fp16",
+             "metric": "request_latency_s", "batch": 1, "input_len": 128, "output_len": 128, "tp": tp, "value": v,
+             "predicted": p, "split": "seen-3"}
             for tp, v, p in ((1, 2.0, 2.0), (4, 0.8, 1.0))]
     (s,) = tv.tp_speedups(rows)
     assert s["measured"] == pytest.approx(2.5) and s["predicted"] == pytest.approx(2.0)
     assert s["error"] == pytest.approx(2.0 / 2.5 - 1)
+
+
+def test_tp_speedups_never_pair_two_gpus():
+    """One document timing a model at TP 1 on an A6000 and at TP 1 and 2 on an H100 (as set 16's model cards do):
+    one speedup, the H100's TP 2 over its TP 1, and no GPU-to-GPU ratio."""
+    rows = [{"id": f"{g}{tp}", "source": "s", "gpu": g, "model": "m", "weights": "bf16", "metric": "request_latency_s",
+             "batch": 1, "input_len": 256, "output_len": 128, "tp": tp, "value": v, "predicted": v, "split": "seen-3"}
+            for g, tp, v in (("RTX-A6000", 1, 9.0), ("H100-SXM", 1, 3.0), ("H100-SXM", 2, 2.0))]
+    (s,) = tv.tp_speedups(rows)
+    assert s["tp"] == "2/1" and s["measured"] == pytest.approx(1.5) and s["id"] == "H100-SXM2 / H100-SXM1"
 
 
 def test_sixth_set_whole_documents_frozen_before_any_change_two_reserved_since_session_8():

@@ -404,15 +404,17 @@ def evaluate(table: dict, constants: timing.Constants) -> list[dict]:
 
 
 def tp_speedups(results: list[dict]) -> list[dict]:
-    """Measured and predicted speedup of each row over its group's smallest-TP row: same source, model
+    """Measured and predicted speedup of each row over its group's smallest-TP row: same source, GPU, model
     and weights, metric decode tokens/s, or one request's latency at batch 1 with the same lengths
-    (speedup = the smaller TP's latency over this one's)."""
+    (speedup = the smaller TP's latency over this one's). The GPU is in the group: a document that times one
+    model on several GPUs (set 16's model cards) gives ratios between GPUs, not TP speedups."""
     groups: dict[tuple, list[dict]] = {}
     for r in results:
         if r["metric"] == "decode_tokens_per_s":
-            groups.setdefault((r["source"], r["model"], r["weights"]), []).append(r)
+            groups.setdefault((r["source"], r["gpu"], r["model"], r["weights"]), []).append(r)
         elif r["metric"] == "request_latency_s" and r["batch"] == 1:
-            groups.setdefault((r["source"], r["model"], r["weights"], r["input_len"], r["output_len"]), []).append(r)
+            groups.setdefault((r["source"], r["gpu"], r["model"], r["weights"], r["input_len"], r["output_len"]),
+                              []).append(r)
     out = []
     for rows in groups.values():
         base = min(rows, key=lambda r: r["tp"])
