@@ -290,14 +290,9 @@ def free_parameters(table: dict) -> list[tuple[str, str | None]]:
     params += [("dequant", k) for k in kinds]
     from multihead.cost.time import kernel_efficiency as ke
     if ke.KERNEL_EFFICIENCY:    # per engine (and phase) whose rows have routed experts / MLA (session 14)
-        phases = {"decode"}
-        for name, has in (("moe_efficiency", lambda sp: sp.moe is not None),
-                          ("mla_efficiency", lambda sp: sp.mla is not None)):
-            keys = set()
-            for r, s in rows:
-                if has(s.spec):
-                    for phase in (("decode", "prefill") if r["metric"] in PREFILL_METRICS else phases):
-                        keys.add(ke.key(s.engine, phase))
+        for name, part in zip(ke.TABLES, ("moe", "mla")):
+            keys = {ke.key(s.engine, phase) for r, s in rows if getattr(s.spec, part) is not None
+                    for phase in (("decode", "prefill") if r["metric"] in PREFILL_METRICS else ("decode",))}
             params += [(name, k) for k in sorted(keys)]
     return params
 
@@ -322,9 +317,10 @@ def _value(c: timing.Constants, name: str, key: str | None) -> float | None:
     (what the model uses for it: engine_costs.cost_key's fallback), so a warm fit starts a new family there."""
     from multihead.cost.time.engine_costs import family_value
     v = getattr(c, name)
-    if name in ("moe_efficiency", "mla_efficiency"):     # no entry: the dense rate (kernel_efficiency.factor)
-        from multihead.cost.time import kernel_efficiency as ke
-        return ke.factor(v, key.split("/")[0], key.split("/")[1] if "/" in key else "decode")
+    from multihead.cost.time import kernel_efficiency as ke
+    if name in ke.TABLES:       # no entry: the dense rate (kernel_efficiency.factor)
+        engine, _, phase = key.partition("/")
+        return ke.factor(v, engine, phase or "decode")
     return v if key is None else family_value(v, key)
 
 
@@ -458,8 +454,8 @@ def constants_dict(c: timing.Constants) -> dict:
         d.pop("arrival_waves")
     from multihead.cost.time import kernel_efficiency as ke
     if not ke.KERNEL_EFFICIENCY:
-        d.pop("moe_efficiency")
-        d.pop("mla_efficiency")
+        for name in ke.TABLES:
+            d.pop(name)
     return d
 
 

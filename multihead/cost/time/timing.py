@@ -46,6 +46,7 @@ from multihead.cost.counts.params import non_embedding_params, param_counts
 from multihead.cost.spec.quantization import PER_CHANNEL, Quantization
 from multihead.cost.spec.units import SIXTEEN_BIT, dtype_bytes
 from multihead.cost.time.device import DeviceSpec, gpu_from_entry, interconnect_catalog  # noqa: F401  (re-exported)
+from multihead.cost.time import kernel_efficiency
 
 CATALOG = Path(__file__).parents[1] / "catalog"
 KERNEL_CLASS = "causal FlashAttention-class kernel (masked tiles skipped: T(T+1)/2 query-key pairs)"
@@ -348,24 +349,20 @@ def _phase(setup: Setup, *, tokens: float, sequences: float, attn_flops: float, 
     compute = linear / linear_flops_per_s(setup)
     attention_compute = attention / attention_flops_per_s(setup)
     weights, quantized = weights_read(setup, tokens)
+    imbalance_bytes = padding_flops = 0.0
     if MOE_TERMS and s.moe is not None:     # expert-parallel imbalance; grouped-GEMM padding (cost/time/moe_time.py)
         from multihead.cost.time import moe_time
-        weights += moe_time.imbalance_extra_bytes(setup, tokens)
+        imbalance_bytes = moe_time.imbalance_extra_bytes(setup, tokens)
+        weights += imbalance_bytes
         if phase == "prefill":
-            compute += moe_time.padding_extra_flops(setup, tokens) / linear_flops_per_s(setup)
+            padding_flops = moe_time.padding_extra_flops(setup, tokens)
+            compute += padding_flops / linear_flops_per_s(setup)
     weight_s, kv_s = read_seconds(setup, weights), read_seconds(setup, kv)
-    from multihead.cost.time import kernel_efficiency as ke
-    if any(ke.applies(setup)):      # MoE experts' and MLA's kernels at their engine's efficiency (session 14)
+    if any(kernel_efficiency.applies(setup)):   # MoE experts' and MLA's kernels at their engine's efficiency
         from multihead.cost.time import moe_time
-        moe = s.moe is not None
-        routed_flops = moe_time.routed_flops_per_gpu(setup, tokens) if moe else 0.0
-        if moe and MOE_TERMS and phase == "prefill":
-            routed_flops += moe_time.padding_extra_flops(setup, tokens)
-        routed_bytes = moe_time.routed_expert_bytes(setup, tokens) if moe else 0.0
-        if moe and MOE_TERMS:
-            routed_bytes += moe_time.imbalance_extra_bytes(setup, tokens)
-        extra_compute, extra_read, scale = ke.extra_seconds(setup, phase, routed_flops=routed_flops,
-                                                            routed_bytes=routed_bytes)
+        extra_compute, extra_read, scale = kernel_efficiency.extra_seconds(
+            setup, phase, routed_flops=moe_time.routed_flops_per_gpu(setup, tokens) + padding_flops,
+            routed_bytes=moe_time.routed_expert_bytes(setup, tokens) + imbalance_bytes)
         compute, weight_s = compute + extra_compute, weight_s + extra_read
         attention_compute, kv_s = attention_compute * scale, kv_s * scale
     attention_s = 0.0
