@@ -28,4 +28,4 @@ ti.write(errs, f"session 15 judgement: session 14's '{variant}' folds (reports/g
          f"a rule per class chosen by leave-one-document-out coverage, log-widths scaled by session 13's held-out "
          f"scale {k:.3f}", rule=rule)
 print("installed", variant, "rule", json.dumps(rule))
-assert not any(r.get("split", "").startswith("heldout-") for r in tv.load_table()["rows"])
+assert not any(tv.split_of(r) in tv.SEALED for r in tv.load_table()["rows"])   # nothing sealed was read
