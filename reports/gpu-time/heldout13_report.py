@@ -11,7 +11,10 @@ from heldout_eval import report_set
 
 VERSIONS = [("before", "the model main holds at 59de9a1 (session 13's adopted model), frozen by the helper that "
                        "entered set 13, before any later change"),
-            ("after", "TO BE WRITTEN when the next change is frozen")]
+            ("after", "session 14's refit 's13' (the shipped terms refitted on 1,253 rows, sets 10 and 11 added), with "
+                      "intervals from its folds times k 1.76, frozen on branch s15-after (session15/RULE.md)"),
+            ("kerneff", "session 14's 's13+kerneff' (kernel efficiency per engine on), exploratory, not part of "
+                        "the decision (session15/RULE.md)")]
 
 
 report_set(13, VERSIONS)

@@ -16,7 +16,10 @@ from heldout_eval import report_set
 
 VERSIONS = [("before", "the model main holds at f005e43 (session 13's adopted model; session 14's kernel-efficiency "
                        "term present but off), frozen by the helper that entered set 15, before any later change"),
-            ("after", "TO BE WRITTEN when the next change is frozen")]
+            ("after", "session 14's refit 's13' (the shipped terms refitted on 1,253 rows, sets 10 and 11 added), with "
+                      "intervals from its folds times k 1.76, frozen on branch s15-after (session15/RULE.md)"),
+            ("kerneff", "session 14's 's13+kerneff' (kernel efficiency per engine on), exploratory, not part of "
+                        "the decision (session15/RULE.md)")]
 
 # a group per repository: the three LLM-Inference-Bench sources are one file, the two A100 reports one author's
 report_set(15, VERSIONS, project=lambda src: {"repo LLM-Inference-Bench" if src.startswith("alcf-") else

@@ -15,6 +15,9 @@ from heldout_eval import report_set
 
 VERSIONS = [("before", "the model main holds at fe7c763 (session 13's adopted model, kept by session 14), frozen by "
                        "the helper that entered set 16, before any later change"),
-            ("after", "TO BE WRITTEN when the next change is frozen")]
+            ("after", "session 14's refit 's13' (the shipped terms refitted on 1,253 rows, sets 10 and 11 added), with "
+                      "intervals from its folds times k 1.76, frozen on branch s15-after (session15/RULE.md)"),
+            ("kerneff", "session 14's 's13+kerneff' (kernel efficiency per engine on), exploratory, not part of "
+                        "the decision (session15/RULE.md)")]
 
 report_set(16, VERSIONS)
