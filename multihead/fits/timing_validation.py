@@ -70,14 +70,12 @@ def held_out(row_id: str) -> bool:
 
 
 SPLITS = ("train", "seen-1", "seen-2", "seen-3", "train-5", "seen-4", "seen-5", "seen-6", "seen-7", "seen-8", "seen-9",
-          "seen-10", "seen-11", "held-out-12", "held-out-13", "held-out-14", "held-out-15", "held-out-16",
-          "held-out-17")
+          "seen-10", "seen-11", "seen-12", "seen-13", "seen-14", "seen-15", "seen-16", "seen-17")
 # the rows the constants are fitted on (and --cv folds): every set that has been looked at (set 6 since session 8);
 # a held-out set lives on the data helper's branch until its predictions are frozen and it is judged
 FIT_SPLITS = ("train", "seen-1", "seen-2", "seen-3", "train-5", "seen-4", "seen-5", "seen-6", "seen-7", "seen-8",
-              "seen-9", "seen-10", "seen-11")
-HELD_OUT_SPLITS: tuple[str, ...] = ("held-out-12", "held-out-13", "held-out-14", "held-out-15", "held-out-16",
-                                    "held-out-17")
+              "seen-9", "seen-10", "seen-11", "seen-12", "seen-13", "seen-14", "seen-15", "seen-16", "seen-17")
+HELD_OUT_SPLITS: tuple[str, ...] = ()
 SECOND_RULE = ("in the second set when the row says split 'heldout-2': rows from new sources committed with the "
                "predictions of the model as it stood, before any change made after seeing the first held-out set")
 THIRD_RULE = ("in the third set when the row says split 'heldout-3': rows from new sources committed with the "
@@ -93,9 +91,9 @@ SEEN_NOTE = ("Sets 1 (the hash rule's held-out rows) and 2 were held out in sess
              "8x B200 documents, marked reserved editions.")
 MARKED = {"heldout-2": "seen-2", "heldout-3": "seen-3", "train-5": "train-5", "heldout-4": "seen-4",
           "heldout-5": "seen-5", "heldout-6": "seen-6", "heldout-7": "seen-7", "heldout-8": "seen-8",
-          "heldout-9": "seen-9", "heldout-10": "seen-10", "heldout-11": "seen-11", "heldout-12": "held-out-12",
-          "heldout-13": "held-out-13", "heldout-14": "held-out-14", "heldout-15": "held-out-15",
-          "heldout-16": "held-out-16", "heldout-17": "held-out-17"}
+          "heldout-9": "seen-9", "heldout-10": "seen-10", "heldout-11": "seen-11", "heldout-12": "seen-12",
+          "heldout-13": "seen-13", "heldout-14": "seen-14", "heldout-15": "seen-15", "heldout-16": "seen-16",
+          "heldout-17": "seen-17"}
 # Sealed splits: rows load_table leaves out unless asked (sealed=True), so no fit, cross-validation, report or
 # `multihead gpu-time` summary reads them. Set 6 was sealed in session 7 (its predictions frozen in
 # reports/gpu-time/frozen/heldout-6_*.json) and, judged once, unsealed in session 8. Set 7 ('heldout-7', session 8):
@@ -124,7 +122,9 @@ MARKED = {"heldout-2": "seen-2", "heldout-3": "seen-3", "train-5": "train-5", "h
 # and sealed.
 # Set 17 ('heldout-17', session 14): one web page entered on a data helper's branch with its predictions frozen
 # (reports/gpu-time/frozen/heldout-17_before.json) before any later change to the model; held out and sealed.
-SEALED: tuple[str, ...] = ("held-out-12", "held-out-13", "held-out-14", "held-out-15", "held-out-16", "held-out-17")
+# Sets 12 to 17 were judged once, pooled, in session 15 (reports/gpu-time/session15/RULE.md, JUDGE.md, heldout12.md ..
+# heldout17.md: the shipped model against session 14's refit 's13') and unsealed: 'seen-12' .. 'seen-17'.
+SEALED: tuple[str, ...] = ()
 SEEN_NOTE += (" Set 7 ('heldout-7', entered in session 8 on another branch with its predictions frozen first) was "
               "evaluated once in session 11 (reports/gpu-time/heldout7.md), so it is 'seen-7', fitted on since session 13's "
               "refit.")
@@ -138,18 +138,10 @@ SEEN_NOTE += (" Set 10 ('heldout-10', one document entered in session 13 on anot
 SEEN_NOTE += (" Set 11 ('heldout-11', entered in session 13 on another branch with its predictions frozen first) "
               "was evaluated once in session 13 (reports/gpu-time/heldout11.md), so it is 'seen-11' and fitted on from "
               "the next refit.")
-SEEN_NOTE += (" Set 12 ('heldout-12', entered in session 13 on another branch with its predictions frozen first) is "
-              "held out and sealed: never fitted on.")
-SEEN_NOTE += (" Set 13 ('heldout-13', entered in session 14 on another branch with its predictions frozen first) is "
-              "held out and sealed: never fitted on.")
-SEEN_NOTE += (" Set 14 ('heldout-14', entered in session 14 on another branch with its predictions frozen first) is "
-              "held out and sealed: never fitted on.")
-SEEN_NOTE += (" Set 15 ('heldout-15', entered in session 14 on another branch with its predictions frozen first) is "
-              "held out and sealed: never fitted on.")
-SEEN_NOTE += (" Set 16 ('heldout-16', entered in session 14 on another branch with its predictions frozen first) is "
-              "held out and sealed: never fitted on.")
-SEEN_NOTE += (" Set 17 ('heldout-17', entered in session 14 on another branch with its predictions frozen first) is "
-              "held out and sealed: never fitted on.")
+SEEN_NOTE += (" Sets 12 to 17 ('heldout-12' .. 'heldout-17', entered in sessions 13 and 14 on other branches with "
+              "their predictions frozen first) were evaluated once, pooled, in session 15 (reports/gpu-time/session15/"
+              "JUDGE.md, heldout12.md .. heldout17.md), so they are 'seen-12' .. 'seen-17' and fitted on from the next "
+              "refit.")
 
 
 def reserved(table: dict, row: dict) -> bool:
@@ -164,7 +156,7 @@ def usable(table: dict) -> dict:
 
 
 def split_of(row: dict) -> str:
-    """"seen-2" ... "seen-11" for a row of a later set (marked in the table), else the hash rule:
+    """"seen-2" ... "seen-17" for a row of a later set (marked in the table), else the hash rule:
     "seen-1" (held out in session 1, seen since) or "train". A split mark this code does not know is refused
     (ValueError): an unknown mark must never fall through to the hash rule and be fitted on."""
     mark = row.get("split")
