@@ -1,4 +1,4 @@
-"""Every sealed held-out set (timing_validation.SEALED; sets 12 to 17 now): marked held out, never fitted, left
+"""Every sealed held-out set (timing_validation.SEALED; none since session 15 judged sets 12 to 17): marked held out, never fitted, left
 out of load_table, made of documents no other split uses, every row predictable, its predictions frozen for every row,
 and its newest freeze ('after' where there is one, else 'before') still the model main ships: a change to the model is
 frozen again before the set judges it.
@@ -15,9 +15,9 @@ from multihead.cost.time import timing
 from multihead.fits import timing_validation as tv
 
 # (the table's mark, the split, the session that entered it, at least this many rows and sources)
-SETS: list[tuple] = [("heldout-12", "held-out-12", 13, 13, 1), ("heldout-13", "held-out-13", 14, 6, 3),
-                     ("heldout-14", "held-out-14", 14, 72, 1), ("heldout-15", "held-out-15", 14, 166, 5),
-                     ("heldout-16", "held-out-16", 14, 128, 4), ("heldout-17", "held-out-17", 14, 18, 1)]
+# Sets 12 to 17 were listed here until session 15 judged them once and unsealed them (tests/test_judged_sets.py).
+# A set a data helper enters next is listed here while it is sealed.
+SETS: list[tuple] = []
 FULL = tv.load_table(sealed=True)
 FROZEN = tv.MEASUREMENTS.parent / "frozen"
 

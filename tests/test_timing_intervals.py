@@ -151,20 +151,26 @@ def test_scale_from_judgements_by_hand():
 
 
 def test_shipped_table_carries_the_held_out_scale_of_its_script():
-    """The shipped interval table is session 13's rule with the held-out scale session13/held_out_scale.py computed
-    (recomputed here from the committed frozen predictions and fold errors)."""
+    """The shipped interval table is session 13's rule with the held-out scale session15/held_out_scale.py computed:
+    session 13's seven judgements (session13/held_out_scale.py, still reproducible) plus sets 12-17 pooled under the
+    two versions session 15 judged (recomputed here from the committed frozen predictions and fold errors)."""
     import importlib.util
     from pathlib import Path
-    here = Path(__file__).parents[1] / "reports" / "gpu-time" / "session13"
-    saved = json.loads((here / "held_out_scale.json").read_text())
+    gt = Path(__file__).parents[1] / "reports" / "gpu-time"
+    saved = json.loads((gt / "session15" / "held_out_scale.json").read_text())
     shipped = ti.load_intervals()
     assert shipped["rule"]["held_out_scale"] == pytest.approx(saved["held_out_scale"])
-    assert 1.0 < saved["held_out_scale"] < 3.0 and len(saved["judgements"]) == 7
-    spec = importlib.util.spec_from_file_location("hos", here / "held_out_scale.py")
+    assert 1.0 < saved["held_out_scale"] < 3.0 and len(saved["judgements"]) == 9
+    assert [(d["set"], d["version"]) for d in saved["judgements"][7:]] == [("12-17", "before"), ("12-17", "after")]
+    rule13 = json.loads((gt / "interval_rule_session13.json").read_text())["chosen"]
+    assert {k: v for k, v in shipped["rule"].items() if k != "held_out_scale"} == {**ti.RULE, **rule13}
+    spec = importlib.util.spec_from_file_location("hos15", gt / "session15" / "held_out_scale.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     again = mod.compute()           # from the committed frozen predictions, measurements and fold errors
     assert again["held_out_scale"] == pytest.approx(saved["held_out_scale"], rel=1e-12)
+    assert again["session13_held_out_scale"] == pytest.approx(
+        json.loads((gt / "session13" / "held_out_scale.json").read_text())["held_out_scale"], rel=1e-12)
     assert [(d["set"], d["version"], d["rows"]) for d in again["judgements"]] == \
         [(d["set"], d["version"], d["rows"]) for d in saved["judgements"]]
 

@@ -86,7 +86,8 @@ def test_second_set_is_marked_from_new_sources_and_now_seen():
     train_sources = {r["source"] for r in TABLE["rows"] if tv.split_of(r) == "train"}
     assert not {r["source"] for r in second} & train_sources
     assert set(tv.FIT_SPLITS) == {"train", "seen-1", "seen-2", "seen-3", "train-5", "seen-4", "seen-5", "seen-6", "seen-7",
-                                  "seen-8", "seen-9", "seen-10", "seen-11"}
+                                  "seen-8", "seen-9", "seen-10", "seen-11", "seen-12", "seen-13", "seen-14", "seen-15",
+                                  "seen-16", "seen-17"}
     report = json.loads((tv.MEASUREMENTS.parent / "validation.json").read_text())
     assert report["summary"]["seen-2"]["all rows"]["n"] == len(second)
 
