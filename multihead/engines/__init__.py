@@ -8,12 +8,25 @@ pipeline parallelism across nodes) get the engine's multi-node form: a Ray clust
 """
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 import shlex
 from dataclasses import dataclass
 
 ENGINES = ("vllm", "sglang", "tensorrt-llm")
 HEAD = "$HEAD_IP"     # placeholder the user replaces with the head node's address
+PLACEHOLDER = re.compile(r"\$[A-Z0-9_]+")   # $HEAD_IP, $AWQ_CHECKPOINT: left unquoted so the shell substitutes them
+
+# --quantization methods an engine applies at load to a 16-bit checkpoint (online: vLLM's dynamic FP8 and in-flight
+# bitsandbytes, SGLang's dynamic FP8). Every other method needs a checkpoint quantized so, whose config.json states
+# quantization_config.quant_method; both engines detect it from there, refuse a flag that disagrees with it (vLLM:
+# "Quantization method specified in the model config (...) does not match the quantization method specified in the
+# `quantization` argument (...)"), and SGLang's docs say not to add the flag to a pre-quantized checkpoint.
+ONLINE_QUANTIZATION = {"vllm": ("fp8", "bitsandbytes"), "sglang": ("fp8",)}
+# the quant_method a checkpoint of each of our --quantization names states (int8 W8A8: llm-compressor's
+# compressed-tensors, or SGLang's own w8a8_int8); the others state their own name
+CHECKPOINT_METHODS = {"int8": ("compressed-tensors", "w8a8_int8")}
 
 
 @dataclass(frozen=True)
@@ -36,6 +49,7 @@ class LaunchPlan:
     expert_parallel_size: int = 1       # TensorRT-LLM's --ep_size (vLLM / SGLang: not emitted here)
     engine_version: str | None = None   # the version family the command is for (TensorRT-LLM: 0.x / 1.x)
     trust_remote_code: bool = False     # the checkpoint ships its own code (config.json auto_map): engines load it only so
+    checkpoint_quantization: str | None = None   # the checkpoint's quantization_config.quant_method (None: 16-bit)
 
     @property
     def overrides_json(self) -> str | None:
@@ -90,11 +104,12 @@ class Command:
     setup: tuple[str, ...] = ()        # shell lines to run first (e.g. the Ray cluster)
     nodes: int = 1
     note: str = ""
+    checkpoint_note: str = ""          # the model is a placeholder for a quantized checkpoint (checkpoint_for_quantization)
 
     @property
     def line(self) -> str:
         # the head-address placeholder stays unquoted so the shell substitutes it
-        return " ".join(a if HEAD in a else shlex.quote(a) for a in self.argv)
+        return " ".join(a if HEAD in a or PLACEHOLDER.fullmatch(a) else shlex.quote(a) for a in self.argv)
 
     def render(self) -> str:
         """The text a user pastes: setup steps as comments + commands, then the serve line."""
@@ -102,18 +117,48 @@ class Command:
         return "\n".join(lines)
 
 
+def checkpoint_for_quantization(engine: str, plan: LaunchPlan) -> tuple[LaunchPlan, str]:
+    """The plan as vLLM / SGLang accept its --quantization, and a note (empty when nothing changed):
+    - the checkpoint is quantized as asked: no flag (the engine reads the method from its config.json);
+    - a 16-bit checkpoint and a method the engine applies at load (ONLINE_QUANTIZATION): the flag as given;
+    - otherwise the engine would refuse the command, so the model becomes a placeholder ($AWQ_CHECKPOINT, ...) for a
+      checkpoint quantized so, which the user names (the plan's memory and time accounts assume one).
+    TensorRT-LLM has no runtime flag at all (tensorrt_llm.py says so)."""
+    q = plan.quantization
+    if engine not in ONLINE_QUANTIZATION or not q:
+        return plan, ""
+    have = (plan.checkpoint_quantization or "").lower() or None
+    if have in CHECKPOINT_METHODS.get(q, (q,)):
+        return dataclasses.replace(plan, quantization=None), ""
+    if have is None and q in ONLINE_QUANTIZATION[engine]:
+        return plan, ""
+    holder = f"${q.upper()}_CHECKPOINT"
+    what = "is a 16-bit checkpoint" if have is None else f"is quantized as {have}"
+    online = " or ".join(ONLINE_QUANTIZATION[engine])
+    note = (f"--quantization {q}: {plan.model} {what}, and {engine} quantizes a 16-bit checkpoint at load only to "
+            f"{online}, so it would refuse the flag; put the HF id or path of a checkpoint of this model quantized "
+            f"with {q} in place of {holder} (the accounts above assume one): the engine reads the method from its "
+            "config.json")
+    return dataclasses.replace(plan, model=holder, quantization=None), note
+
+
 def command(engine: str, plan: LaunchPlan) -> Command:
     if plan.data_parallel_size < 1:
         raise ValueError(f"data-parallel-size: expected a positive integer, got {plan.data_parallel_size!r}")
     if plan.dp_attention_size > 1 and engine != "sglang":
         raise ValueError(f"emit: DP attention is SGLang's (--enable-dp-attention); {engine} has no such flag: emit sglang")
+    plan, qnote = checkpoint_for_quantization(engine, plan)
     if engine == "vllm":
         from multihead.engines import vllm
-        return replicate(vllm.command(plan), plan)
+        return _noted(replicate(vllm.command(plan), plan), qnote)
     if engine == "sglang":
         from multihead.engines import sglang
-        return replicate(sglang.command(plan), plan)
+        return _noted(replicate(sglang.command(plan), plan), qnote)
     if engine == "tensorrt-llm":
         from multihead.engines import tensorrt_llm
         return replicate(tensorrt_llm.command(plan), plan)
     raise ValueError(f"emit: expected one of {', '.join(ENGINES)}, got {engine!r}")
+
+
+def _noted(cmd: Command, note: str) -> Command:
+    return dataclasses.replace(cmd, checkpoint_note=note) if note else cmd

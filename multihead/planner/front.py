@@ -52,6 +52,18 @@ def _device(req: PlanRequest):
     return req.gpu
 
 
+def _serving_precision(req: PlanRequest) -> dict:
+    """--weights-dtype in the engine's terms, so the serving account and the launch command serve the precision the
+    three accounts assume: a quantizing value (fp8 / int8 / int4) is the --quantization it stands for
+    (cost.spec.quantization.WEIGHTS_DTYPE_QUANT), a 16-bit or fp32 one the engine's --dtype; flags given win."""
+    from multihead.cost.spec.quantization import WEIGHTS_DTYPE_QUANT
+    w = req.weights_dtype
+    if w in WEIGHTS_DTYPE_QUANT:
+        return {} if req.quantization else {"quantization": WEIGHTS_DTYPE_QUANT[w]}
+    engine = {v: k for k, v in ENGINE_TO_PLAN_DTYPE.items()}.get(w)
+    return {"dtype": engine} if engine and req.dtype in (None, "auto") else {}
+
+
 def plan_request(req: PlanRequest):
     """The Plan of a request (raises ValueError naming the field on bad input)."""
     from multihead import planner
@@ -73,6 +85,7 @@ def plan_request(req: PlanRequest):
     if weights_dtype is None and req.quantization is None:
         weights_dtype = ENGINE_TO_PLAN_DTYPE.get(req.dtype)
     serving = {k: getattr(req, k) for k in _SERVING_KEYS if getattr(req, k) is not None}
+    serving.update(_serving_precision(req))
     if m is not None:
         serving["config"], serving["model_id"] = m.config, m.model_id
     return planner.plan(

@@ -28,7 +28,17 @@ def launch_plan(req, dtype: str, fraction: float | None = None, hf_overrides: di
                       req.data_parallel_size if getattr(req, "enable_dp_attention", False) else 1,
                       expert_parallel_size=req.expert_parallel_size,
                       engine_version=req.engine_version if req.engine == "tensorrt-llm" else None,
-                      trust_remote_code=needs_remote_code(config))
+                      trust_remote_code=needs_remote_code(config),
+                      checkpoint_quantization=checkpoint_method(config))
+
+
+def checkpoint_method(config: dict | None) -> str | None:
+    """The checkpoint's quantization method as its config.json states it (quantization_config.quant_method; a
+    compressed-tensors checkpoint may state only its format), None for a 16-bit checkpoint."""
+    qc = config.get("quantization_config") if isinstance(config, dict) else None
+    if not isinstance(qc, dict):
+        return None
+    return str(qc.get("quant_method") or ("compressed-tensors" if "config_groups" in qc else "") or "") or None
 
 
 def needs_remote_code(config: dict | None) -> bool:
@@ -61,7 +71,7 @@ def add_command(out: dict, req, emit: str | None, launch=None, total_bytes: floa
                                     positions["rope_override"] if positions else None, total_bytes, config))
     note = ("--mem-fraction-static covers weights + KV cache only, as a fraction of the memory free at start-up; "
             "the capacity above is SGLang's own account of this command") if own else cmd.note
-    note = "; ".join(x for x in (note, positions["note"] if positions else "") if x)
+    note = "; ".join(x for x in (note, cmd.checkpoint_note, positions["note"] if positions else "") if x)
     out["command"] = {"engine": emit, "text": cmd.render(), "argv": cmd.argv, "nodes": cmd.nodes,
                       "note": note, "for": "the request" if launch == req else "the first fallback"}
     return out

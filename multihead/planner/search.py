@@ -427,7 +427,7 @@ def launch_command(ev: _Evaluator, c: Candidate, dtype: str, emit: str) -> dict:
     plan = launch_plan(req, dtype, fraction, positions["rope_override"] if positions else None, total, ev.cfg)
     plan = dataclasses.replace(plan, data_parallel_size=c.data_parallel_size)
     cmd = command(emit, plan)
-    note = "; ".join(x for x in (cmd.note, positions["note"] if positions else "") if x)
+    note = "; ".join(x for x in (cmd.note, cmd.checkpoint_note, positions["note"] if positions else "") if x)
     return {"engine": emit, "text": cmd.render(), "argv": cmd.argv, "nodes": cmd.nodes, "note": note}
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import difflib
 import os
+import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -104,12 +105,40 @@ def find_model(name: str | Path, *, paths: bool = True) -> ResolvedModel:
         return ResolvedModel(catalog_model(key), copy.deepcopy(entry["config"]), hf_id(entry.get("source", ""), key))
     if paths and text.endswith(".json"):
         read_config_file(text)              # raises: names the missing file
+    if "/" in text:
+        _refuse_quantized_variant(text)     # raises when the id reads as a quantized checkpoint of a catalog id
     if paths and "/" in text:               # an HF id we do not hold, or a folder that is not there
         raise ValueError(f"model: {text!r} is neither a config.json path nor a catalog model or HF id "
                          f"(known: {', '.join(list(index) + model_names())})")
     _refuse_short_hf_name(text)             # raises when the name is the tail of catalog HF ids
     catalog_model(text)                     # raises: the closest catalog names
     raise AssertionError("unreachable")
+
+
+# repository-name suffixes of quantized checkpoints, and the --quantization each stands for
+QUANTIZED_SUFFIXES = ((r"awq(-int4)?", "awq"), (r"gptq(-int[48])?", "gptq"), (r"fp8(-dynamic)?", "fp8"),
+                      (r"(quantized\.)?w8a8", "int8"), (r"int8", "int8"), (r"mxfp4", "mxfp4"),
+                      (r"bnb-4bit", "bitsandbytes"))
+ARTICLED = {"awq": "an AWQ", "gptq": "a GPTQ", "fp8": "an FP8", "int8": "an INT8 (W8A8)", "mxfp4": "an MXFP4",
+            "bitsandbytes": "a bitsandbytes"}
+
+
+def _refuse_quantized_variant(hf_id: str) -> None:
+    """An HF id the catalog lacks whose name is a catalog id's name plus a quantization suffix
+    ("org/DeepSeek-V3-0324-AWQ") is refused naming the plan that stands for it: the catalog id with --quantization
+    (the accounts assume the catalog's format for that method, and the launch command asks for the checkpoint). The
+    organisation is not matched: quantized copies are usually published by others. Otherwise nothing is raised."""
+    tail = hf_id.rstrip("/").split("/")[-1]
+    for suffix, flag in QUANTIZED_SUFFIXES:
+        m = re.search(rf"[-_.]{suffix}$", tail, re.IGNORECASE)
+        if not m:
+            continue
+        stem = tail[:m.start()].lower()
+        ids = [hf for hf in config_index() if hf.split("/")[-1].lower() == stem]
+        if ids:
+            raise ValueError(f"model: {hf_id!r} is not in the catalog; it reads as {ARTICLED[flag]} checkpoint of {ids[0]}: "
+                             f"plan {ids[0]} --quantization {flag}, or give the checkpoint's config.json path")
+        return
 
 
 def _refuse_short_hf_name(name: str) -> None:

@@ -1,0 +1,116 @@
+"""A launch command's --quantization is one the engine accepts (engines.checkpoint_for_quantization):
+
+- vLLM refuses a flag that disagrees with the checkpoint's quantization_config ("Quantization method specified in the
+  model config (fp8) does not match the quantization method specified in the `quantization` argument (awq)"), and
+  loads AWQ / GPTQ / W8A8 only from a checkpoint quantized so; it quantizes a 16-bit checkpoint at load only to fp8 or
+  bitsandbytes. SGLang: only fp8 at load, and no flag on a pre-quantized checkpoint (its quantization docs).
+- So: a checkpoint quantized as asked gets no flag (the engine reads its config.json), a 16-bit checkpoint with an
+  online method gets the flag, and anything else names a placeholder ($AWQ_CHECKPOINT) for the checkpoint the
+  accounts assume, with a note; never `--quantization int8`, which neither engine's CLI has.
+- --weights-dtype int4 / int8 / fp8 is the --quantization it stands for in the serving account and the command, as in
+  the three accounts; an HF id named like a quantized copy of a catalog model is refused naming the plan for it."""
+import shlex
+
+import pytest
+
+from multihead.engines import LaunchPlan, checkpoint_for_quantization, command
+from multihead.planner.front import report
+from multihead.planner.launch import checkpoint_method
+from multihead.planner.request import PlanRequest
+
+MODEL = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def _plan(q, have=None, model=MODEL):
+    return LaunchPlan(model, max_model_len=8192, dtype="bfloat16", quantization=q, checkpoint_quantization=have)
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+@pytest.mark.parametrize("q,have,flag,placeholder", [
+    ("fp8", None, "fp8", False),                    # online FP8 from a 16-bit checkpoint
+    ("fp8", "fp8", None, False),                    # an FP8 checkpoint: the engine reads it, no flag
+    ("awq", "awq", None, False),
+    ("gptq", "gptq", None, False),
+    ("int8", "compressed-tensors", None, False),    # llm-compressor W8A8: detected, never `--quantization int8`
+    ("int8", "w8a8_int8", None, False),
+    ("mxfp4", "mxfp4", None, False),
+    ("awq", None, None, True),                      # AWQ needs an AWQ checkpoint
+    ("gptq", None, None, True),
+    ("int8", None, None, True),
+    ("mxfp4", None, None, True),
+    ("awq", "fp8", None, True),                     # a checkpoint quantized otherwise: refused by the engine
+    ("fp8", "compressed-tensors", None, True),
+])
+def test_the_command_carries_a_flag_the_engine_accepts(engine, q, have, flag, placeholder):
+    cmd = command(engine, _plan(q, have))
+    argv = shlex.split(cmd.line)
+    flags = dict(zip(argv, argv[1:]))
+    assert flags.get("--quantization") == flag
+    model = argv[2] if engine == "vllm" else flags["--model-path"]
+    if placeholder:
+        assert model == f"${q.upper()}_CHECKPOINT" and f"${q.upper()}_CHECKPOINT" in cmd.line   # left unquoted
+        assert f"--quantization {q}" in cmd.checkpoint_note and MODEL in cmd.checkpoint_note
+    else:
+        assert model == MODEL and cmd.checkpoint_note == ""
+
+
+def test_bitsandbytes_is_online_on_vllm_only():
+    assert shlex.split(command("vllm", _plan("bitsandbytes")).line)[2] == MODEL
+    assert "$BITSANDBYTES_CHECKPOINT" in command("sglang", _plan("bitsandbytes")).line
+
+
+def test_no_quantization_and_tensorrt_llm_are_untouched():
+    plan = _plan(None)
+    assert checkpoint_for_quantization("vllm", plan) == (plan, "")
+    plan = _plan("awq")
+    assert checkpoint_for_quantization("tensorrt-llm", plan) == (plan, "")
+
+
+def test_checkpoint_method_reads_quantization_config():
+    assert checkpoint_method(None) is None and checkpoint_method({}) is None
+    assert checkpoint_method({"quantization_config": {"quant_method": "fp8"}}) == "fp8"
+    assert checkpoint_method({"quantization_config": {"config_groups": {}, "format": "int-quantized"}}) == \
+        "compressed-tensors"
+
+
+def _serving(**kw):
+    return report(PlanRequest(model=MODEL, max_model_len=8192, **kw))["serving"]
+
+
+def test_a_catalog_checkpoint_and_the_plans_command_agree():
+    """DeepSeek-V3-0324 is an FP8 checkpoint: --quantization awq asks for an AWQ one; fp8 needs no flag."""
+    awq = report(PlanRequest(model="deepseek-ai/DeepSeek-V3-0324", quantization="awq", tensor_parallel_size=8,
+                             max_model_len=8192))["serving"]["command"]
+    assert awq["argv"][2] == "$AWQ_CHECKPOINT" and "quantized as fp8" in awq["note"]
+    assert "--quantization" not in awq["argv"]
+    own = _serving(quantization="fp8")["command"]
+    assert own["argv"][2] == MODEL and own["argv"][own["argv"].index("--quantization") + 1] == "fp8"
+
+
+@pytest.mark.parametrize("weights,flag", [("int4", "gptq"), ("int8", "int8"), ("fp8", "fp8")])
+def test_weights_dtype_is_the_quantization_it_stands_for(weights, flag):
+    by_dtype, by_flag = _serving(weights_dtype=weights), _serving(quantization=flag)
+    assert by_dtype["weights_bytes"] == by_flag["weights_bytes"] < _serving()["weights_bytes"]
+    assert by_dtype["command"]["argv"] == by_flag["command"]["argv"]
+
+
+def test_weights_dtype_fp32_serves_float32():
+    s = _serving(weights_dtype="fp32")
+    assert s["weights_bytes"] == pytest.approx(2 * _serving()["weights_bytes"], rel=0.01)
+    assert s["command"]["argv"][s["command"]["argv"].index("--dtype") + 1] == "float32"
+
+
+@pytest.mark.parametrize("hf_id,base,flag", [
+    ("cognitivecomputations/DeepSeek-V3-0324-AWQ", "deepseek-ai/DeepSeek-V3-0324", "awq"),
+    ("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4", "Qwen/Qwen2.5-7B-Instruct", "gptq"),
+    ("someone/Qwen3-8B-FP8", "Qwen/Qwen3-8B", "fp8"),
+])
+def test_a_quantized_copy_of_a_catalog_model_is_refused_naming_its_plan(hf_id, base, flag):
+    with pytest.raises(ValueError, match=rf"^model: '{hf_id}' is not in the catalog; .* plan {base} "
+                                         rf"--quantization {flag}, or give"):
+        report(PlanRequest(model=hf_id))
+
+
+def test_an_unknown_id_with_a_suffix_is_refused_as_before():
+    with pytest.raises(ValueError, match="is neither a config.json path nor a catalog model or HF id"):
+        report(PlanRequest(model="someone/not-a-model-AWQ"))
