@@ -27,7 +27,9 @@ before any fit and never depend on the errors:
 - set 17: rows marked "heldout-17" (one web page, session 14, entered on a data helper's branch), held out and
   sealed;
 - set 18: rows marked "heldout-18" (two EvalScope documentation pages, session 15, entered on a data helper's
-  branch), held out and sealed.
+  branch), held out and sealed;
+- set 19: rows marked "heldout-19" (a third party's InferenceX re-run on H200 and an emmy experiment report, session
+  15, entered on another data helper's branch), held out and sealed.
 
 A set that has been looked at is "seen" and fitted on with the training rows (FIT_SPLITS): sets 1 and 2
 since session 3, set 4 since session 6, sets 3 and 5 since session 7, set 6 since session 8, set 7 since session 11,
@@ -72,12 +74,13 @@ def held_out(row_id: str) -> bool:
 
 
 SPLITS = ("train", "seen-1", "seen-2", "seen-3", "train-5", "seen-4", "seen-5", "seen-6", "seen-7", "seen-8", "seen-9",
-          "seen-10", "seen-11", "seen-12", "seen-13", "seen-14", "seen-15", "seen-16", "seen-17", "held-out-18")
+          "seen-10", "seen-11", "seen-12", "seen-13", "seen-14", "seen-15", "seen-16", "seen-17", "held-out-18",
+          "held-out-19")
 # the rows the constants are fitted on (and --cv folds): every set that has been looked at (set 6 since session 8);
 # a held-out set lives on the data helper's branch until its predictions are frozen and it is judged
 FIT_SPLITS = ("train", "seen-1", "seen-2", "seen-3", "train-5", "seen-4", "seen-5", "seen-6", "seen-7", "seen-8",
               "seen-9", "seen-10", "seen-11", "seen-12", "seen-13", "seen-14", "seen-15", "seen-16", "seen-17")
-HELD_OUT_SPLITS: tuple[str, ...] = ("held-out-18",)
+HELD_OUT_SPLITS: tuple[str, ...] = ("held-out-18", "held-out-19")
 SECOND_RULE = ("in the second set when the row says split 'heldout-2': rows from new sources committed with the "
                "predictions of the model as it stood, before any change made after seeing the first held-out set")
 THIRD_RULE = ("in the third set when the row says split 'heldout-3': rows from new sources committed with the "
@@ -95,7 +98,8 @@ MARKED = {"heldout-2": "seen-2", "heldout-3": "seen-3", "train-5": "train-5", "h
           "heldout-5": "seen-5", "heldout-6": "seen-6", "heldout-7": "seen-7", "heldout-8": "seen-8",
           "heldout-9": "seen-9", "heldout-10": "seen-10", "heldout-11": "seen-11", "heldout-12": "seen-12",
           "heldout-13": "seen-13", "heldout-14": "seen-14", "heldout-15": "seen-15", "heldout-16": "seen-16",
-          "heldout-17": "seen-17", "heldout-18": "held-out-18"}
+          "heldout-17": "seen-17", "heldout-18": "held-out-18",
+          "heldout-19": "held-out-19"}
 # Sealed splits: rows load_table leaves out unless asked (sealed=True), so no fit, cross-validation, report or
 # `multihead gpu-time` summary reads them. Set 6 was sealed in session 7 (its predictions frozen in
 # reports/gpu-time/frozen/heldout-6_*.json) and, judged once, unsealed in session 8. Set 7 ('heldout-7', session 8):
@@ -129,7 +133,10 @@ MARKED = {"heldout-2": "seen-2", "heldout-3": "seen-3", "train-5": "train-5", "h
 # Set 18 ('heldout-18', session 15): two EvalScope documentation pages (three sources) entered on a data helper's
 # branch with their predictions frozen (reports/gpu-time/frozen/heldout-18_before.json) before any later change to the
 # model; held out and sealed.
-SEALED: tuple[str, ...] = ("held-out-18",)
+# Set 19 ('heldout-19', session 15): two documents (three sources: a third party's re-run of two InferenceX recipes
+# on H200, and a cloudrift-ai/emmy experiment report) entered on another data helper's branch with their predictions
+# frozen (reports/gpu-time/frozen/heldout-19_before.json) before any later change to the model; held out and sealed.
+SEALED: tuple[str, ...] = ("held-out-18", "held-out-19")
 SEEN_NOTE += (" Set 7 ('heldout-7', entered in session 8 on another branch with its predictions frozen first) was "
               "evaluated once in session 11 (reports/gpu-time/heldout7.md), so it is 'seen-7', fitted on since session 13's "
               "refit.")
@@ -148,6 +155,8 @@ SEEN_NOTE += (" Sets 12 to 17 ('heldout-12' .. 'heldout-17', entered in sessions
               "JUDGE.md, heldout12.md .. heldout17.md), so they are 'seen-12' .. 'seen-17' and fitted on from the next "
               "refit.")
 SEEN_NOTE += (" Set 18 ('heldout-18', entered in session 15 on another branch with its predictions frozen first) is "
+              "held out and sealed: never fitted on.")
+SEEN_NOTE += (" Set 19 ('heldout-19', entered in session 15 on another branch with its predictions frozen first) is "
               "held out and sealed: never fitted on.")
 
 
