@@ -1,5 +1,5 @@
-"""Every sealed held-out set (timing_validation.SEALED; set 18 now, since session 15 judged sets 12 to 17): marked held
-out, never fitted, left out of load_table, made of documents no other split uses, every row predictable, its
+"""Every sealed held-out set (timing_validation.SEALED; sets 18 and 19 now, since session 15 judged sets 12 to 17):
+marked held out, never fitted, left out of load_table, made of documents no other split uses, every row predictable, its
 predictions frozen for every row, and its newest freeze ('after' where there is one, else 'before') still the model
 main ships: a change to the model is frozen again before the set judges it.
 Sets judged once and unsealed keep their checks in tests/test_judged_sets.py.
@@ -16,8 +16,9 @@ from multihead.fits import timing_validation as tv
 
 # (the table's mark, the split, the session that entered it, at least this many rows and sources)
 # Sets 12 to 17 were listed here until session 15 judged them once and unsealed them (tests/test_judged_sets.py).
-# A set a data helper enters next is listed here while it is sealed: set 18 (session 15, two EvalScope pages).
-SETS: list[tuple] = [("heldout-18", "held-out-18", 15, 12, 3)]
+# A set a data helper enters next is listed here while it is sealed: set 18 (session 15, two EvalScope pages) and set
+# 19 (session 15, a third party's InferenceX re-run on H200 and an emmy experiment report).
+SETS: list[tuple] = [("heldout-18", "held-out-18", 15, 12, 3), ("heldout-19", "held-out-19", 15, 44, 3)]
 FULL = tv.load_table(sealed=True)
 FROZEN = tv.MEASUREMENTS.parent / "frozen"
 
