@@ -242,6 +242,20 @@ def test_serving_block_and_engine_command_are_shown(server, page):
 
 
 
+def test_a_commands_note_is_shown_under_it(server, page):
+    """A command whose model is a placeholder ($AWQ_CHECKPOINT: --quantization awq on a 16-bit checkpoint) carries the
+    note that says what to put there; the page shows it under the command, as the CLI prints it."""
+    plan = cli_plan("meta-llama/Llama-3.1-8B-Instruct", "--quantization", "awq", "--max-model-len", "8192")
+    command = plan["serving"]["command"]
+    assert "$AWQ_CHECKPOINT" in command["text"] and "$AWQ_CHECKPOINT" in command["note"]
+    page.route("**/api/plan", lambda route: route.fulfill(status=200, content_type="application/json",
+                                                          body=json.dumps(plan)))
+    page.goto(server + "/")
+    page.wait_for_selector("body[data-ready]")
+    assert page.is_visible("#command") and command["text"] in page.text_content("#command pre")
+    assert page.text_content("#command .command-note") == command["note"]
+
+
 def test_engine_settings_reach_the_plan_and_its_command(server, page):
     """Issue 28: the engine, its load and SGLang's DP attention are the page's inputs too: the page's answer
     and launch command are the CLI's for the same flags (checked in a separate process)."""

@@ -121,7 +121,8 @@ function commandText(v) {
 function findCommands(obj, path, out) {
   for (const [k, v] of Object.entries(obj || {})) {
     const text = /command/.test(k) ? commandText(v) : null;
-    if (text) out.push([path + k + (v && v.engine ? ` (${v.engine})` : ""), text]);
+    const note = v && typeof v === "object" && typeof v.note === "string" ? v.note : "";
+    if (text) out.push([path + k + (v && v.engine ? ` (${v.engine})` : ""), text, note]);
     else if (v && typeof v === "object" && !Array.isArray(v)) findCommands(v, path + k + ".", out);
   }
   return out;
@@ -221,10 +222,12 @@ function drawServingCurve(div, rows) {
 function renderCommand(root, plan) {
   const cmds = findCommands(plan, "", []);
   root.hidden = cmds.length === 0;
-  root.replaceChildren(el("h2", {text: t("res.command")}), ...cmds.map(([k, c]) => {
+  root.replaceChildren(el("h2", {text: t("res.command")}), ...cmds.map(([k, c, note]) => {
     const btn = el("button", {class: "small", type: "button", text: t("res.copy")});
     btn.addEventListener("click", () => navigator.clipboard && navigator.clipboard.writeText(c));
-    return el("div", {class: "command"}, el("div", {class: "muted", text: k}), el("pre", {text: c}), btn);
+    // the command's note (a placeholder to fill, SGLang's memory fraction, a rope override) as the CLI prints it
+    const extra = note ? [el("p", {class: "muted command-note", text: note})] : [];
+    return el("div", {class: "command"}, el("div", {class: "muted", text: k}), el("pre", {text: c}), ...extra, btn);
   }));
 }
 
