@@ -14,7 +14,7 @@ mean TPOT on one A100 80GB and one A100 40GB (2 dense rows). It says nothing of 
 or of TensorRT-LLM."""
 from heldout_eval import report_set
 
-VERSIONS = [("before", "the model main holds at 0000000 (see frozen/heldout-19_before.json), frozen by the helper "
+VERSIONS = [("before", "the model main holds at e34c1cc (unchanged in multihead/cost since adb40a2), frozen by the helper "
                        "that entered set 19, before any later change"),
             ("after", "TO BE WRITTEN when the next change is frozen")]
 
