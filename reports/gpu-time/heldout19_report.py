@@ -14,8 +14,8 @@ mean TPOT on one A100 80GB and one A100 40GB (2 dense rows). It says nothing of 
 or of TensorRT-LLM."""
 from heldout_eval import report_set
 
-VERSIONS = [("before", "the model main holds at e34c1cc (unchanged in multihead/cost since adb40a2), frozen by the helper "
-                       "that entered set 19, before any later change"),
+VERSIONS = [("before", "the model main holds at e34c1cc (unchanged in multihead/cost since adb40a2), frozen by the "
+                       "helper that entered set 19, before any later change"),
             ("after", "TO BE WRITTEN when the next change is frozen")]
 
 # one group per repository: the two Nebius sweeps are one author's, one cluster's
