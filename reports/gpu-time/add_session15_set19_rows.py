@@ -129,7 +129,7 @@ small clean set was preferred to padding.
       HTTP, tokenisation and streaming are in the client-side timing.
   Not entered: the Mirage lanes (not an engine of the table), the normalized ratios, the MPK paper's figures.
 
-Turned down, before any prediction (each read as far as the stored copy allows; 41 candidates):
+Turned down, before any prediction (each read as far as the stored copy allows; about 50 candidates):
 - ROCm blogs: ROCm/rocm-blogs (the fetchable snapshot ends 2024-10 with no serving table; the file index lists
   newer blog folders, but searches found no post among them with a serving table at stated concurrency and fixed
   lengths), rocm.blogs.amd.com 'Best practices ... MI300X' and DeepSeekR1-Part2 (turned down before: offline runs,
