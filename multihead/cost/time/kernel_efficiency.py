@@ -20,7 +20,7 @@ achieved rate:
 """
 from __future__ import annotations
 
-KERNEL_EFFICIENCY = False   # session 14's switch (RULE.md): fitted factors on the MoE experts' and MLA's rates
+KERNEL_EFFICIENCY = True    # session 14's switch (RULE.md): fitted factors on the MoE experts' and MLA's rates
 PER_PHASE = False           # True: one factor per engine and phase ('sglang/decode'); False: per engine
 TABLES = ("moe_efficiency", "mla_efficiency")
 
