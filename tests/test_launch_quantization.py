@@ -9,47 +9,56 @@
   accounts assume, with a note; never `--quantization int8`, which neither engine's CLI has.
 - --weights-dtype int4 / int8 / fp8 is the --quantization it stands for in the serving account and the command, as in
   the three accounts; an HF id named like a quantized copy of a catalog model is refused naming the plan for it."""
+import re
 import shlex
 
 import pytest
 
 from multihead.engines import LaunchPlan, checkpoint_for_quantization, command
 from multihead.planner.front import report
-from multihead.planner.launch import checkpoint_method
+from multihead.planner.launch import checkpoint_method, checkpoint_weights
 from multihead.planner.request import PlanRequest
 
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"
 
 
-def _plan(q, have=None, model=MODEL):
-    return LaunchPlan(model, max_model_len=8192, dtype="bfloat16", quantization=q, checkpoint_quantization=have)
+def _plan(q, have=None, weights=None, model=MODEL):
+    return LaunchPlan(model, max_model_len=8192, dtype="bfloat16", quantization=q, checkpoint_quantization=have,
+                      checkpoint_weights=weights)
 
 
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])
-@pytest.mark.parametrize("q,have,flag,placeholder", [
-    ("fp8", None, "fp8", False),                    # online FP8 from a 16-bit checkpoint
-    ("fp8", "fp8", None, False),                    # an FP8 checkpoint: the engine reads it, no flag
-    ("awq", "awq", None, False),
-    ("gptq", "gptq", None, False),
-    ("int8", "compressed-tensors", None, False),    # llm-compressor W8A8: detected, never `--quantization int8`
-    ("int8", "w8a8_int8", None, False),
-    ("mxfp4", "mxfp4", None, False),
-    ("awq", None, None, True),                      # AWQ needs an AWQ checkpoint
-    ("gptq", None, None, True),
-    ("int8", None, None, True),
-    ("mxfp4", None, None, True),
-    ("awq", "fp8", None, True),                     # a checkpoint quantized otherwise: refused by the engine
-    ("fp8", "compressed-tensors", None, True),
+@pytest.mark.parametrize("q,have,weights,flag,placeholder", [
+    ("fp8", None, None, "fp8", False),                      # online FP8 from a 16-bit checkpoint
+    ("fp8", "fp8", "fp8", None, False),                     # an FP8 checkpoint: the engine reads it, no flag
+    ("awq", "awq", "int4", None, False),
+    ("gptq", "gptq", "int4", None, False),
+    ("int8", "w8a8_int8", "int8", None, False),
+    ("mxfp4", "mxfp4", "fp4", None, False),
+    # llm-compressor checkpoints say what they hold in config_groups, not in their method name
+    ("int8", "compressed-tensors", "int8", None, False),    # W8A8 int8: detected, never `--quantization int8`
+    ("fp8", "compressed-tensors", "fp8", None, False),      # FP8-dynamic: detected (vLLM refuses --quantization fp8)
+    ("gptq", "compressed-tensors", "int4", None, False),    # W4A16
+    ("int8", "compressed-tensors", "fp8", None, True),      # an FP8 checkpoint is not the int8 one asked for
+    ("fp8", "compressed-tensors", "int8", None, True),
+    ("int8", "compressed-tensors", None, None, True),       # weights not read: never assumed to match
+    ("awq", None, None, None, True),                        # AWQ needs an AWQ checkpoint
+    ("gptq", None, None, None, True),
+    ("int8", None, None, None, True),
+    ("mxfp4", None, None, None, True),
+    ("awq", "fp8", "fp8", None, True),                      # a checkpoint quantized otherwise: refused by the engine
 ])
-def test_the_command_carries_a_flag_the_engine_accepts(engine, q, have, flag, placeholder):
-    cmd = command(engine, _plan(q, have))
+def test_the_command_carries_a_flag_the_engine_accepts(engine, q, have, weights, flag, placeholder):
+    cmd = command(engine, _plan(q, have, weights))
     argv = shlex.split(cmd.line)
     flags = dict(zip(argv, argv[1:]))
     assert flags.get("--quantization") == flag
     model = argv[2] if engine == "vllm" else flags["--model-path"]
     if placeholder:
-        assert model == f"${q.upper()}_CHECKPOINT" and f"${q.upper()}_CHECKPOINT" in cmd.line   # left unquoted
+        holder = f"${q.upper()}_CHECKPOINT"
+        assert model == holder and f" {holder} " in cmd.line and "'$" not in cmd.line    # unquoted: the shell fills it
         assert f"--quantization {q}" in cmd.checkpoint_note and MODEL in cmd.checkpoint_note
+        assert ("16-bit" in cmd.checkpoint_note) == (have is None)
     else:
         assert model == MODEL and cmd.checkpoint_note == ""
 
@@ -64,6 +73,15 @@ def test_no_quantization_and_tensorrt_llm_are_untouched():
     assert checkpoint_for_quantization("vllm", plan) == (plan, "")
     plan = _plan("awq")
     assert checkpoint_for_quantization("tensorrt-llm", plan) == (plan, "")
+
+
+def test_checkpoint_weights_read_config_groups():
+    fp8 = {"quantization_config": {"quant_method": "compressed-tensors", "config_groups": {"group_0": {
+        "weights": {"num_bits": 8, "type": "float", "strategy": "channel", "symmetric": True}}}}}
+    int8 = {"quantization_config": {"quant_method": "compressed-tensors", "config_groups": {"group_0": {
+        "weights": {"num_bits": 8, "type": "int", "strategy": "channel", "symmetric": True}}}}}
+    assert checkpoint_weights(fp8) == "fp8" and checkpoint_weights(int8) == "int8"
+    assert checkpoint_weights(None) is None and checkpoint_weights({"quantization_config": {"quant_method": "x"}}) is None
 
 
 def test_checkpoint_method_reads_quantization_config():
@@ -85,6 +103,30 @@ def test_a_catalog_checkpoint_and_the_plans_command_agree():
     assert "--quantization" not in awq["argv"]
     own = _serving(quantization="fp8")["command"]
     assert own["argv"][2] == MODEL and own["argv"][own["argv"].index("--quantization") + 1] == "fp8"
+
+
+@pytest.mark.parametrize("model,q,placeholder", [
+    ("RedHatAI/Qwen2.5-7B-Instruct-fp8-dynamic", "fp8", False), ("RedHatAI/Qwen2.5-7B-Instruct-fp8-dynamic", "int8", True),
+    ("RedHatAI/Qwen2.5-7B-Instruct-quantized.w8a8", "int8", False),
+    ("RedHatAI/Qwen2.5-7B-Instruct-quantized.w8a8", "fp8", True)])
+def test_catalog_compressed_tensors_checkpoints(model, q, placeholder):
+    cmd = report(PlanRequest(model=model, quantization=q, max_model_len=8192))["serving"]["command"]
+    assert "--quantization" not in cmd["argv"]
+    assert (cmd["argv"][2] == f"${q.upper()}_CHECKPOINT") == placeholder and (cmd["argv"][2] == model) != placeholder
+
+
+def test_the_search_prints_the_commands_note(capsys):
+    """`plan --search` names the placeholder's checkpoint in its text too (the launch line alone would not say)."""
+    from multihead.cli import main
+    rc = main(["plan", "RedHatAI/Qwen2.5-7B-Instruct-quantized.w8a8", "--search", "--slo", "tpot=50ms",
+               "--concurrency", "16", "--input-len", "2048", "--output-len", "512", "--gpu", "H100-SXM",
+               "--gpus-max", "2", "--emit", "sglang"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    launch = out[out.index("Launch ("):]
+    holders = set(re.findall(r"\$[A-Z0-9]+_CHECKPOINT", launch))
+    assert holders == {"$FP8_CHECKPOINT"}        # its fp8 candidate asks for an FP8 checkpoint of the W8A8 model
+    assert all(f"in place of {h}" in launch for h in holders)
 
 
 @pytest.mark.parametrize("weights,flag", [("int4", "gptq"), ("int8", "int8"), ("fp8", "fp8")])
@@ -111,6 +153,8 @@ def test_a_quantized_copy_of_a_catalog_model_is_refused_naming_its_plan(hf_id, b
         report(PlanRequest(model=hf_id))
 
 
-def test_an_unknown_id_with_a_suffix_is_refused_as_before():
+@pytest.mark.parametrize("hf_id", ["someone/not-a-model-AWQ", "someone/Qwen3-8B-GPTQ-Int8"])
+def test_an_unknown_id_with_a_suffix_is_refused_as_before(hf_id):
+    """No plan is named where none fits: an unknown stem, or 8-bit GPTQ (--quantization gptq assumes 4 bits)."""
     with pytest.raises(ValueError, match="is neither a config.json path nor a catalog model or HF id"):
-        report(PlanRequest(model="someone/not-a-model-AWQ"))
+        report(PlanRequest(model=hf_id))

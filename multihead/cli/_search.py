@@ -85,6 +85,8 @@ def render(r: dict) -> str:
         if best.get("command"):
             lines.append(f"Launch ({best['command']['engine']}):")
             lines += ["  " + x for x in best["command"]["text"].splitlines()]
+            if best["command"].get("note"):
+                lines.append(f"  note: {best['command']['note']}")
     else:
         miss = r.get("closest_miss") or {}
         if "note" in miss:

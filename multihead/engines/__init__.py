@@ -18,15 +18,18 @@ ENGINES = ("vllm", "sglang", "tensorrt-llm")
 HEAD = "$HEAD_IP"     # placeholder the user replaces with the head node's address
 PLACEHOLDER = re.compile(r"\$[A-Z0-9_]+")   # $HEAD_IP, $AWQ_CHECKPOINT: left unquoted so the shell substitutes them
 
-# --quantization methods an engine applies at load to a 16-bit checkpoint (online: vLLM's dynamic FP8 and in-flight
-# bitsandbytes, SGLang's dynamic FP8). Every other method needs a checkpoint quantized so, whose config.json states
-# quantization_config.quant_method; both engines detect it from there, refuse a flag that disagrees with it (vLLM:
-# "Quantization method specified in the model config (...) does not match the quantization method specified in the
-# `quantization` argument (...)"), and SGLang's docs say not to add the flag to a pre-quantized checkpoint.
+# --quantization methods an engine applies at load to a 16-bit checkpoint, in the versions the serving accounts follow
+# (vLLM v0.19: dynamic FP8 and in-flight bitsandbytes; SGLang: dynamic FP8; later vLLM docs add more, e.g. mxfp4).
+# Every other method needs a checkpoint quantized so, whose config.json states quantization_config; both engines
+# detect it from there, vLLM refuses a flag that disagrees with it ("Quantization method specified in the model config
+# (...) does not match the quantization method specified in the `quantization` argument (...)"), and SGLang's docs
+# say not to add the flag to a pre-quantized checkpoint.
 ONLINE_QUANTIZATION = {"vllm": ("fp8", "bitsandbytes"), "sglang": ("fp8",)}
-# the quant_method a checkpoint of each of our --quantization names states (int8 W8A8: llm-compressor's
-# compressed-tensors, or SGLang's own w8a8_int8); the others state their own name
-CHECKPOINT_METHODS = {"int8": ("compressed-tensors", "w8a8_int8")}
+# the quant_method a checkpoint of each of our --quantization names states (int8 W8A8: SGLang's own w8a8_int8; the
+# others state their own name). A compressed-tensors checkpoint (llm-compressor) states its weights in config_groups
+# instead, so it is matched by them: WEIGHTS below against the checkpoint's 'int8' / 'fp8' / 'int4' ...
+CHECKPOINT_METHODS = {"int8": ("w8a8_int8",)}
+WEIGHTS = {"int8": "int8", "fp8": "fp8", "gptq": "int4", "awq": "int4"}
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,7 @@ class LaunchPlan:
     engine_version: str | None = None   # the version family the command is for (TensorRT-LLM: 0.x / 1.x)
     trust_remote_code: bool = False     # the checkpoint ships its own code (config.json auto_map): engines load it only so
     checkpoint_quantization: str | None = None   # the checkpoint's quantization_config.quant_method (None: 16-bit)
+    checkpoint_weights: str | None = None        # its weights as format + bits ('int8', 'fp8', 'int4'; None: unknown)
 
     @property
     def overrides_json(self) -> str | None:
@@ -128,17 +132,21 @@ def checkpoint_for_quantization(engine: str, plan: LaunchPlan) -> tuple[LaunchPl
     if engine not in ONLINE_QUANTIZATION or not q:
         return plan, ""
     have = (plan.checkpoint_quantization or "").lower() or None
-    if have in CHECKPOINT_METHODS.get(q, (q,)):
+    if have in CHECKPOINT_METHODS.get(q, (q,)) or (have == "compressed-tensors" and plan.checkpoint_weights
+                                                   and plan.checkpoint_weights == WEIGHTS.get(q)):
         return dataclasses.replace(plan, quantization=None), ""
     if have is None and q in ONLINE_QUANTIZATION[engine]:
         return plan, ""
     holder = f"${q.upper()}_CHECKPOINT"
-    what = "is a 16-bit checkpoint" if have is None else f"is quantized as {have}"
-    online = " or ".join(ONLINE_QUANTIZATION[engine])
-    note = (f"--quantization {q}: {plan.model} {what}, and {engine} quantizes a 16-bit checkpoint at load only to "
-            f"{online}, so it would refuse the flag; put the HF id or path of a checkpoint of this model quantized "
-            f"with {q} in place of {holder} (the accounts above assume one): the engine reads the method from its "
-            "config.json")
+    if have is None:
+        why = (f"{plan.model} is a 16-bit checkpoint, and {engine} quantizes one at load only to "
+               f"{' or '.join(ONLINE_QUANTIZATION[engine])}")
+    else:
+        shown = f"{have} {plan.checkpoint_weights}" if have == "compressed-tensors" and plan.checkpoint_weights else have
+        why = (f"{plan.model} is quantized as {shown} (its config.json's quantization_config), and {engine} refuses a "
+               "--quantization that disagrees with it")
+    note = (f"--quantization {q}: {why}; put the HF id or path of a checkpoint of this model quantized with {q} in "
+            f"place of {holder} (the accounts above assume one): the engine reads the method from its config.json")
     return dataclasses.replace(plan, model=holder, quantization=None), note
 
 

@@ -29,7 +29,8 @@ def launch_plan(req, dtype: str, fraction: float | None = None, hf_overrides: di
                       expert_parallel_size=req.expert_parallel_size,
                       engine_version=req.engine_version if req.engine == "tensorrt-llm" else None,
                       trust_remote_code=needs_remote_code(config),
-                      checkpoint_quantization=checkpoint_method(config))
+                      checkpoint_quantization=checkpoint_method(config),
+                      checkpoint_weights=checkpoint_weights(config))
 
 
 def checkpoint_method(config: dict | None) -> str | None:
@@ -39,6 +40,19 @@ def checkpoint_method(config: dict | None) -> str | None:
     if not isinstance(qc, dict):
         return None
     return str(qc.get("quant_method") or ("compressed-tensors" if "config_groups" in qc else "") or "") or None
+
+
+def checkpoint_weights(config: dict | None) -> str | None:
+    """The checkpoint's weights as format + bits ('int8', 'fp8', 'int4', 'float4'), read from its quantization_config
+    by cost.spec.quantization (a compressed-tensors checkpoint states them only there); None if absent or unread."""
+    if checkpoint_method(config) is None:
+        return None
+    from multihead.cost.spec.quantization import from_config
+    try:
+        q = from_config(config["quantization_config"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    return f"{'fp' if q.fmt == 'float' else 'int'}{q.bits:g}"
 
 
 def needs_remote_code(config: dict | None) -> bool:

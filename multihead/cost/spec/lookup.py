@@ -116,7 +116,8 @@ def find_model(name: str | Path, *, paths: bool = True) -> ResolvedModel:
 
 
 # repository-name suffixes of quantized checkpoints, and the --quantization each stands for
-QUANTIZED_SUFFIXES = ((r"awq(-int4)?", "awq"), (r"gptq(-int[48])?", "gptq"), (r"fp8(-dynamic)?", "fp8"),
+QUANTIZED_SUFFIXES = ((r"awq(-int4)?", "awq"), (r"gptq(-int4)?", "gptq"),   # GPTQ-Int8: no 8-bit gptq flag here
+                      (r"fp8(-dynamic)?", "fp8"),
                       (r"(quantized\.)?w8a8", "int8"), (r"int8", "int8"), (r"mxfp4", "mxfp4"),
                       (r"bnb-4bit", "bitsandbytes"))
 ARTICLED = {"awq": "an AWQ", "gptq": "a GPTQ", "fp8": "an FP8", "int8": "an INT8 (W8A8)", "mxfp4": "an MXFP4",

@@ -72,7 +72,7 @@ def main() -> dict:
     lines = ["# Session 15: sets 12-17 pooled, judged once (RULE.md, part 1)", "",
              f"{res['predicted_by_both']} rows predicted by both `before` and `after` (of {res['rows']}), "
              f"{res['sources']} sources (13 documents: set 15's ALCF file is three sources, a Qiita report two). Cells: median |predicted / measured - 1| (signed median), then the share "
-             "inside the version's frozen 80% interval. Made by `reports/gpu-time/session15/judge.py`, run once.", "",
+             "inside the version's frozen 80% interval. Made by `reports/gpu-time/session15/judge.py` after the last freeze (run twice: the second fixed the 'dense' row count, RULE.md).", "",
              "| rows | n | " + " | ".join(VERSIONS) + " |", "|---|---|" + "---|" * len(VERSIONS)]
     for k in order:
         cells = []
