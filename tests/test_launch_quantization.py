@@ -158,3 +158,16 @@ def test_an_unknown_id_with_a_suffix_is_refused_as_before(hf_id):
     """No plan is named where none fits: an unknown stem, or 8-bit GPTQ (--quantization gptq assumes 4 bits)."""
     with pytest.raises(ValueError, match="is neither a config.json path nor a catalog model or HF id"):
         report(PlanRequest(model=hf_id))
+
+
+def test_the_search_takes_weights_dtype_as_its_quantization(capsys):
+    """`--search --weights-dtype int4` searches GPTQ weights only, as `plan --weights-dtype int4` plans them."""
+    import json
+
+    from multihead.cli import main
+    rc = main(["plan", MODEL, "--search", "--weights-dtype", "int4", "--slo", "tpot=50ms", "--concurrency", "16",
+               "--input-len", "2048", "--output-len", "512", "--gpu", "H100-SXM", "--gpus-max", "2", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0
+    results = out["search"]["results"] if "search" in out else out["results"]
+    assert results and {r["quantization"] for r in results} == {"gptq"}

@@ -52,7 +52,7 @@ def _device(req: PlanRequest):
     return req.gpu
 
 
-def _serving_precision(req: PlanRequest) -> dict:
+def serving_precision(req: PlanRequest) -> dict:
     """--weights-dtype in the engine's terms, so the serving account and the launch command serve the precision the
     three accounts assume: a quantizing value (fp8 / int8 / int4) is the --quantization it stands for
     (cost.spec.quantization.WEIGHTS_DTYPE_QUANT), a 16-bit or fp32 one the engine's --dtype; flags given win."""
@@ -85,7 +85,7 @@ def plan_request(req: PlanRequest):
     if weights_dtype is None and req.quantization is None:
         weights_dtype = ENGINE_TO_PLAN_DTYPE.get(req.dtype)
     serving = {k: getattr(req, k) for k in _SERVING_KEYS if getattr(req, k) is not None}
-    serving.update(_serving_precision(req))
+    serving.update(serving_precision(req))
     if m is not None:
         serving["config"], serving["model_id"] = m.config, m.model_id
     return planner.plan(

@@ -525,8 +525,10 @@ def search_report(req) -> dict:
             raise ValueError("input_len: a search needs the prompt length (--input-len)")
         longest = req.input_len + (req.output_len or 1024)
     inp, out = request_lengths(longest, req.input_len, req.output_len)
+    from multihead.planner.front import serving_precision
+    quant = req.quantization or serving_precision(req).get("quantization")   # --weights-dtype int4 stands for gptq
     space = Space(gpus=gpus, devices=devices, gpus_max=req.gpus_max, engines=(req.engine,),
-                  quantizations=(req.quantization,) if req.quantization else QUANTIZATIONS,
+                  quantizations=(quant,) if quant else QUANTIZATIONS,
                   kv_cache_dtypes=(req.kv_cache_dtype,) if req.kv_cache_dtype else KV_CACHE_DTYPES)
     work = Workload(input_len=inp, output_len=out, concurrency=req.concurrency, request_rate=req.request_rate,
                     slo=parse_slo(req.slo), objective=req.objective, max_model_len=req.max_model_len,
