@@ -51,13 +51,8 @@ def compute() -> dict:
 
 def main() -> dict:
     out = compute()
-    k = out["held_out_scale"]
     (Path(__file__).parent / "held_out_scale.json").write_text(json.dumps(out, indent=1) + "\n")
-    rule = {**json.loads((GT / "interval_rule_session13.json").read_text())["chosen"], "held_out_scale": k}
-    errs = json.loads((GT / "out_of_document_session13.json").read_text())
-    ti.write(errs, "session 13: 5 folds of whole fitted documents (warm-started from the committed fit), a rule per "
-             "class chosen by leave-one-document-out coverage (reports/gpu-time/interval_rule_session13.json), log-widths "
-             f"scaled by the held-out scale {k:.3f} (session 15: reports/gpu-time/session15/held_out_scale.json)", rule=rule)
+    s13.write_interval_table(out["held_out_scale"], "session 15: reports/gpu-time/session15/held_out_scale.json")
     return out
 
 
