@@ -14,9 +14,9 @@ import shlex
 
 import pytest
 
-from multihead.engines import LaunchPlan, checkpoint_for_quantization, command
+from multihead.engines import CHECKPOINT_METHODS, LaunchPlan, checkpoint_for_quantization, command
 from multihead.planner.front import report
-from multihead.planner.launch import checkpoint_method, checkpoint_weights
+from multihead.planner.launch import checkpoint_method, checkpoint_weights, flag_weights
 from multihead.planner.request import PlanRequest
 
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"
@@ -24,7 +24,7 @@ MODEL = "meta-llama/Llama-3.1-8B-Instruct"
 
 def _plan(q, have=None, weights=None, model=MODEL):
     return LaunchPlan(model, max_model_len=8192, dtype="bfloat16", quantization=q, checkpoint_quantization=have,
-                      checkpoint_weights=weights)
+                      checkpoint_weights=weights, quantization_weights=flag_weights(q))
 
 
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])
@@ -47,6 +47,12 @@ def _plan(q, have=None, weights=None, model=MODEL):
     ("int8", None, None, None, True),
     ("mxfp4", None, None, None, True),
     ("awq", "fp8", "fp8", None, True),                      # a checkpoint quantized otherwise: refused by the engine
+    ("gptq", "gptq_marlin", "int4", None, False),           # the engines' Marlin names of the same checkpoints
+    ("fp8", "fbgemm_fp8", "fp8", None, False),              # FP8 by another tool: still the FP8 the accounts assume
+    ("fp8", "modelopt", "fp8", None, False),
+    ("gptq", "gptq", "int8", None, True),                   # 8-bit GPTQ: not the 4 bits --quantization gptq assumes
+    ("bitsandbytes", "bitsandbytes", "int8", None, True),   # bnb 8-bit: not the nf4 the accounts assume
+    ("gptq", "gptq", None, None, False),                    # weights not read: the method decides
 ])
 def test_the_command_carries_a_flag_the_engine_accepts(engine, q, have, weights, flag, placeholder):
     cmd = command(engine, _plan(q, have, weights))
@@ -59,6 +65,8 @@ def test_the_command_carries_a_flag_the_engine_accepts(engine, q, have, weights,
         assert model == holder and f" {holder} " in cmd.line and "'$" not in cmd.line    # unquoted: the shell fills it
         assert f"--quantization {q}" in cmd.checkpoint_note and MODEL in cmd.checkpoint_note
         assert ("16-bit" in cmd.checkpoint_note) == (have is None)
+        # the method matches but not the weights: the note says what the accounts assume; else why the engine refuses
+        assert ("the accounts assume" in cmd.checkpoint_note) == (have is not None and have in CHECKPOINT_METHODS[q])
     else:
         assert model == MODEL and cmd.checkpoint_note == ""
 
@@ -81,6 +89,8 @@ def test_checkpoint_weights_read_config_groups():
     int8 = {"quantization_config": {"quant_method": "compressed-tensors", "config_groups": {"group_0": {
         "weights": {"num_bits": 8, "type": "int", "strategy": "channel", "symmetric": True}}}}}
     assert checkpoint_weights(fp8) == "fp8" and checkpoint_weights(int8) == "int8"
+    assert [flag_weights(q) for q in ("gptq", "awq", "fp8", "int8", "bitsandbytes", "mxfp4")] == \
+        ["int4", "int4", "fp8", "int8", "int4", "fp4"]
     assert checkpoint_weights(None) is None and checkpoint_weights({"quantization_config": {"quant_method": "x"}}) is None
 
 
@@ -118,15 +128,37 @@ def test_catalog_compressed_tensors_checkpoints(model, q, placeholder):
 def test_the_search_prints_the_commands_note(capsys):
     """`plan --search` names the placeholder's checkpoint in its text too (the launch line alone would not say)."""
     from multihead.cli import main
-    rc = main(["plan", "RedHatAI/Qwen2.5-7B-Instruct-quantized.w8a8", "--search", "--slo", "tpot=50ms",
-               "--concurrency", "16", "--input-len", "2048", "--output-len", "512", "--gpu", "H100-SXM",
-               "--gpus-max", "2", "--emit", "sglang"])
+    rc = main(["plan", MODEL, "--search", "--quantization", "awq", "--slo", "tpot=50ms", "--concurrency", "16",
+               "--input-len", "2048", "--output-len", "512", "--gpu", "H100-SXM", "--gpus-max", "2", "--emit", "sglang"])
     out = capsys.readouterr().out
     assert rc == 0
     launch = out[out.index("Launch ("):]
-    holders = set(re.findall(r"\$[A-Z0-9]+_CHECKPOINT", launch))
-    assert holders == {"$FP8_CHECKPOINT"}        # its fp8 candidate asks for an FP8 checkpoint of the W8A8 model
-    assert all(f"in place of {h}" in launch for h in holders)
+    assert set(re.findall(r"\$[A-Z0-9]+_CHECKPOINT", launch)) == {"$AWQ_CHECKPOINT"}
+    assert "in place of $AWQ_CHECKPOINT" in launch
+
+
+def _searched(capsys, *flags) -> list[dict]:
+    import json
+
+    from multihead.cli import main
+    rc = main(["plan", *flags, "--search", "--slo", "tpot=50ms", "--concurrency", "16", "--input-len", "2048",
+               "--output-len", "512", "--gpu", "H100-SXM", "--gpus-max", "2", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0
+    return out["search"]["results"] if "search" in out else out["results"]
+
+
+@pytest.mark.parametrize("flags,quantizations,dtype,holder", [
+    ((MODEL,), {None, "fp8"}, "bfloat16", False),                           # a 16-bit checkpoint: as is, or FP8 at load
+    ((MODEL, "--weights-dtype", "int4"), {"gptq"}, "bfloat16", True),        # as plan takes it: a GPTQ checkpoint
+    ((MODEL, "--weights-dtype", "fp16"), {None}, "float16", False),          # a stated 16-bit precision: as is
+    (("RedHatAI/Qwen2.5-7B-Instruct-quantized.w8a8",), {None}, "bfloat16", False),   # a quantized checkpoint: as it is
+])
+def test_the_search_weighs_what_the_checkpoint_and_flags_allow(capsys, flags, quantizations, dtype, holder):
+    results = _searched(capsys, *flags)
+    assert results and {r["quantization"] for r in results} == quantizations
+    argv = results[0]["command"]["argv"]
+    assert argv[argv.index("--dtype") + 1] == dtype and ("$GPTQ_CHECKPOINT" in argv) == holder
 
 
 @pytest.mark.parametrize("weights,flag", [("int4", "gptq"), ("int8", "int8"), ("fp8", "fp8")])
@@ -158,16 +190,3 @@ def test_an_unknown_id_with_a_suffix_is_refused_as_before(hf_id):
     """No plan is named where none fits: an unknown stem, or 8-bit GPTQ (--quantization gptq assumes 4 bits)."""
     with pytest.raises(ValueError, match="is neither a config.json path nor a catalog model or HF id"):
         report(PlanRequest(model=hf_id))
-
-
-def test_the_search_takes_weights_dtype_as_its_quantization(capsys):
-    """`--search --weights-dtype int4` searches GPTQ weights only, as `plan --weights-dtype int4` plans them."""
-    import json
-
-    from multihead.cli import main
-    rc = main(["plan", MODEL, "--search", "--weights-dtype", "int4", "--slo", "tpot=50ms", "--concurrency", "16",
-               "--input-len", "2048", "--output-len", "512", "--gpu", "H100-SXM", "--gpus-max", "2", "--json"])
-    out = json.loads(capsys.readouterr().out)
-    assert rc == 0
-    results = out["search"]["results"] if "search" in out else out["results"]
-    assert results and {r["quantization"] for r in results} == {"gptq"}

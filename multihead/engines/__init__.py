@@ -25,11 +25,16 @@ PLACEHOLDER = re.compile(r"\$[A-Z0-9_]+")   # $HEAD_IP, $AWQ_CHECKPOINT: left un
 # (...) does not match the quantization method specified in the `quantization` argument (...)"), and SGLang's docs
 # say not to add the flag to a pre-quantized checkpoint.
 ONLINE_QUANTIZATION = {"vllm": ("fp8", "bitsandbytes"), "sglang": ("fp8",)}
-# the quant_method a checkpoint of each of our --quantization names states (int8 W8A8: SGLang's own w8a8_int8; the
-# others state their own name). A compressed-tensors checkpoint (llm-compressor) states its weights in config_groups
-# instead, so it is matched by them: WEIGHTS below against the checkpoint's 'int8' / 'fp8' / 'int4' ...
-CHECKPOINT_METHODS = {"int8": ("w8a8_int8",)}
-WEIGHTS = {"int8": "int8", "fp8": "fp8", "gptq": "int4", "awq": "int4"}
+# The quant_methods of checkpoints each of our --quantization names can stand for, beside the name itself: engines
+# switch GPTQ / AWQ to their Marlin kernels, FP8 comes as fbgemm_fp8 or ModelOpt too, int8 W8A8 as SGLang's w8a8_int8,
+# and an llm-compressor checkpoint is compressed-tensors whatever it holds. Such a checkpoint counts as quantized as
+# asked when its weights (format + bits, read from its quantization_config) are the ones the accounts assume for the
+# flag (LaunchPlan.quantization_weights); a checkpoint whose weights are not read never counts for compressed-tensors.
+CHECKPOINT_METHODS = {"gptq": ("gptq", "gptq_marlin", "compressed-tensors"),
+                      "awq": ("awq", "awq_marlin", "compressed-tensors"),
+                      "fp8": ("fp8", "fbgemm_fp8", "modelopt", "compressed-tensors"),
+                      "int8": ("compressed-tensors", "w8a8_int8"),
+                      "bitsandbytes": ("bitsandbytes",), "mxfp4": ("mxfp4",)}
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,7 @@ class LaunchPlan:
     trust_remote_code: bool = False     # the checkpoint ships its own code (config.json auto_map): engines load it only so
     checkpoint_quantization: str | None = None   # the checkpoint's quantization_config.quant_method (None: 16-bit)
     checkpoint_weights: str | None = None        # its weights as format + bits ('int8', 'fp8', 'int4'; None: unknown)
+    quantization_weights: str | None = None      # the weights the accounts assume for ``quantization`` (same labels)
 
     @property
     def overrides_json(self) -> str | None:
@@ -132,8 +138,10 @@ def checkpoint_for_quantization(engine: str, plan: LaunchPlan) -> tuple[LaunchPl
     if engine not in ONLINE_QUANTIZATION or not q:
         return plan, ""
     have = (plan.checkpoint_quantization or "").lower() or None
-    if have in CHECKPOINT_METHODS.get(q, (q,)) or (have == "compressed-tensors" and plan.checkpoint_weights
-                                                   and plan.checkpoint_weights == WEIGHTS.get(q)):
+    ck, assumed = plan.checkpoint_weights, plan.quantization_weights
+    same_method = have in CHECKPOINT_METHODS.get(q, (q,))
+    same_weights = ck == assumed if (ck and assumed) else have != "compressed-tensors"
+    if same_method and same_weights:
         return dataclasses.replace(plan, quantization=None), ""
     if have is None and q in ONLINE_QUANTIZATION[engine]:
         return plan, ""
@@ -141,8 +149,14 @@ def checkpoint_for_quantization(engine: str, plan: LaunchPlan) -> tuple[LaunchPl
     if have is None:
         why = (f"{plan.model} is a 16-bit checkpoint, and {engine} quantizes one at load only to "
                f"{' or '.join(ONLINE_QUANTIZATION[engine])}")
+    elif same_method and not ck:
+        why = (f"{plan.model} is a {have} checkpoint whose weights its quantization_config does not show in a form "
+               f"read here, so it is not taken for the {assumed} the accounts assume for --quantization {q}")
+    elif same_method:
+        why = (f"{plan.model} holds {have} {ck} weights (its config.json's quantization_config), and the accounts "
+               f"assume {assumed} for --quantization {q}")
     else:
-        shown = f"{have} {plan.checkpoint_weights}" if have == "compressed-tensors" and plan.checkpoint_weights else have
+        shown = f"{have} {ck}" if ck else have
         why = (f"{plan.model} is quantized as {shown} (its config.json's quantization_config), and {engine} refuses a "
                "--quantization that disagrees with it")
     note = (f"--quantization {q}: {why}; put the HF id or path of a checkpoint of this model quantized with {q} in "

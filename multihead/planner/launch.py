@@ -30,7 +30,8 @@ def launch_plan(req, dtype: str, fraction: float | None = None, hf_overrides: di
                       engine_version=req.engine_version if req.engine == "tensorrt-llm" else None,
                       trust_remote_code=needs_remote_code(config),
                       checkpoint_quantization=checkpoint_method(config),
-                      checkpoint_weights=checkpoint_weights(config))
+                      checkpoint_weights=checkpoint_weights(config),
+                      quantization_weights=flag_weights(req.quantization))
 
 
 def checkpoint_method(config: dict | None) -> str | None:
@@ -42,9 +43,20 @@ def checkpoint_method(config: dict | None) -> str | None:
     return str(qc.get("quant_method") or ("compressed-tensors" if "config_groups" in qc else "") or "") or None
 
 
+def weights_label(q) -> str:
+    """A cost.spec.quantization.Quantization's weights as format + bits: 'int8', 'fp8', 'int4', 'fp4'."""
+    return f"{'fp' if q.fmt == 'float' else 'int'}{q.bits:g}"
+
+
+def flag_weights(flag: str | None) -> str | None:
+    """The weights the accounts assume for a --quantization name (cost.spec.quantization.FLAG_DEFAULTS)."""
+    from multihead.cost.spec.quantization import from_flag
+    return weights_label(from_flag(flag)) if flag else None
+
+
 def checkpoint_weights(config: dict | None) -> str | None:
-    """The checkpoint's weights as format + bits ('int8', 'fp8', 'int4', 'float4'), read from its quantization_config
-    by cost.spec.quantization (a compressed-tensors checkpoint states them only there); None if absent or unread."""
+    """The checkpoint's weights (weights_label), read from its quantization_config by cost.spec.quantization (a
+    compressed-tensors checkpoint states them only there; its first config group); None if absent or unread."""
     if checkpoint_method(config) is None:
         return None
     from multihead.cost.spec.quantization import from_config
@@ -52,7 +64,7 @@ def checkpoint_weights(config: dict | None) -> str | None:
         q = from_config(config["quantization_config"])
     except (ValueError, KeyError, TypeError):
         return None
-    return f"{'fp' if q.fmt == 'float' else 'int'}{q.bits:g}"
+    return weights_label(q)
 
 
 def needs_remote_code(config: dict | None) -> bool:

@@ -526,16 +526,22 @@ def search_report(req) -> dict:
         longest = req.input_len + (req.output_len or 1024)
     inp, out = request_lengths(longest, req.input_len, req.output_len)
     from multihead.planner.front import serving_precision
-    quant = req.quantization or serving_precision(req).get("quantization")   # --weights-dtype int4 stands for gptq
+    from multihead.planner.launch import checkpoint_method
+    precision = serving_precision(req)          # --weights-dtype in engine terms: int4 -> gptq, fp16 -> --dtype float16
+    quant = req.quantization or precision.get("quantization")
+    # the weights searched: as asked; else as the checkpoint when it is quantized or a 16-bit --weights-dtype names
+    # its precision (another quantization would be another checkpoint); else as the checkpoint or load-time fp8
+    fixed = (quant,) if quant else (None,) if (checkpoint_method(m.config) or "dtype" in precision) else None
     space = Space(gpus=gpus, devices=devices, gpus_max=req.gpus_max, engines=(req.engine,),
-                  quantizations=(quant,) if quant else QUANTIZATIONS,
+                  quantizations=fixed or QUANTIZATIONS,
                   kv_cache_dtypes=(req.kv_cache_dtype,) if req.kv_cache_dtype else KV_CACHE_DTYPES)
     work = Workload(input_len=inp, output_len=out, concurrency=req.concurrency, request_rate=req.request_rate,
                     slo=parse_slo(req.slo), objective=req.objective, max_model_len=req.max_model_len,
                     prices=parse_prices(req.price.split(",") if req.price else None))
     name = m.model_id or str(req.model)
     base = S.Request(model=name, gpu_memory_utilization=req.gpu_memory_utilization,
-                     max_num_batched_tokens=req.max_num_batched_tokens, block_size=req.block_size, dtype=req.dtype,
+                     max_num_batched_tokens=req.max_num_batched_tokens, block_size=req.block_size,
+                     dtype=precision.get("dtype") or req.dtype,
                      engine=req.engine, engine_version=req.engine_version,
                      mem_fraction_static=req.mem_fraction_static)
     return {"search": search(m.config, name, work, space, emit=req.emit or "auto", top=req.top, base_request=base,
