@@ -68,6 +68,25 @@ def test_plan_keys_carry_intervals():
     assert keys["interval"]["families"]["decode"].startswith("dense")
 
 
+def test_a_wide_interval_is_said_in_words():
+    """An interval whose high end is over WIDE_SPREAD times its low end gets a caution naming the phase, its spread,
+    the family and its documents; a narrower one gets none (hand table, one setup)."""
+    gpu = timing.make_gpu("H100-SXM", cost.gpu_catalog()["H100-SXM"])
+    s = timing.Setup(cost.catalog_model("Llama-3.1-8B"), gpu, timing.load_constants())
+    fam = {"r_low": 0.8, "r_high": 1.25, "documents": 9}
+    table = {"level": 0.8, "rule": {"held_out_scale": 1.0},
+             "families": {"all": fam, "dense/decode/vllm": fam, "dense/serving/vllm": fam,
+                          "dense/prefill/vllm": {"r_low": 0.2, "r_high": 2.5, "documents": 3}}}
+    keys = ti.add_intervals({"ttft_s": 0.1, "tpot_s": 0.01, "output_tokens_per_s": 100.0}, s, table)
+    iv = keys["interval"]
+    assert iv["spread"]["prefill"] == pytest.approx(12.5) and iv["spread"]["decode"] == pytest.approx(1.5625)
+    assert iv["documents"] == {"prefill": 3, "decode": 9, "serving": 9}
+    assert iv["caution"] == ("the prefill interval spans 12x: the 3 documents of family dense/prefill/vllm disagree "
+                             "widely, so its TTFT is a rough guide")
+    table["families"]["dense/prefill/vllm"] = {"r_low": 0.4, "r_high": 3.9, "documents": 3}     # 9.75x: no caution
+    assert "caution" not in ti.add_intervals({"ttft_s": 0.1, "tpot_s": 0.01}, s, table)["interval"]
+
+
 def test_nan_in_nan_out():
     lo, hi = ti.time_interval(float("nan"), "dense", "decode", "vllm")
     assert math.isnan(lo) and math.isnan(hi)
@@ -183,3 +202,12 @@ def test_every_shipped_family_interval_holds_the_prediction():
     outside = {k: (round(v["r_low"], 3), round(v["r_high"], 3)) for k, v in fams.items()
                if not v["r_low"] <= 1.0 <= v["r_high"]}
     assert not outside, outside
+
+
+def test_the_caution_is_printed_under_the_times():
+    from multihead.cost.time.serving_time import at_lines
+    a = {"concurrency": 8, "request_rate": None, "overloaded": False, "ttft_s": 0.1, "tpot_s": 0.01,
+         "request_latency_s": 1.0, "output_tokens_per_s": 100.0, "output_tokens_per_s_per_gpu": 100.0,
+         "requests_per_s": 1.0, "note": "", "interval": {"caution": "the prefill interval spans 12x: ..."}}
+    assert at_lines(a)[-1] == "    caution: the prefill interval spans 12x: ..."
+    assert not any("caution" in x for x in at_lines({**a, "interval": {}}))

@@ -164,6 +164,8 @@ def at_lines(a: dict) -> list[str]:
              f"{a['requests_per_s']:,.3g} requests/s"]
     if a["note"]:
         lines.append(f"    {a['note']}")
+    if (a.get("interval") or {}).get("caution"):
+        lines.append(f"    caution: {a['interval']['caution']}")
     return lines
 
 
@@ -180,4 +182,5 @@ def render_lines(d: dict) -> list[str]:
             f"(decode {d['decode_bound']}-bound)",
             f"  one request: TTFT {_ms(d['ttft_s_one_request'])}, TPOT {_ms(d['tpot_s_one_request'])}, "
             f"decode {d['decode_tokens_per_s']:,.1f} tokens/s",
+            *([f"  caution: {d['interval']['caution']}"] if (d.get("interval") or {}).get("caution") and not at else []),
             f"  constants: {d['time_constants']}; error on published measurements: docs/gpu-time.md"]

@@ -302,7 +302,20 @@ def add_intervals(keys: dict, setup, table: dict | None = None) -> dict:
             lo, hi, fam = bounds(keys[name], cls, phase, engine, rate, table)
             keys[f"{name}_low"], keys[f"{name}_high"] = lo, hi
             used[phase] = fam
+    fams = {phase: table["families"][fam] for phase, fam in used.items()}
+    spread = {phase: e["r_high"] / e["r_low"] for phase, e in fams.items()}
     keys["interval"] = {"level": table["level"], "families": used,
+                        "documents": {phase: e.get("documents") for phase, e in fams.items()}, "spread": spread,
                         "how": "10th-90th percentile of out-of-document errors of the family, widened by the held-out "
                                f"scale {table['rule'].get('held_out_scale', 1.0):.2f} (docs/gpu-time.md)"}
+    wide = [p for p in sorted(spread) if spread[p] > WIDE_SPREAD]
+    if wide:
+        keys["interval"]["caution"] = "; ".join(
+            f"the {p} interval spans {spread[p]:,.0f}x: the {fams[p].get('documents', 'few')} documents of family "
+            f"{used[p]} disagree widely, so its {PHASE_WORDS[p]} is a rough guide" for p in wide)
     return keys
+
+
+# an interval whose high end is more than this many times its low end: said in words beside the numbers
+WIDE_SPREAD = 10.0
+PHASE_WORDS = {"prefill": "TTFT", "decode": "TPOT", "serving": "throughput and request latency"}
