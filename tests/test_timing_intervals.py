@@ -81,8 +81,9 @@ def test_a_wide_interval_is_said_in_words():
     iv = keys["interval"]
     assert iv["spread"]["prefill"] == pytest.approx(12.5) and iv["spread"]["decode"] == pytest.approx(1.5625)
     assert iv["documents"] == {"prefill": 3, "decode": 9, "serving": 9}
-    assert iv["caution"] == ("the prefill interval spans 12x: the 3 documents of family dense/prefill/vllm disagree "
-                             "widely, so its TTFT is a rough guide")
+    assert iv["caution"] == ("the prefill interval spans 12x: the model's out-of-document errors on the 3 documents "
+                             "of family dense/prefill/vllm vary widely (and the interval is widened for held-out "
+                             "documents), so its TTFT is a rough guide")
     table["families"]["dense/prefill/vllm"] = {"r_low": 0.4, "r_high": 3.9, "documents": 3}     # 9.75x: no caution
     assert "caution" not in ti.add_intervals({"ttft_s": 0.1, "tpot_s": 0.01}, s, table)["interval"]
 
@@ -211,3 +212,19 @@ def test_the_caution_is_printed_under_the_times():
          "requests_per_s": 1.0, "note": "", "interval": {"caution": "the prefill interval spans 12x: ..."}}
     assert at_lines(a)[-1] == "    caution: the prefill interval spans 12x: ..."
     assert not any("caution" in x for x in at_lines({**a, "interval": {}}))
+
+
+@pytest.mark.parametrize("at_caution,overloaded", [(True, False), (False, False), (True, True)])
+def test_the_caution_is_printed_once(at_caution, overloaded):
+    """Under the asked load's times when they print it, else under the curve's (an overloaded load prints no times)."""
+    from multihead.cost.time.serving_time import render_lines
+    iv = {"caution": "the prefill interval spans 12x: ..."}
+    at = {"concurrency": 8, "request_rate": None, "overloaded": overloaded, "note": "queue grows", "ttft_s": 0.1,
+          "tpot_s": 0.01, "request_latency_s": 1.0, "output_tokens_per_s": 100.0, "output_tokens_per_s_per_gpu": 100.0,
+          "requests_per_s": 1.0, "interval": iv if at_caution else {}}
+    d = {"ttft_s": 0.1, "tpot_s": 0.01, "concurrency": 4, "input_len": 100, "output_len": 10, "engine": "vllm",
+         "attention_kernel": "k", "output_tokens_per_s": 50.0, "decode_bound": "memory", "ttft_s_one_request": 0.05,
+         "tpot_s_one_request": 0.01, "decode_tokens_per_s": 100.0, "time_constants": "c", "interval": iv, "at": at}
+    lines = render_lines(d)
+    assert sum("caution: the prefill interval spans 12x" in x for x in lines) == 1
+    assert any(x.startswith("    caution") for x in lines) == (at_caution and not overloaded)

@@ -82,6 +82,8 @@ def render(r: dict) -> str:
                      f"binding limit: {best['binding']}")
         if a.get("note"):
             lines.append(f"  {a['note']}")
+        if (a.get("interval") or {}).get("caution"):
+            lines.append(f"  caution: {a['interval']['caution']}")
         if best.get("command"):
             lines.append(f"Launch ({best['command']['engine']}):")
             lines += ["  " + x for x in best["command"]["text"].splitlines()]

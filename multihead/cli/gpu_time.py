@@ -102,6 +102,8 @@ def _predict(args) -> int:
     print(f"  TTFT {ms(out['ttft_s'])}{iv('ttft_s', ms)}, TPOT {ms(out['tpot_s'])}{iv('tpot_s', ms)}")
     print(f"  request latency {out['request_latency_s']:,.2f} s, {out['output_tokens_per_s']:,.0f} output tokens/s in all"
           f"{iv('output_tokens_per_s', rate)} (decode {out['decode_bound']}-bound)")
+    if (out.get("interval") or {}).get("caution"):
+        print(f"  caution: {out['interval']['caution']}")
     print(f"  constants: {out['time_constants']}; intervals: out-of-document errors of the family (docs/gpu-time.md)")
     return 0
 

@@ -182,5 +182,6 @@ def render_lines(d: dict) -> list[str]:
             f"(decode {d['decode_bound']}-bound)",
             f"  one request: TTFT {_ms(d['ttft_s_one_request'])}, TPOT {_ms(d['tpot_s_one_request'])}, "
             f"decode {d['decode_tokens_per_s']:,.1f} tokens/s",
-            *([f"  caution: {d['interval']['caution']}"] if (d.get("interval") or {}).get("caution") and not at else []),
+            *([f"  caution: {d['interval']['caution']}"] if (d.get("interval") or {}).get("caution")
+              and not any("caution:" in x for x in at) else []),
             f"  constants: {d['time_constants']}; error on published measurements: docs/gpu-time.md"]

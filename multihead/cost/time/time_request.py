@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from multihead.cost.time import timing
 from multihead.cost.time.engine_costs import ENGINE_NAMES, version_family
-from multihead.cost.time.timing_intervals import TIME_KEYS, bounds, load_intervals, model_class
+from multihead.cost.time.timing_intervals import add_intervals_for, load_intervals, model_class
 
 BATCHING = ("continuous", "static")
 
@@ -77,11 +77,4 @@ def predict(spec, gpu: timing.Gpu, *, constants: timing.Constants | None = None,
            "output_tokens_per_s": point.output_tokens_per_s * concurrency / per,
            "decode_step_s": point.decode_step_s, "prefill_s": point.prefill_s, "decode_bound": point.decode_bound,
            "time_constants": c.source}
-    table = load_intervals()
-    if table is not None:
-        cls, fams = model_class(spec), {}
-        for name, phase, rate in TIME_KEYS:
-            if name in out:
-                out[f"{name}_low"], out[f"{name}_high"], fams[phase] = bounds(out[name], cls, phase, engine, rate, table)
-        out["interval"] = {"level": table["level"], "families": fams}
-    return out
+    return add_intervals_for(out, model_class(spec), engine, load_intervals())

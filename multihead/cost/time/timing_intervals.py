@@ -292,10 +292,14 @@ def bounds(value: float, cls: str, phase: str, engine: str, rate: bool, table: d
 def add_intervals(keys: dict, setup, table: dict | None = None) -> dict:
     """``keys`` (timing.serving_time_keys) with ``*_low`` and ``*_high`` beside every time and rate, and
     ``interval`` saying the level and the families used; unchanged when no interval table exists."""
+    return add_intervals_for(keys, model_class(setup.spec), setup.engine, table)
+
+
+def add_intervals_for(keys: dict, cls: str, engine: str, table: dict | None = None) -> dict:
+    """add_intervals for a model class ('dense', 'moe', 'mla') and engine (time_request.predict has no Setup)."""
     table = table if table is not None else load_intervals()
     if table is None:
         return keys
-    cls, engine = model_class(setup.spec), setup.engine
     used = {}
     for name, phase, rate in TIME_KEYS:
         if name in keys and isinstance(keys[name], (int, float)):
@@ -311,8 +315,9 @@ def add_intervals(keys: dict, setup, table: dict | None = None) -> dict:
     wide = [p for p in sorted(spread) if spread[p] > WIDE_SPREAD]
     if wide:
         keys["interval"]["caution"] = "; ".join(
-            f"the {p} interval spans {spread[p]:,.0f}x: the {fams[p].get('documents', 'few')} documents of family "
-            f"{used[p]} disagree widely, so its {PHASE_WORDS[p]} is a rough guide" for p in wide)
+            f"the {p} interval spans {spread[p]:,.0f}x: the model's out-of-document errors on the "
+            f"{fams[p].get('documents', 'unknown number of')} documents of family {used[p]} vary widely (and the "
+            f"interval is widened for held-out documents), so its {PHASE_WORDS[p]} is a rough guide" for p in wide)
     return keys
 
 
