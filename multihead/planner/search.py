@@ -529,11 +529,14 @@ def search_report(req) -> dict:
     from multihead.planner.launch import checkpoint_method
     precision = serving_precision(req)          # --weights-dtype in engine terms: int4 -> gptq, fp16 -> --dtype float16
     quant = req.quantization or precision.get("quantization")
-    # the weights searched: as asked; else as the checkpoint when it is quantized or a 16-bit --weights-dtype names
-    # its precision (another quantization would be another checkpoint); else as the checkpoint or load-time fp8
-    fixed = (quant,) if quant else (None,) if (checkpoint_method(m.config) or "dtype" in precision) else None
+    if quant:                       # the weights searched: as asked
+        quantizations = (quant,)
+    elif checkpoint_method(m.config) or "dtype" in precision:
+        quantizations = (None,)     # a quantized checkpoint or a stated 16-bit precision: as is
+    else:
+        quantizations = QUANTIZATIONS    # a 16-bit checkpoint: as is, or FP8 at load
     space = Space(gpus=gpus, devices=devices, gpus_max=req.gpus_max, engines=(req.engine,),
-                  quantizations=fixed or QUANTIZATIONS,
+                  quantizations=quantizations,
                   kv_cache_dtypes=(req.kv_cache_dtype,) if req.kv_cache_dtype else KV_CACHE_DTYPES)
     work = Workload(input_len=inp, output_len=out, concurrency=req.concurrency, request_rate=req.request_rate,
                     slo=parse_slo(req.slo), objective=req.objective, max_model_len=req.max_model_len,

@@ -164,9 +164,14 @@ def at_lines(a: dict) -> list[str]:
              f"{a['requests_per_s']:,.3g} requests/s"]
     if a["note"]:
         lines.append(f"    {a['note']}")
-    if (a.get("interval") or {}).get("caution"):
-        lines.append(f"    caution: {a['interval']['caution']}")
+    if _caution(a):
+        lines.append(f"    caution: {_caution(a)}")
     return lines
+
+
+def _caution(d: dict | None) -> str:
+    """The interval's caution of a time object (serving keys or ``at``), "" when none."""
+    return ((d or {}).get("interval") or {}).get("caution", "")
 
 
 def render_lines(d: dict) -> list[str]:
@@ -175,6 +180,9 @@ def render_lines(d: dict) -> list[str]:
         return [d["time_note"]] if d.get("time_note") else []
     c = d["concurrency"]
     at = at_lines(d["at"]) if d.get("at") else []
+    # the caution once: under the asked load's times when it printed them (an overloaded load prints none)
+    printed = bool(at) and not d["at"]["overloaded"] and bool(_caution(d["at"]))
+    caution = [f"  caution: {_caution(d)}"] if _caution(d) and not printed else []
     return [f"time, requests of {d['input_len']:,} prompt + {d['output_len']:,} output tokens "
             f"({d.get('time_engine', d['engine'])} fixed costs; {d['attention_kernel']}):", *at,
             f"  at max concurrency {c}: TTFT {_ms(d['ttft_s'])}{_iv(d, 'ttft_s')}, TPOT {_ms(d['tpot_s'])}"
@@ -182,6 +190,5 @@ def render_lines(d: dict) -> list[str]:
             f"(decode {d['decode_bound']}-bound)",
             f"  one request: TTFT {_ms(d['ttft_s_one_request'])}, TPOT {_ms(d['tpot_s_one_request'])}, "
             f"decode {d['decode_tokens_per_s']:,.1f} tokens/s",
-            *([f"  caution: {d['interval']['caution']}"] if (d.get("interval") or {}).get("caution")
-              and not any("caution:" in x for x in at) else []),
+            *caution,
             f"  constants: {d['time_constants']}; error on published measurements: docs/gpu-time.md"]
