@@ -176,6 +176,28 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "serving.prefill_chunked": {
         "en": "chunked prefill: full attention, max_num_batched_tokens tokens per step (no document cut)",
         "zh": "分块预填充：全量注意力，每步 max_num_batched_tokens 个 token（不切文档）"},
+    # -- a time interval wider than WIDE_SPREAD (cost/time/timing_intervals.py builds it from these) -------
+    "interval.caution": {
+        "en": "the {phase} interval spans {spread}x: the model's out-of-document errors on the {documents} documents "
+              "of family {family} vary widely (and the interval is widened for held-out documents), so its {_what} "
+              "is a rough guide",
+        "zh": "{_what}的 80% 区间上下相差 {spread} 倍：模型在 {family} 这一族的 {documents} 份文档上的文档外误差相差很大"
+              "（对没见过的文档，区间还要再放宽），所以这里的{_what}只能粗略参考"},
+    "interval.what_prefill": {"en": "TTFT", "zh": "首 token 延迟（TTFT）"},
+    "interval.what_decode": {"en": "TPOT", "zh": "每个输出 token 的时间（TPOT）"},
+    "interval.what_serving": {"en": "throughput and request latency", "zh": "吞吐与请求延迟"},
+    # -- the requested load's note (cost/time/operating_point.py builds it from these) --------------------------
+    "load.queued": {
+        "en": "{queued} of {concurrency} requests wait in the engine's queue: a replica runs at most {cap} at once "
+              "(max_num_seqs {max_num_seqs}, KV pool {pool} requests); their wait is in TTFT. Growing contexts beyond "
+              "the pool are preempted (vLLM), not timed here",
+        "zh": "{concurrency} 个请求中有 {queued} 个在引擎队列里等待：每个副本同时最多跑 {cap} 个（max_num_seqs {max_num_seqs}，"
+              "KV 池容纳 {pool} 个请求）；等待时间计入 TTFT。超出 KV 池的增长上下文会被抢占（vLLM），这里不计时"},
+    "load.no_request": {"en": "the KV pool holds no request of input_len + output_len tokens",
+                        "zh": "KV 池连一个 input_len + output_len 个 token 的请求都放不下"},
+    "load.unbounded": {
+        "en": "the request rate is at or above what the replicas can serve: the queue grows without bound",
+        "zh": "请求速率达到或超过了副本的服务能力：队列会无限增长"},
     # -- the CLI's error lines (cli/_args.py, argparse; matched) ---------------------------------------
     "error.int_range": {"en": "argument {flag}: expected an integer in [{lo}, {hi}], got {got} (see multihead plan --help)",
                         "zh": "参数 {flag}：需要 [{lo}, {hi}] 之间的整数，收到的是 {got}（见 multihead plan --help）"},
@@ -248,6 +270,7 @@ NESTED = {"_why": ("decision.why_memory", "decision.why_learned", "decision.engi
           "_fits": ("decision.they_fit", "decision.they_do_not_fit", "word.fits", "word.does_not_fit"),
           "_learned": ("decision.requested_learned",), "_base": _DECISIONS,
           "_which": ("word.each_chunk", "word.the_pass"),
+          "_what": ("interval.what_prefill", "interval.what_decode", "interval.what_serving"),
           "_where": ("serving.where_dp", "serving.where_pp", "serving.where"),
           "_cfg": ("cfg.n_inner", "cfg.kv_heads", "cfg.model_type", "cfg.defaults"),
           "_where1": ("serving.where_pp", "serving.where")}
@@ -386,7 +409,8 @@ def _fallback_zh(f: dict, plan: dict) -> str | None:
 
 def plan_texts(plan: dict, lang: str) -> dict:
     """Every server-made string of a plan in lang: {"reason", "warnings", "fallbacks": [{"name",
-    "action", "text"}], "serving_verdict", "serving_reason", "serving_prefill", "untranslated": [...]}.
+    "action", "text"}], "serving_verdict", "serving_reason", "serving_prefill", "serving_cautions": [...],
+    "serving_at_note" (the requested load's note), "untranslated": [...]}.
     A string with no Chinese entry is None there and listed in "untranslated" (English as written)."""
     if lang not in LANGS:
         raise ValueError(f"lang: expected one of {', '.join(LANGS)}, got {lang!r}")
@@ -404,6 +428,8 @@ def plan_texts(plan: dict, lang: str) -> dict:
         return value[:MAX_ITEMS] if isinstance(value, list) else []
 
     serving = plan.get("serving") if isinstance(plan.get("serving"), dict) else {}
+    interval = serving.get("interval") if isinstance(serving.get("interval"), dict) else {}
+    at = serving.get("at") if isinstance(serving.get("at"), dict) else {}
     fallbacks = []
     for f in items(plan.get("fallbacks")):
         if not isinstance(f, dict):
@@ -426,4 +452,6 @@ def plan_texts(plan: dict, lang: str) -> dict:
             "warnings": [tr(w) for w in items(plan.get("warnings"))],
             "fallbacks": fallbacks,
             "serving_verdict": tr(serving.get("verdict")), "serving_reason": None if engine_message else tr(serving.get("reason")),
-            "serving_prefill": tr(serving.get("prefill")), "untranslated": missing}
+            "serving_prefill": tr(serving.get("prefill")),
+            "serving_cautions": [tr(c) for c in items(interval.get("cautions"))],
+            "serving_at_note": tr(at.get("note") or None), "untranslated": missing}

@@ -62,7 +62,28 @@ def test_closed_loop_beyond_the_pool_queues_by_littles_law(setup):
     assert at["ttft_s"] == pytest.approx(p4.ttft_s + 12 / x - p4.request_latency_s)
     assert at["tpot_s"] == p4.tpot_s
     assert at["requests_per_s"] * at["request_latency_s"] == pytest.approx(12)     # Little's law
-    assert "wait in the engine's queue" in at["note"]
+    assert at["note"] == ("8 of 12 requests wait in the engine's queue: a replica runs at most 4 at once (max_num_seqs "
+                          "1,024, KV pool 4.7 requests); their wait is in TTFT. Growing contexts beyond the pool are "
+                          "preempted (vLLM), not timed here")
+
+
+def test_the_loads_notes_are_catalogue_sentences_in_both_languages(setup):
+    """The requested load's notes (queue, no request fits, unbounded queue) come from the message catalogue, so the
+    page shows them in Chinese too (messages.plan_texts: serving_at_note)."""
+    from multihead import messages
+    queued = O.evaluate(setup, 2048, 256, concurrency=12, kv_capacity_requests=4.7)
+    none = O.evaluate(setup, 2048, 256, concurrency=12, kv_capacity_requests=0.5)
+    flood = O.evaluate(setup, 2048, 256, request_rate=1e6, kv_capacity_requests=4.7)
+    assert none["overloaded"] and flood["overloaded"]
+    zh = [messages.plan_texts({"serving": {"at": at}}, "zh") for at in (queued, none, flood)]
+    assert [z["untranslated"] for z in zh] == [[], [], []]
+    assert zh[0]["serving_at_note"] == ("12 个请求中有 8 个在引擎队列里等待：每个副本同时最多跑 4 个（max_num_seqs 1,024，"
+                                        "KV 池容纳 4.7 个请求）；等待时间计入 TTFT。超出 KV 池的增长上下文会被抢占（vLLM），"
+                                        "这里不计时")
+    assert zh[1]["serving_at_note"] == "KV 池连一个 input_len + output_len 个 token 的请求都放不下"
+    assert zh[2]["serving_at_note"] == "请求速率达到或超过了副本的服务能力：队列会无限增长"
+    at = O.evaluate(setup, 2048, 256, concurrency=2, kv_capacity_requests=4.7)
+    assert at["note"] == "" and messages.plan_texts({"serving": {"at": at}}, "zh")["serving_at_note"] is None
 
 
 def test_max_num_seqs_limits_the_slots_like_the_pool(setup):

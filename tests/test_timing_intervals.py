@@ -88,6 +88,32 @@ def test_a_wide_interval_is_said_in_words():
     assert "caution" not in ti.add_intervals({"ttft_s": 0.1, "tpot_s": 0.01}, s, table)["interval"]
 
 
+def test_each_wide_phase_is_one_catalogue_sentence_in_both_languages():
+    """Every wide phase is one sentence of the message catalogue (interval.caution), listed in ``cautions`` and joined
+    by '; ' in ``caution`` for the CLI's line; the page's Chinese is the same entry's (messages.plan_texts), with the
+    phase said as the quantity it bounds (hand table: all three phases over 10x)."""
+    from multihead import messages
+    gpu = timing.make_gpu("H100-SXM", cost.gpu_catalog()["H100-SXM"])
+    s = timing.Setup(cost.catalog_model("Llama-3.1-8B"), gpu, timing.load_constants())
+    wide = {"r_low": 0.25, "r_high": 5.0, "documents": 4}                                     # 20x
+    table = {"level": 0.8, "rule": {"held_out_scale": 1.0},
+             "families": {"all": wide, "dense/decode/vllm": wide, "dense/serving/vllm": wide, "dense/prefill/vllm": wide}}
+    iv = ti.add_intervals({"ttft_s": 0.1, "tpot_s": 0.01, "output_tokens_per_s": 100.0}, s, table)["interval"]
+    assert [c.split(" interval")[0] for c in iv["cautions"]] == ["the decode", "the prefill", "the serving"]
+    assert iv["caution"] == "; ".join(iv["cautions"])
+    assert iv["cautions"][2] == ("the serving interval spans 20x: the model's out-of-document errors on the 4 documents "
+                                 "of family dense/serving/vllm vary widely (and the interval is widened for held-out "
+                                 "documents), so its throughput and request latency is a rough guide")
+    zh = messages.plan_texts({"serving": {"interval": iv}}, "zh")
+    assert zh["untranslated"] == [] and len(zh["serving_cautions"]) == 3
+    assert zh["serving_cautions"][0] == ("每个输出 token 的时间（TPOT）的 80% 区间上下相差 20 倍：模型在 dense/decode/vllm "
+                                         "这一族的 4 份文档上的文档外误差相差很大（对没见过的文档，区间还要再放宽），所以这里的"
+                                         "每个输出 token 的时间（TPOT）只能粗略参考")
+    assert "首 token 延迟（TTFT）" in zh["serving_cautions"][1] and "吞吐与请求延迟" in zh["serving_cautions"][2]
+    assert messages.plan_texts({"serving": {"interval": iv}}, "en")["serving_cautions"] == iv["cautions"]
+    assert messages.plan_texts({"serving": {"interval": {"cautions": "not a list"}}}, "zh")["serving_cautions"] == []
+
+
 def test_nan_in_nan_out():
     lo, hi = ti.time_interval(float("nan"), "dense", "decode", "vllm")
     assert math.isnan(lo) and math.isnan(hi)

@@ -234,7 +234,12 @@ def test_serving_block_and_engine_command_are_shown(server, page):
     assert page.is_visible("#serving")
     for key, value in serving.items():
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            assert page.locator(f'#serving td[data-key="{key}"]').count() == 1, key
+            base = key.rsplit("_", 1)[0] if key.endswith(("_low", "_high")) else None
+            if base and isinstance(serving.get(base), (int, float)):     # an interval end: inside its time's cell
+                assert page.locator(f'#serving td[data-key="{key}"]').count() == 0, key
+                assert "(80%: " in page.text_content(f'#serving td[data-key="{base}"]'), key
+            else:
+                assert page.locator(f'#serving td[data-key="{key}"]').count() == 1, key
     command = serving.get("command")
     text = command if isinstance(command, str) else (command or {}).get("text")
     if text:
@@ -254,6 +259,46 @@ def test_a_commands_note_is_shown_under_it(server, page):
     page.wait_for_selector("body[data-ready]")
     assert page.is_visible("#command") and command["text"] in page.text_content("#command pre")
     assert page.text_content("#command .command-note") == command["note"]
+
+
+def _page_seconds(x: float) -> str:
+    """common.js fmtSeconds, for the interval's ends."""
+    if x >= 1:
+        return f"{x:,.1f}".rstrip("0").rstrip(".") + " s"
+    return f"{x * 1e3:,.2f}".rstrip("0").rstrip(".") + " ms"
+
+
+def test_times_show_their_interval_and_a_wide_one_its_caution(server, page):
+    """Issue 28: every predicted time carries its 80% interval on the page as in the CLI's text, and a family whose
+    interval spans over 10x (MoE prefill on SGLang) says so under the times, in English and in Chinese (the message
+    catalogue's entry, as /api/messages translates it)."""
+    plan = cli_plan("Qwen/Qwen3-235B-A22B-FP8", "--gpu", "H200-SXM", "--gpus", "4", "--tokens", "8192",
+                    "--engine", "sglang", "--concurrency", "400")
+    s, at = plan["serving"], plan["serving"]["at"]
+    assert s["interval"]["cautions"] and s["interval"]["spread"]["prefill"] > 10
+    assert at["concurrency"] == 400 and at["queued"] > 0 and "wait in the engine's queue" in at["note"]
+    page.route("**/api/plan", lambda route: route.fulfill(status=200, content_type="application/json",
+                                                          body=json.dumps(plan)))
+    page.goto(server + "/")
+    page.wait_for_selector("body[data-ready]")
+    for key in ("ttft_s", "tpot_s"):
+        cell = page.text_content(f'#serving td[data-key="{key}"]')
+        assert cell.endswith(f"(80%: {_page_seconds(s[key + '_low'])} – {_page_seconds(s[key + '_high'])})"), cell
+    assert page.locator("#serving-cautions p.caution").all_text_contents() == s["interval"]["cautions"]
+    # the load the user gave comes first: its own times (not the most-requests point's) and the queue in words
+    assert page.text_content("#serving-at-box h3") == "At your load: 400 requests at once"
+    for key in ("ttft_s", "request_latency_s"):
+        cell = page.text_content(f'#serving-at td[data-key="at.{key}"]')
+        assert cell == (f"{_page_seconds(at[key])} (80%: {_page_seconds(at[key + '_low'])} – "
+                        f"{_page_seconds(at[key + '_high'])})"), cell
+    assert page.text_content("#serving-at-note") == at["note"]
+    page.click("#lang")
+    page.wait_for_function("(document.querySelector('#serving-cautions p.caution') || {}).textContent?.includes('倍')")
+    zh = page.locator("#serving-cautions p.caution").all_text_contents()
+    assert len(zh) == 1 and "194 倍" in zh[0] and "首 token 延迟（TTFT）" in zh[0] and "rough" not in zh[0]
+    assert "80% 区间：" in page.text_content('#serving td[data-key="ttft_s"]')
+    assert page.text_content("#serving-at-box h3") == "在你给的负载下：同时 400 个请求"
+    assert page.text_content("#serving-at-note").startswith("400 个请求中有 ")
 
 
 def test_engine_settings_reach_the_plan_and_its_command(server, page):

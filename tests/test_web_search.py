@@ -66,6 +66,10 @@ def test_the_search_page_shows_the_search_json(tmp_path):
         assert first[1] == best["gpu"] and first[2] == str(best["gpus"])
         assert first[3] == str(best["tensor_parallel_size"]) and first[5] == str(best["data_parallel_size"])
         assert page.text_content("#s-command") == best["command"]["text"]
+        times = page.text_content("#s-best-times")                # issue 28: each time with its 80% interval
+        assert times.count("(80%: ") == 3 and "tokens/s" in times
+        assert page.locator("#s-cautions p.caution").all_text_contents() == \
+            (best["at"].get("interval") or {}).get("cautions", [])
         traces = page.evaluate("document.getElementById('s-plot').data.map(t => t.x.length)")
         assert traces[0] == len(lib["pareto"])
         page.screenshot(path=str(tmp_path / "search.png"), full_page=True)
@@ -77,4 +81,34 @@ def test_the_search_page_shows_the_search_json(tmp_path):
         # Chinese
         page.click("#lang")
         assert "配置" in page.text_content("h1")
+        context.close()
+
+
+def test_a_wide_interval_is_said_under_the_best_answer_in_both_languages(tmp_path):
+    """Issue 28: MoE prefill on SGLang has an interval over 10x wide (6 documents); the best answer's times carry the
+    search JSON's cautions, and in Chinese the message catalogue's translation (/api/messages)."""
+    import json
+
+    import playwright.sync_api as pw_api
+
+    from multihead.planner.request import PlanRequest
+    from multihead.planner.search import search_report
+    from multihead.web.serve import Background, chromium_with_profile
+    res = search_report(PlanRequest.from_json({
+        "model": "Qwen/Qwen3-235B-A22B-FP8", "input_len": "2048", "output_len": "512", "concurrency": "16",
+        "gpu": "H200-SXM", "gpus_max": "8", "engine": "sglang", "search": True}))["search"]
+    cautions = res["results"][0]["at"]["interval"]["cautions"]
+    assert res["results"][0]["meets_slo"] and len(cautions) == 1 and "194x" in cautions[0]
+    with Background() as url, pw_api.sync_playwright() as pw:
+        context = chromium_with_profile(pw, tmp_path / "profile", viewport={"width": 1360, "height": 900})
+        page = context.new_page()
+        page.route("**/api/search", lambda route: route.fulfill(status=200, content_type="application/json",
+                                                                body=json.dumps({"search": res})))
+        page.goto(url + "/search")
+        page.wait_for_function("document.body.dataset.searchDone === '1'", timeout=60000)
+        assert page.locator("#s-cautions p.caution").all_text_contents() == cautions
+        page.click("#lang")
+        page.wait_for_function("(document.querySelector('#s-cautions p.caution') || {}).textContent?.includes('倍')")
+        zh = page.locator("#s-cautions p.caution").all_text_contents()
+        assert len(zh) == 1 and "194 倍" in zh[0] and "moe/prefill/sglang" in zh[0] and "rough" not in zh[0]
         context.close()

@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 
 from multihead.cost.time import timing
+from multihead.messages import say
 
 ARRIVALS = {"closed": "closed loop: each of N clients sends its next request when the last one ends",
             "poisson": "open loop: Poisson arrivals at the stated rate (M/D/1 prefill queue, Little's law "
@@ -159,8 +160,7 @@ def evaluate(setup: timing.Setup, input_len: int, output_len: int, *, concurrenc
            "output_len": output_len, "data_parallel_size": dp, "gpus": gpus,
            "slots_per_replica": cap, "max_num_seqs": max_num_seqs}
     if not parts or any(p.get("overloaded") for p, _ in parts):
-        why = ("the KV pool holds no request of input_len + output_len tokens" if cap < 1 else
-               "the request rate is at or above what the replicas can serve: the queue grows without bound")
+        why = say("load.no_request") if cap < 1 else say("load.unbounded")
         return {**out, "overloaded": True, "note": why, "kv_pool_holds": cap >= 1, "running": None, "queued": None,
                 **{k: None for k in ("ttft_s", "tpot_s", "itl_s", "request_latency_s", "output_tokens_per_s",
                                      "output_tokens_per_s_per_gpu", "requests_per_s", "decode_bound")}}
@@ -171,9 +171,8 @@ def evaluate(setup: timing.Setup, input_len: int, output_len: int, *, concurrenc
     running = sum(p["running"] * k for p, k in parts)
     note = ""
     if concurrency is not None and queued:
-        note = (f"{queued:,} of {concurrency:,} requests wait in the engine's queue: a replica runs at most "
-                f"{cap:,} at once (max_num_seqs {max_num_seqs:,}, KV pool {kv_capacity_requests:,.1f} requests); "
-                f"their wait is in TTFT. Growing contexts beyond the pool are preempted (vLLM), not timed here")
+        note = say("load.queued", queued=f"{queued:,}", concurrency=f"{concurrency:,}", cap=f"{cap:,}",
+                   max_num_seqs=f"{max_num_seqs:,}", pool=f"{kv_capacity_requests:,.1f}")
     tokens = rps * output_len
     holds = queued == 0 if concurrency is not None else True    # open loop: the queue is for prefills
     return {**out, "overloaded": False, "note": note, "kv_pool_holds": holds,

@@ -26,6 +26,7 @@ import statistics
 from pathlib import Path
 
 from multihead.catalog import read_json
+from multihead.messages import say
 
 CATALOG = Path(__file__).parents[1] / "catalog"
 INTERVAL_FILE = CATALOG / "gpu_time_intervals.json"
@@ -314,13 +315,15 @@ def add_intervals_for(keys: dict, cls: str, engine: str, table: dict | None = No
                                f"scale {table['rule'].get('held_out_scale', 1.0):.2f} (docs/gpu-time.md)"}
     wide = [p for p in sorted(spread) if spread[p] > WIDE_SPREAD]
     if wide:
-        keys["interval"]["caution"] = "; ".join(
-            f"the {p} interval spans {spread[p]:,.0f}x: the model's out-of-document errors on the "
-            f"{fams[p].get('documents', 'unknown number of')} documents of family {used[p]} vary widely (and the "
-            f"interval is widened for held-out documents), so its {PHASE_WORDS[p]} is a rough guide" for p in wide)
+        # one sentence per wide phase, from the message catalogue (the page shows them in either language);
+        # "caution" joins them for the CLI's one line
+        cautions = [say("interval.caution", "en", phase=p, spread=f"{spread[p]:,.0f}", family=used[p],
+                        documents=fams[p].get("documents", "unknown number of"),
+                        _what=say(f"interval.what_{p}", "en")) for p in wide]
+        keys["interval"]["cautions"] = cautions
+        keys["interval"]["caution"] = "; ".join(cautions)
     return keys
 
 
 # an interval whose high end is more than this many times its low end: said in words beside the numbers
 WIDE_SPREAD = 10.0
-PHASE_WORDS = {"prefill": "TTFT", "decode": "TPOT", "serving": "throughput and request latency"}

@@ -66,7 +66,9 @@ const I18N = {
     "sv.page_bytes": "KV page size", "sv.kv_cache_groups": "KV cache groups", "sv.layers_per_group": "layers per group",
     "sv.tensor_parallel_size": "tensor parallel size", "sv.pipeline_parallel_size": "pipeline parallel size",
     "sv.max_num_batched_tokens": "tokens per prefill step",
-    "sv.ttft_axis": "TTFT (s)", "sv.tpot_axis": "TPOT (ms)", "sv.tps_axis": "output tokens/s",
+    "sv.at_c": "At your load: {n} requests at once", "sv.at_r": "At your load: {r} requests per second",
+    "sv.at_max": "At the most requests the engine runs at once ({n})", "sv.requests_per_s": "requests per second",
+    "sv.band": "{p}%: ", "sv.ttft_axis": "TTFT (s)", "sv.tpot_axis": "TPOT (ms)", "sv.tps_axis": "output tokens/s",
     // lesson
     "l.title": "Softmax and multi-head attention: a playground",
     "l.intro": "Every number below is computed on this machine by multihead itself (its softmax, its attention, its planner); the page only draws them.",
@@ -160,7 +162,9 @@ const I18N = {
     "sv.page_bytes": "KV 页大小", "sv.kv_cache_groups": "KV Cache 组数", "sv.layers_per_group": "每组层数",
     "sv.tensor_parallel_size": "张量并行数", "sv.pipeline_parallel_size": "流水线并行数",
     "sv.max_num_batched_tokens": "每步预填充的 token 数",
-    "sv.ttft_axis": "TTFT（秒）", "sv.tpot_axis": "TPOT（毫秒）", "sv.tps_axis": "输出 token/s",
+    "sv.at_c": "在你给的负载下：同时 {n} 个请求", "sv.at_r": "在你给的负载下：每秒 {r} 个请求",
+    "sv.at_max": "在引擎同时能跑的最多请求数下（{n} 个）", "sv.requests_per_s": "每秒请求数",
+    "sv.band": "{p}% 区间：", "sv.ttft_axis": "TTFT（秒）", "sv.tpot_axis": "TPOT（毫秒）", "sv.tps_axis": "输出 token/s",
     "l.title": "softmax 与多头注意力：练习场",
     "l.intro": "下面每个数字都由 multihead 在本机算出（它自己的 softmax、注意力和规划器），页面只负责画图。",
     "l.s1": "1. softmax 是一份预算：温度与平移",
@@ -231,6 +235,15 @@ function fmtSeconds(x) {
   if (x >= 1e-3) return (x * 1e3).toLocaleString("en-US", {maximumFractionDigits: 2}) + " ms";
   return (x * 1e6).toLocaleString("en-US", {maximumFractionDigits: 1}) + " µs";
 }
+// A predicted time's interval beside it (the server's ``*_low`` / ``*_high`` keys of obj), as the CLI prints it:
+// "25 s (80%: 9.7 s – 95.2 s)". The planner's serving block and the search's best answer use it.
+function withBand(s, key, text, fmt) {
+  const lo = s[key + "_low"], hi = s[key + "_high"];
+  if (typeof lo !== "number" || typeof hi !== "number") return text;
+  const level = s.interval && typeof s.interval.level === "number" ? Math.round(s.interval.level * 100) : 80;
+  return `${text} (${t("sv.band").replace("{p}", level)}${fmt(lo)} – ${fmt(hi)})`;
+}
+
 function fmtNum(x, digits) {
   if (typeof x === "string") return x;          // "inf", "nan" from the server
   if (x === null || x === undefined) return "–";

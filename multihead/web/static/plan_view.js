@@ -163,17 +163,51 @@ const SERVING_FIELDS = [
 const SERVING_MAIN = ["max_concurrency", "max_model_len", "max_model_len_fit", "kv_cache_tokens", "kv_cache_gib", "ttft_s", "tpot_s",
                       "output_tokens_per_s", "request_latency_s", "concurrency"];
 
-function servingRow(key, v) {
+function servingRow(key, v, s) {
   const known = SERVING_FIELDS.find(f => f[0] === key);
   const label = known ? el("th", {text: t(known[1])}) : el("th", {translate: "no", text: key});
-  return el("tr", {}, label, el("td", {text: known ? known[2](v) : fmtByKey(key, v), "data-key": key}));
+  const fmt = known ? known[2] : x => fmtByKey(key, x);
+  return el("tr", {}, label, el("td", {text: withBand(s || {}, key, fmt(v), fmt), "data-key": key}));
+}
+
+// The interval's cautions (a family whose interval spans over 10x), in the page's language.
+function servingCautions(s) {
+  const en = s.interval && Array.isArray(s.interval.cautions) ? s.interval.cautions.filter(c => typeof c === "string") : [];
+  const zh = PLAN_TEXTS && PLAN_TEXTS.lang === LANG ? PLAN_TEXTS.serving_cautions || [] : null;
+  return en.map((c, i) => el("p", {class: "caution", text: zh ? (zh[i] || t("res.untranslated")) : c}));
+}
+
+// The load the user gave (--concurrency / --request-rate: the server's ``serving.at``), first: its times with their
+// intervals, and the engine's queue in words when requests wait (or why no time can be given).
+const AT_FIELDS = [["ttft_s", "sv.ttft_s", fmtSeconds], ["tpot_s", "sv.tpot_s", fmtSeconds],
+                   ["output_tokens_per_s", "sv.output_tokens_per_s", v => fmtNum(v, 1) + " " + t("u.tps")],
+                   ["request_latency_s", "sv.request_latency_s", fmtSeconds], ["requests_per_s", "sv.requests_per_s", v => fmtNum(v, 3)]];
+
+function servingAt(s) {
+  const at = s.at && typeof s.at === "object" ? s.at : null;
+  if (!at || (typeof at.concurrency !== "number" && typeof at.request_rate !== "number")) return [];
+  const head = typeof at.concurrency === "number" ? t("sv.at_c").replace("{n}", fmtNum(at.concurrency, 0))
+                                                    : t("sv.at_r").replace("{r}", fmtNum(at.request_rate, 3));
+  const rows = AT_FIELDS.filter(([k]) => typeof at[k] === "number").map(([k, label, fmt]) =>
+    el("tr", {}, el("th", {text: t(label)}), el("td", {"data-key": "at." + k, text: withBand({...at, interval: at.interval || s.interval}, k, fmt(at[k]), fmt)})));
+  const parts = [el("h3", {text: head})];
+  if (rows.length) parts.push(el("table", {class: "kv", id: "serving-at"}, ...rows));
+  if (typeof at.note === "string" && at.note) {
+    const zh = PLAN_TEXTS && PLAN_TEXTS.lang === LANG;
+    parts.push(el("p", {class: at.overloaded ? "reason bad" : "muted", id: "serving-at-note",
+                        text: zh ? (PLAN_TEXTS.serving_at_note || t("res.untranslated")) : at.note}));
+  }
+  if (typeof s.concurrency === "number") parts.push(el("h3", {text: t("sv.at_max").replace("{n}", fmtNum(s.concurrency, 0))}));
+  return [el("div", {id: "serving-at-box"}, ...parts.slice(0, -1)), ...parts.slice(-1)];
 }
 
 function renderServing(root, plan) {
   const s = plan.serving;
   root.hidden = !s;
   if (!s) return;
-  const scalars = Object.entries(s).filter(([k, v]) => typeof v === "number" && !/command/.test(k));
+  // a time's interval ends are shown beside it, not as rows of their own
+  const scalars = Object.entries(s).filter(([k, v]) => typeof v === "number" && !/command/.test(k) &&
+                                           !(/_(low|high)$/.test(k) && typeof s[k.replace(/_(low|high)$/, "")] === "number"));
   const main = SERVING_MAIN.filter(k => typeof s[k] === "number").map(k => [k, s[k]]);
   const rest = scalars.filter(([k]) => !SERVING_MAIN.includes(k));
   const verdict = said("serving_verdict", typeof s.verdict === "string" ? s.verdict : null);
@@ -183,11 +217,14 @@ function renderServing(root, plan) {
   if (fitsText) parts.push(el("div", {class: "decision " + (s.fits ? "ok" : "bad"), id: "serving-fits"}, fitsText));
   if (verdict) parts.push(el("p", {class: "reason", id: "serving-verdict", text: verdict}));
   if (engine) parts.push(el("p", {class: "muted", text: t("sv.engine")}), el("pre", {class: "engine", translate: "no", text: engine}));
-  parts.push(el("table", {class: "kv", id: "serving-main"}, ...main.map(([k, v]) => servingRow(k, v))));
+  parts.push(...servingAt(s));
+  parts.push(el("table", {class: "kv", id: "serving-main"}, ...main.map(([k, v]) => servingRow(k, v, s))));
+  const cautions = servingCautions(s);
+  if (cautions.length) parts.push(el("div", {id: "serving-cautions"}, ...cautions));
   const chart = el("div", {id: "serving-chart"});
   const series = Array.isArray(s.curve) && s.curve.length && s.curve.every(r => r && typeof r.concurrency === "number") ? s.curve : null;
   if (series) parts.push(el("h3", {text: t("sv.curve")}), chart, curveTable(series));
-  parts.push(el("details", {}, el("summary", {text: t("sv.more")}), el("table", {class: "kv", id: "serving-more"}, ...rest.map(([k, v]) => servingRow(k, v)))));
+  parts.push(el("details", {}, el("summary", {text: t("sv.more")}), el("table", {class: "kv", id: "serving-more"}, ...rest.map(([k, v]) => servingRow(k, v, s)))));
   root.replaceChildren(...parts);
   if (series) loadPlotly().then(() => drawServingCurve(chart, series));
 }
@@ -211,9 +248,14 @@ function drawServingCurve(div, rows) {
   const layout = {height: narrow ? 220 * panels.length : 260, font: FONT, margin: {l: 60, r: 10, t: 20, b: 50},
     grid: {rows: narrow ? panels.length : 1, columns: narrow ? 1 : panels.length, pattern: "independent",
            ygap: narrow ? 0.35 : 0.2}, annotations: []};
+  // the curve's loads double (1, 2, 4, ... max): a log axis past a handful, whole numbers below (a tick per request
+  // up to 186 requests ran its labels into one black bar)
+  const wide = Math.max(...x) > 10;
+  const xaxis = wide ? {type: "log", title: {text: t("sv.concurrency")}}
+                     : {title: {text: t("sv.concurrency")}, dtick: 1, rangemode: "tozero"};
   panels.forEach(([, label], i) => {
     const ax = i ? String(i + 1) : "";
-    layout["xaxis" + ax] = {title: {text: t("sv.concurrency")}, dtick: 1, rangemode: "tozero"};
+    layout["xaxis" + ax] = {...xaxis};
     layout["yaxis" + ax] = {title: {text: t(label)}, rangemode: "tozero"};
   });
   return Plotly.react(div, traces, layout, PLOT_CONFIG);

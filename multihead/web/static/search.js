@@ -104,6 +104,19 @@ function renderTable(res) {
   document.getElementById("s-table-card").hidden = res.results.length === 0;
 }
 
+// The interval's cautions (a family whose interval spans over 10x) under the best answer; in Chinese mode
+// each is translated by the server's message catalogue (as the planner's serving block does).
+function cautionsOf(interval) {
+  const box = el("div", {id: "s-cautions"});
+  const en = interval && Array.isArray(interval.cautions) ? interval.cautions.filter(c => typeof c === "string") : [];
+  if (!en.length) return box;
+  const show = texts => box.replaceChildren(...en.map((c, i) => el("p", {class: "caution", text: texts ? (texts[i] || t("res.untranslated")) : c})));
+  if (LANG === "en") show(null);
+  else api("/api/messages", {plan: {serving: {interval}}, lang: LANG})
+    .then(r => show((r.plan && r.plan.serving_cautions) || [])).catch(() => show([]));
+  return box;
+}
+
 function renderBest(res) {
   const card = document.getElementById("s-best");
   const best = res.results.length && res.results[0].meets_slo ? res.results[0] : null;
@@ -113,7 +126,9 @@ function renderBest(res) {
     card.replaceChildren(
       el("h2", {text: t("s.best")}),
       el("p", {class: "decision ok", text: `${best.gpus}× ${best.gpu} · TP ${best.tensor_parallel_size} · PP ${best.pipeline_parallel_size} · ${best.data_parallel_size}×`}),
-      el("p", {text: `TTFT ${ms(a.ttft_s)} · TPOT ${ms(a.tpot_s)} · ${fmtNum(a.output_tokens_per_s, 0)} tokens/s · ${t("s.binding")}: ${t("b." + best.binding)}`}),
+      el("p", {id: "s-best-times", text: `TTFT ${withBand(a, "ttft_s", ms(a.ttft_s), ms)} · TPOT ${withBand(a, "tpot_s", ms(a.tpot_s), ms)} · ` +
+               `${withBand(a, "output_tokens_per_s", fmtNum(a.output_tokens_per_s, 0), x => fmtNum(x, 0))} tokens/s · ${t("s.binding")}: ${t("b." + best.binding)}`}),
+      cautionsOf(a.interval),
       el("h3", {text: t("s.launch")}), el("pre", {id: "s-command", translate: "no", text: best.command ? best.command.text : ""}));
   } else {
     const miss = res.closest_miss || {};
