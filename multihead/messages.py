@@ -183,6 +183,12 @@ CATALOGUE: dict[str, dict[str, str]] = {
               "is a rough guide",
         "zh": "{_what}的 80% 区间上下相差 {spread} 倍：模型在 {family} 这一族的 {documents} 份文档上的文档外误差相差很大"
               "（对没见过的文档，区间还要再放宽），所以这里的{_what}只能粗略参考"},
+    "interval.caution_measured": {
+        "en": "the {phase} interval spans {spread}x even scaled to the measured point: the model's errors on the other "
+              "rows of the {documents} documents of family {family}, once scaled to one row of each, vary widely, so "
+              "its {_what} is a rough guide",
+        "zh": "即使按实测点缩放，{_what}的 80% 区间上下仍相差 {spread} 倍：模型在 {family} 这一族 {documents} 份文档上、"
+              "按每份文档的一个实测点缩放后，对其余数据的误差仍相差很大，所以这里的{_what}只能粗略参考"},
     "interval.what_prefill": {"en": "TTFT", "zh": "首 token 延迟（TTFT）"},
     "interval.what_decode": {"en": "TPOT", "zh": "每个输出 token 的时间（TPOT）"},
     "interval.what_serving": {"en": "throughput and request latency", "zh": "吞吐与请求延迟"},
@@ -303,8 +309,12 @@ def _pattern(msg_id: str) -> re.Pattern:
     return re.compile(_regex(msg_id, True), re.S)
 
 
-# A caveat wraps a whole reason: try it before the reasons it wraps (a plain parameter would swallow it).
-_ORDER = ("decision.positions_caveat", *(k for k in CATALOGUE if k != "decision.positions_caveat"))
+# A caveat wraps a whole reason: try it before the reasons it wraps (a plain parameter would swallow it). The
+# fragments that only stand inside other lines (NESTED: "{gpus}x {gpu}" matches any line with an "x ") come last.
+_FRAGMENTS = {i for ids in NESTED.values() for i in ids}
+_ORDER = ("decision.positions_caveat",
+          *(k for k in CATALOGUE if k != "decision.positions_caveat" and k not in _FRAGMENTS),
+          *(k for k in CATALOGUE if k != "decision.positions_caveat" and k in _FRAGMENTS))
 
 
 def parse(text: str, among=None) -> tuple[str, dict] | None:

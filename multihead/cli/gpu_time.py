@@ -19,6 +19,24 @@ def add_request_flags(p: argparse.ArgumentParser) -> None:
                       help="evaluate at N requests in flight (closed loop): serving.at")
     load.add_argument("--request-rate", type=A.float_range(1e-6, 1e6),
                       help="evaluate at R requests/s arriving as a Poisson process (open loop): serving.at")
+    g.add_argument("--measured", type=measured_arg, metavar="FILE|concurrency=16,ttft=250ms,tpot=30ms",
+                   help="one benchmark run of this very deployment: a `vllm bench serve --save-result` or SGLang "
+                        "`bench_serving` result file, or its numbers (keys concurrency / request_rate, input_len, "
+                        "output_len, ttft, tpot, throughput); the times are scaled to reproduce it (serving.measured)")
+
+
+def measured_arg(text: str) -> str:
+    """--measured: a bench result file (read here, on the command line only) or the point's text, checked."""
+    from pathlib import Path
+
+    from multihead.cost.time.measured_point import parse, read_bench_result
+    try:
+        if "=" not in text and Path(text).suffix.lower() in (".json", ".jsonl"):
+            text = read_bench_result(text)
+        parse(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err).removeprefix("measured: ")) from None
+    return text
 
 
 def add_time_flags(p: argparse.ArgumentParser) -> None:

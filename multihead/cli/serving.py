@@ -167,7 +167,8 @@ def request_from(args, name: str, cfg: dict):
                      block_size=args.block_size, model=name, gpu=gpu, kv_cache_dtype=args.kv_cache_dtype,
                      dtype=args.dtype, quantization=args.quantization, engine=args.engine,
                      engine_version=args.engine_version, mem_fraction_static=args.mem_fraction_static,
-                     kv_cache_free_gpu_memory_fraction=args.kv_cache_free_gpu_memory_fraction)
+                     kv_cache_free_gpu_memory_fraction=args.kv_cache_free_gpu_memory_fraction,
+                     measured=getattr(args, "measured", None))
 
 
 def _max_position(cfg: dict) -> int | None:

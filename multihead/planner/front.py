@@ -26,7 +26,7 @@ from multihead.planner.request import DEFAULT_GPU, ENGINE_TO_PLAN_DTYPE, UPLOAD_
 _SERVING_KEYS = ("pipeline_parallel_size", "max_model_len", "max_num_batched_tokens", "max_num_seqs",
                  "kv_cache_dtype", "dtype", "block_size", "emit", "quantization", "input_len", "output_len", "engine",
                  "engine_version", "mem_fraction_static", "concurrency", "request_rate", "data_parallel_size",
-                 "expert_parallel_size", "enable_dp_attention", "batching", "kv_cache_free_gpu_memory_fraction")
+                 "expert_parallel_size", "enable_dp_attention", "batching", "kv_cache_free_gpu_memory_fraction", "measured")
 
 
 def request_model(req: PlanRequest):

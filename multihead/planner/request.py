@@ -118,6 +118,7 @@ FIELDS: dict[str, _Field] = {
                                                 aliases=("free_gpu_memory_fraction",)),   # TensorRT-LLM's
     "batching": _Field(V.choices(BATCHING), "continuous"),           # the time model's serving_point mode
     "concurrency": _Field(V.IntRange(1, MAX_COUNT), None),          # serving.at: N requests in flight
+    "measured": _Field(V.Text(300), None),      # one run of this deployment, "concurrency=16,ttft=250ms,tpot=30ms"
     "request_rate": _Field(V.FloatRange(1e-6, 1e6), None),   # serving.at: Poisson arrivals per second (cost/operating_point.py's range)
     "emit": _Field(V.choices(ENGINES), None),     # None: the engine's own launch command
     # the request the serving times are for
@@ -185,6 +186,7 @@ class PlanRequest:
     batching: str = "continuous"
     concurrency: int | None = None
     request_rate: float | None = None
+    measured: str | None = None
     emit: str | None = None
     input_len: int | None = None
     output_len: int | None = None
@@ -230,6 +232,12 @@ class PlanRequest:
             raise ValueError(f"gpu: several GPUs ({self.gpu!r}) are for a search (--search); a plan takes one")
         if self.concurrency is not None and self.request_rate is not None:
             raise ValueError("concurrency: give concurrency (closed loop) or request_rate (open loop), not both")
+        if self.measured is not None:
+            from multihead.cost.time.measured_point import parse
+            parse(self.measured)                    # a ValueError naming 'measured' and the part that is wrong
+            if self.search:
+                raise ValueError("measured: a point measured on one deployment scales that deployment's times; the "
+                                 "search ranks other configurations it was not measured on (plan one setting)")
         if self.config is not None and not isinstance(self.config, dict):
             raise ValueError(f"model: an uploaded config must be a JSON object, got {type(self.config).__name__}")
 

@@ -52,6 +52,7 @@ class Request(EngineArgs):
     enable_dp_attention: bool = False        # SGLang's --enable-dp-attention (cost/serving/sglang.py)
     expert_parallel_size: int = 1            # the time model's (routed experts over the TP group; memory as TP)
     batching: str = "continuous"             # the time model's: "static" prefills a batch together
+    measured: str | None = None              # one run of this deployment the times are scaled to (measured_point.py)
     kv_cache_free_gpu_memory_fraction: float | None = None   # TensorRT-LLM's; None: its default 0.9
 
 

@@ -110,14 +110,16 @@ def time_keys(cfg: dict, req, serving: dict, input_len: int | None = None, outpu
         setup = setup_for(cfg, req, serving["dtype"], spec=spec, device=device)
     except ValueError as err:      # a model or GPU the time model cannot represent: say so, no numbers
         return {"input_len": inp, "output_len": out, "time": None, "time_note": f"no time: {err}"}
+    measured = None
+    if getattr(req, "measured", None):          # scaled to one run of this deployment (measured_point.py)
+        setup, measured = scaled_to_measured(setup, req, serving, inp, out)
     keys = timing.serving_time_keys(setup, inp, out, serving["max_concurrency"])
+    if measured is not None:
+        keys["measured"] = measured
     if concurrency is not None or request_rate is not None:
         from multihead.cost.time.timing_intervals import add_intervals
-        dp_attention = getattr(req, "enable_dp_attention", False)
-        groups = req.data_parallel_size if dp_attention else 1        # SGLang: one token pool per attention group
-        keys["at"] = add_intervals(at_load(setup, req, serving["kv_cache_tokens"] * groups, inp, out, concurrency,
-                                           request_rate, 1 if dp_attention else getattr(req, "data_parallel_size", 1)),
-                                   setup)
+        kv_tokens, replicas = _load_args(req, serving)
+        keys["at"] = add_intervals(at_load(setup, req, kv_tokens, inp, out, concurrency, request_rate, replicas), setup)
         if concurrency is not None and all(p["concurrency"] != concurrency for p in keys["curve"]):
             a = keys["at"]
             keys["curve"] = sorted(keys["curve"] + [{"concurrency": concurrency, "ttft_s": a["ttft_s"],
@@ -125,6 +127,40 @@ def time_keys(cfg: dict, req, serving: dict, input_len: int | None = None, outpu
                                                      "output_tokens_per_s": a["output_tokens_per_s"]}],
                                    key=lambda p: p["concurrency"])
     return keys
+
+
+def _load_args(req, serving: dict) -> tuple[int, int]:
+    """(KV tokens of one router target, replicas the load is split over) for at_load."""
+    dp_attention = getattr(req, "enable_dp_attention", False)
+    groups = req.data_parallel_size if dp_attention else 1        # SGLang: one token pool per attention group
+    return serving["kv_cache_tokens"] * groups, 1 if dp_attention else getattr(req, "data_parallel_size", 1)
+
+
+def scaled_to_measured(setup: timing.Setup, req, serving: dict, input_len: int, output_len: int
+                       ) -> tuple[timing.Setup, dict]:
+    """``setup`` with the (prefill, decode) factors that make the model reproduce ``req.measured`` (one run of this
+    deployment: cost/time/measured_point.py) at that run's load and lengths (default: the plan's lengths, one
+    request), and the ``serving.measured`` object saying what was fitted."""
+    from multihead.cost.time import measured_point
+    point = measured_point.parse(req.measured)
+    inp, out = point.input_len or input_len, point.output_len or output_len
+    concurrency = point.concurrency if point.concurrency is not None or point.request_rate is not None else 1
+    kv_tokens, replicas = _load_args(req, serving)
+
+    def predict(scale):
+        return at_load(dataclasses.replace(setup, measured_scale=scale), req, kv_tokens, inp, out, concurrency,
+                       point.request_rate, replicas)
+
+    fit = measured_point.fit(predict, point)
+    scaled = dataclasses.replace(setup, measured_scale=(fit["prefill"], fit["decode"]))
+    load = {"concurrency": concurrency, "request_rate": point.request_rate, "input_len": inp, "output_len": out}
+    return scaled, {"point": {**load, "ttft_s": point.ttft_s, "tpot_s": point.tpot_s,
+                              "output_tokens_per_s": point.output_tokens_per_s},
+                    "text": req.measured, "prefill_factor": fit["prefill"], "decode_factor": fit["decode"],
+                    "predicted": fit["predicted"], "reproduced": fit["reproduced"],
+                    "how": "every prefill and decode step of the time model scaled by these factors, fitted so the model "
+                           "reproduces the measured run; intervals from errors left after such a scaling "
+                           "(reports/gpu-time/session16/MEASURED.md)"}
 
 
 def at_load(setup: timing.Setup, req, kv_cache_tokens: int, input_len: int, output_len: int,
@@ -174,6 +210,23 @@ def _caution(d: dict | None) -> str:
     return ((d or {}).get("interval") or {}).get("caution", "")
 
 
+def measured_lines(d: dict) -> list[str]:
+    """The scaling to a measured run, when the plan has one (serving.measured)."""
+    m = d.get("measured")
+    if not m:
+        return []
+    p, pred = m["point"], m["predicted"]
+    load = (f"concurrency {p['concurrency']:,}" if p["request_rate"] is None else f"{p['request_rate']:g} requests/s")
+    said = ", ".join(f"{name} {_ms(p[k])} (model {_ms(pred[k])})" for k, name in (("ttft_s", "TTFT"), ("tpot_s", "TPOT"))
+                     if p[k] is not None and pred.get(k) is not None)
+    if p["output_tokens_per_s"] is not None and pred.get("output_tokens_per_s") is not None:
+        said += (", " if said else "") + (f"{p['output_tokens_per_s']:,.1f} output tokens/s "
+                                          f"(model {pred['output_tokens_per_s']:,.1f})")
+    return [f"  scaled to your measured run at {load}, {p['input_len']:,} + {p['output_len']:,} tokens: {said}; "
+            f"prefill x{m['prefill_factor']:.3g}, decode x{m['decode_factor']:.3g} of the published-data model "
+            f"(intervals: errors left after such a scaling, docs/gpu-time.md)"]
+
+
 def render_lines(d: dict) -> list[str]:
     """The serving section's time lines (text)."""
     if "ttft_s" not in d:
@@ -184,7 +237,7 @@ def render_lines(d: dict) -> list[str]:
     printed = bool(at) and not d["at"]["overloaded"] and bool(_caution(d["at"]))
     caution = [f"  caution: {_caution(d)}"] if _caution(d) and not printed else []
     return [f"time, requests of {d['input_len']:,} prompt + {d['output_len']:,} output tokens "
-            f"({d.get('time_engine', d['engine'])} fixed costs; {d['attention_kernel']}):", *at,
+            f"({d.get('time_engine', d['engine'])} fixed costs; {d['attention_kernel']}):", *measured_lines(d), *at,
             f"  at max concurrency {c}: TTFT {_ms(d['ttft_s'])}{_iv(d, 'ttft_s')}, TPOT {_ms(d['tpot_s'])}"
             f"{_iv(d, 'tpot_s')}, {d['output_tokens_per_s']:,.1f} output tokens/s in all{_iv(d, 'output_tokens_per_s', False)} "
             f"(decode {d['decode_bound']}-bound)",

@@ -133,6 +133,9 @@ class Setup:
     enable_dp_attention: bool = False
     enforce_eager: bool = False             # no CUDA graphs: decode pays the eager launch cost too
     batching: str = "continuous"            # "continuous" (in-flight) or "static": serving_point's default mode
+    # (prefill, decode) factors on every phase's time, fitted to one point measured on this deployment
+    # (cost/time/measured_point.py); None: the model as fitted on published measurements
+    measured_scale: tuple[float, float] | None = None
 
     @functools.cached_property      # (computed once per setup: a fit evaluates it thousands of times)
     def cost_key(self) -> str:
@@ -383,8 +386,11 @@ def _phase(setup: Setup, *, tokens: float, sequences: float, attn_flops: float, 
         overhead = fixed_and_host_s(setup, phase, sequences, max(compute, memory) + attention_s + dequant + comm)
     else:
         overhead = s.num_layers * c.layer_overhead(setup.engine)
-    return Phase(compute_s=compute, memory_s=memory, dequant_s=dequant, overhead_s=overhead, comm_s=comm,
-                 flops=linear + attention, bytes=weights + kv, attention_s=attention_s)
+    out = Phase(compute_s=compute, memory_s=memory, dequant_s=dequant, overhead_s=overhead, comm_s=comm,
+                flops=linear + attention, bytes=weights + kv, attention_s=attention_s)
+    if setup.measured_scale is not None:      # the deployment's own factor (measured_point.py): the total, not the terms
+        out.total_s *= setup.measured_scale[0 if phase == "prefill" else 1]
+    return out
 
 
 def prefill(setup: Setup, tokens: int, *, batch: int = 1) -> Phase:

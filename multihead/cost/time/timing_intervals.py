@@ -30,6 +30,8 @@ from multihead.messages import say
 
 CATALOG = Path(__file__).parents[1] / "catalog"
 INTERVAL_FILE = CATALOG / "gpu_time_intervals.json"
+# the intervals of a plan scaled to one measured point of its deployment (reports/gpu-time/session16/measured_point.py)
+MEASURED_INTERVAL_FILE = CATALOG / "gpu_time_measured_intervals.json"
 LEVEL = 0.80
 MIN_ROWS = 8
 MIN_DOCUMENTS = 2
@@ -293,6 +295,8 @@ def bounds(value: float, cls: str, phase: str, engine: str, rate: bool, table: d
 def add_intervals(keys: dict, setup, table: dict | None = None) -> dict:
     """``keys`` (timing.serving_time_keys) with ``*_low`` and ``*_high`` beside every time and rate, and
     ``interval`` saying the level and the families used; unchanged when no interval table exists."""
+    if table is None and getattr(setup, "measured_scale", None) is not None:     # scaled to a measured point
+        table = load_intervals(MEASURED_INTERVAL_FILE)
     return add_intervals_for(keys, model_class(setup.spec), setup.engine, table)
 
 
@@ -311,13 +315,15 @@ def add_intervals_for(keys: dict, cls: str, engine: str, table: dict | None = No
     spread = {phase: e["r_high"] / e["r_low"] for phase, e in fams.items()}
     keys["interval"] = {"level": table["level"], "families": used,
                         "documents": {phase: e.get("documents") for phase, e in fams.items()}, "spread": spread,
-                        "how": "10th-90th percentile of out-of-document errors of the family, widened by the held-out "
-                               f"scale {table['rule'].get('held_out_scale', 1.0):.2f} (docs/gpu-time.md)"}
+                        "how": table.get("how") or (
+                            "10th-90th percentile of out-of-document errors of the family, widened by the held-out "
+                            f"scale {table['rule'].get('held_out_scale', 1.0):.2f} (docs/gpu-time.md)")}
     wide = [p for p in sorted(spread) if spread[p] > WIDE_SPREAD]
     if wide:
         # one sentence per wide phase, from the message catalogue (the page shows them in either language);
         # "caution" joins them for the CLI's one line
-        cautions = [say("interval.caution", "en", phase=p, spread=f"{spread[p]:,.0f}", family=used[p],
+        entry = "interval.caution_measured" if table.get("kind") == "measured" else "interval.caution"
+        cautions = [say(entry, "en", phase=p, spread=f"{spread[p]:,.0f}", family=used[p],
                         documents=fams[p].get("documents", "unknown number of"),
                         _what=say(f"interval.what_{p}", "en")) for p in wide]
         keys["interval"]["cautions"] = cautions

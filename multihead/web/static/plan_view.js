@@ -217,6 +217,9 @@ function renderServing(root, plan) {
   if (fitsText) parts.push(el("div", {class: "decision " + (s.fits ? "ok" : "bad"), id: "serving-fits"}, fitsText));
   if (verdict) parts.push(el("p", {class: "reason", id: "serving-verdict", text: verdict}));
   if (engine) parts.push(el("p", {class: "muted", text: t("sv.engine")}), el("pre", {class: "engine", translate: "no", text: engine}));
+  if (s.measured && typeof s.measured.prefill_factor === "number" && typeof s.measured.decode_factor === "number")
+    parts.push(el("p", {class: "muted", id: "serving-measured", text: t("sv.measured")
+      .replace("{p}", fmtNum(s.measured.prefill_factor, 3)).replace("{d}", fmtNum(s.measured.decode_factor, 3))}));
   parts.push(...servingAt(s));
   parts.push(el("table", {class: "kv", id: "serving-main"}, ...main.map(([k, v]) => servingRow(k, v, s))));
   const cautions = servingCautions(s);

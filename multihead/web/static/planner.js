@@ -4,7 +4,7 @@
 const DTYPES = ["fp32", "fp16", "bf16", "fp8", "int8", "int4"];
 const FIELDS = ["model", "gpu", "gpu_memory_gb", "effective_tflops", "bandwidth_tbps", "gpus", "weights_dtype", "kv_dtype",
                 "tokens", "batch", "passes", "engine", "engine_version", "batching", "concurrency", "input_len", "output_len",
-                "data_parallel_size", "expert_parallel_size", "enable_dp_attention"];
+                "data_parallel_size", "expert_parallel_size", "enable_dp_attention", "measured"];
 const FIGURES = ["gpu_memory_gb", "effective_tflops", "bandwidth_tbps"];
 // The reference text's case (sections 0 and 5.4; `make plan`): its model, T, passes and GPU figures.
 const TEXT_CASE = {model: "example-13b-gqa8", tokens: "128000", passes: "3", gpu_memory_gb: "80", effective_tflops: "100",

@@ -1,0 +1,211 @@
+"""One point measured on your own deployment, to scale the GPU-time model to it (no torch).
+
+Why: most of the model's error on a document it never saw is that document's own factor, which no input a user
+states predicts (reports/gpu-time/session16/FLOOR.md: 29 of 42 MoE/MLA sources' TPOT offsets beyond +-15%, and a
+leave-one-source-out correction keyed on GPU, engine, version, model, weights or TP does not carry from one document
+to the next). Inside one deployment the model's shape holds much better. So one benchmark run of the deployment
+being planned (its TTFT and TPOT at one load) fixes two factors, on the prefill and on the decode phase of the time
+model (``timing.Setup.measured_scale``), that make the model reproduce that run; every other time of the plan (other
+loads, lengths, the curve) is the model's, scaled. How far to trust it: reports/gpu-time/session16/MEASURED.md
+(one measured point of a deployment, its other rows: MoE/MLA TPOT 21.0% -> 9.3%, throughput 28.8% -> 9.8%) and the
+interval table it writes (catalog/gpu_time_measured_intervals.json).
+
+The point, as ``--measured`` takes it (PlanRequest.measured; the page's field):
+
+    "concurrency=16,input_len=1024,output_len=1024,ttft=250ms,tpot=30ms"
+    "request_rate=4,ttft=0.4s,throughput=900"          (output tokens/s in all, for TPOT's place)
+
+Keys: concurrency (requests in flight) or request_rate (per second), input_len / output_len (tokens per request;
+default: the plan's), ttft, tpot (or itl: the same here), throughput (output tokens/s, all requests; used for the
+decode factor when no tpot is given). Times take s, ms, us or min (a bare number is seconds). ``read_bench_result``
+turns the JSON that ``vllm bench serve --save-result`` or SGLang's ``bench_serving --output-file`` writes into that
+text (the CLI reads files; the page sends the text, never a path).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+from pathlib import Path
+
+FACTOR_RANGE = (0.02, 50.0)    # a factor outside: the point was not measured on this deployment (or a unit slipped)
+MAX_FILE_BYTES = 256 << 20     # a bench result with per-request arrays of 100k requests is ~50 MiB
+_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "min": 60.0}
+_KEYS = {"concurrency": "concurrency", "max_concurrency": "concurrency", "request_rate": "request_rate",
+         "input_len": "input_len", "output_len": "output_len", "ttft": "ttft_s", "tpot": "tpot_s", "itl": "tpot_s",
+         "throughput": "output_tokens_per_s", "output_throughput": "output_tokens_per_s"}
+_TIMES = ("ttft_s", "tpot_s")
+
+
+@dataclasses.dataclass(frozen=True)
+class MeasuredPoint:
+    """TTFT / TPOT / output throughput measured at one load (closed loop of ``concurrency`` clients, or Poisson
+    ``request_rate``) with requests of ``input_len`` + ``output_len`` tokens (None: the plan's)."""
+    concurrency: int | None = None
+    request_rate: float | None = None
+    input_len: int | None = None
+    output_len: int | None = None
+    ttft_s: float | None = None
+    tpot_s: float | None = None
+    output_tokens_per_s: float | None = None
+
+    def __post_init__(self):
+        if self.concurrency is not None and self.request_rate is not None:
+            raise ValueError("measured: give concurrency or request_rate, not both")
+        if self.ttft_s is None and self.tpot_s is None and self.output_tokens_per_s is None:
+            raise ValueError("measured: give at least one of ttft, tpot, throughput")
+
+    def text(self) -> str:
+        """The point as ``--measured`` text (parse(point.text()) == point)."""
+        parts = []
+        for key, name in (("concurrency", "concurrency"), ("request_rate", "request_rate"),
+                          ("input_len", "input_len"), ("output_len", "output_len")):
+            v = getattr(self, key)
+            if v is not None:
+                parts.append(f"{name}={v:g}" if isinstance(v, float) else f"{name}={v}")
+        for key, name in (("ttft_s", "ttft"), ("tpot_s", "tpot")):
+            v = getattr(self, key)
+            if v is not None:
+                parts.append(f"{name}={v * 1e3:.6g}ms")
+        if self.output_tokens_per_s is not None:
+            parts.append(f"throughput={self.output_tokens_per_s:.6g}")
+        return ",".join(parts)
+
+
+def _number(key: str, text: str, unit: str) -> float:
+    value = float(text)
+    if key in _TIMES:
+        if unit not in ("", *_UNITS):
+            raise ValueError(f"measured: unknown unit {unit!r} for {key[:-2]} (use s, ms, us or min)")
+        value *= _UNITS.get(unit, 1.0)
+        if not 1e-6 <= value <= 86400:
+            raise ValueError(f"measured: {key[:-2]} must be between 1 us and 24 h, got {text}{unit}")
+        return value
+    if unit:
+        raise ValueError(f"measured: {key} takes a plain number, got {text}{unit}")
+    return value
+
+
+def parse(text: str) -> MeasuredPoint:
+    """``--measured`` text -> MeasuredPoint; a ValueError names the argument and the part that is wrong."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("measured: expected KEY=VALUE pairs like concurrency=16,ttft=250ms,tpot=30ms")
+    if len(text) > 300:
+        raise ValueError(f"measured: at most 300 characters, got {len(text)}")
+    got: dict = {}
+    for part in text.split(","):
+        m = re.fullmatch(r"\s*([a-z_]+)\s*=\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([a-zµ]*)\s*", part)
+        if not m:
+            raise ValueError(f"measured: expected KEY=VALUE pairs like concurrency=16,ttft=250ms,tpot=30ms, "
+                             f"got {part.strip()[:60]!r}")
+        key, number, unit = m.groups()
+        if key not in _KEYS:
+            raise ValueError(f"measured: unknown key {key!r} (known: concurrency, request_rate, input_len, output_len, "
+                             f"ttft, tpot, itl, throughput)")
+        name = _KEYS[key]
+        if name in got:
+            raise ValueError(f"measured: {name.removesuffix('_s')} given twice")
+        got[name] = _number(name, number, unit)
+    for name, hi in (("concurrency", 1 << 20), ("input_len", 10_000_000), ("output_len", 10_000_000)):
+        if name in got:
+            v = got[name]
+            if v != int(v) or not 1 <= v <= hi:
+                raise ValueError(f"measured: {name} must be a whole number from 1 to {hi:,}, got {v:g}")
+            got[name] = int(v)
+    if "request_rate" in got and not 1e-6 <= got["request_rate"] <= 1e6:
+        raise ValueError(f"measured: request_rate must be between 1e-6 and 1e6 per second, got {got['request_rate']:g}")
+    if "output_tokens_per_s" in got and not 1e-6 <= got["output_tokens_per_s"] <= 1e9:
+        raise ValueError(f"measured: throughput must be between 1e-6 and 1e9 output tokens/s, "
+                         f"got {got['output_tokens_per_s']:g}")
+    return MeasuredPoint(**got)
+
+
+def read_bench_result(path: str | Path) -> str:
+    """The ``--measured`` text of a benchmark result file: vLLM's ``bench serve --save-result`` JSON or SGLang's
+    ``bench_serving --output-file`` (JSON lines: the last line). Mean TTFT and TPOT, output throughput, the load
+    (max_concurrency, else a finite request_rate) and the mean input / output tokens of the completed requests."""
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+    except OSError as err:
+        raise ValueError(f"measured: cannot read {str(path)[:200]!r}: {err.strerror}") from None
+    if size > MAX_FILE_BYTES:
+        raise ValueError(f"measured: {p.name} is {size:,} bytes, over the {MAX_FILE_BYTES:,} a bench result takes")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ValueError(f"measured: cannot read {p.name}: {err}") from None
+    try:
+        data = json.loads(text)                  # vLLM: one JSON object
+    except json.JSONDecodeError:
+        lines = [x for x in text.splitlines() if x.strip()]
+        try:                                     # SGLang: JSON lines, one per run appended; the last is this run
+            data = json.loads(lines[-1]) if lines else None
+        except json.JSONDecodeError as err:
+            raise ValueError(f"measured: {p.name} is not a vLLM or SGLang bench result (JSON: {err.msg})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"measured: {p.name} is not a vLLM or SGLang bench result (expected a JSON object)")
+
+    def num(key):
+        v = data.get(key)
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
+
+    completed = num("completed")
+    parts = []
+    conc, rate = num("max_concurrency"), num("request_rate")
+    if conc is not None:
+        parts.append(f"concurrency={int(conc)}")
+    elif rate is not None:
+        parts.append(f"request_rate={rate:g}")
+    if completed and completed > 0:
+        for key, name in (("total_input_tokens", "input_len"), ("total_output_tokens", "output_len")):
+            if num(key):
+                parts.append(f"{name}={max(1, round(num(key) / completed))}")
+    for key, name in (("mean_ttft_ms", "ttft"), ("mean_tpot_ms", "tpot")):
+        if num(key) is not None and num(key) > 0:
+            parts.append(f"{name}={num(key):.6g}ms")
+    if num("output_throughput"):
+        parts.append(f"throughput={num('output_throughput'):.6g}")
+    if not any(x.startswith(("ttft", "tpot", "throughput")) for x in parts):
+        raise ValueError(f"measured: {p.name} has none of mean_ttft_ms, mean_tpot_ms, output_throughput "
+                         "(a vLLM `bench serve --save-result` or SGLang `bench_serving` result)")
+    return ",".join(parts)
+
+
+def fit(predict, point: MeasuredPoint, iterations: int = 40) -> dict:
+    """The (prefill, decode) factors that make ``predict(scale)`` (the model's ``at`` dict at the point's load with
+    ``measured_scale`` = scale) reproduce the point: TTFT for the prefill factor, TPOT (else output throughput) for
+    the decode one; a phase the point does not measure keeps 1. Fixed-point iteration (each factor mostly moves its
+    own time; TTFT under load also waits for decode steps). Returns {"prefill", "decode", "predicted" (the unscaled
+    model at the point), "reproduced" (the scaled one)}; a ValueError when the model is overloaded at the point or a
+    factor leaves FACTOR_RANGE (the point is not this deployment's)."""
+    fp, fd = 1.0, 1.0
+    first = predict((1.0, 1.0))
+    if first.get("overloaded"):
+        raise ValueError(f"measured: the model has this deployment overloaded at the measured load ({first.get('note')})"
+                         "; measure at a load it serves")
+    at = first
+    for _ in range(iterations):
+        rp = point.ttft_s / at["ttft_s"] if point.ttft_s is not None else 1.0
+        if point.tpot_s is not None:
+            rd = point.tpot_s / at["tpot_s"]
+        elif point.output_tokens_per_s is not None:
+            rd = at["output_tokens_per_s"] / point.output_tokens_per_s
+        else:
+            rd = 1.0
+        if abs(rp - 1) < 1e-5 and abs(rd - 1) < 1e-5:
+            break
+        fp, fd = fp * rp, fd * rd
+        lo, hi = FACTOR_RANGE
+        for name, f in (("prefill (TTFT)", fp), ("decode (TPOT)", fd)):
+            if not lo <= f <= hi:
+                raise ValueError(f"measured: the point needs a {name} factor of {f:.3g} on the model, outside "
+                                 f"{lo:g}-{hi:g}: was it measured on this model, GPU, TP and engine, in these units?")
+        at = predict((fp, fd))
+        if at.get("overloaded"):
+            raise ValueError("measured: the point's times put this deployment in overload at its own load; "
+                             "check the point's load and lengths")
+    keys = ("ttft_s", "tpot_s", "output_tokens_per_s", "request_latency_s")
+    return {"prefill": fp, "decode": fd, "predicted": {k: first.get(k) for k in keys},
+            "reproduced": {k: at.get(k) for k in keys}}
