@@ -301,6 +301,33 @@ def test_times_show_their_interval_and_a_wide_one_its_caution(server, page):
     assert page.text_content("#serving-at-note").startswith("400 个请求中有 ")
 
 
+def test_a_measured_run_scales_the_pages_times_as_the_clis(server, page):
+    """Issue 28 / session 16: the engine settings' "measured" field is the CLI's --measured (text only): the serving
+    card says the factors, and the asked load's times are the CLI's scaled ones (here the measured run's own load,
+    which the scaled model reproduces); a bad point is refused beside the field with the CLI's message."""
+    page.goto(server + "/")
+    page.wait_for_selector("body[data-ready]")
+    page.click("#engine-settings summary")
+    ready_after(page, lambda: page.select_option("#model", "Qwen/Qwen3-8B"))
+    ready_after(page, lambda: page.fill("#tokens", "8192"))
+    ready_after(page, lambda: page.fill("#concurrency", "16"))
+    ready_after(page, lambda: page.fill("#input_len", "1024"))
+    ready_after(page, lambda: page.fill("#output_len", "512"))
+    ready_after(page, lambda: page.fill("#measured", "concurrency=16,ttft=150ms,tpot=20ms"))
+    assert "--measured concurrency=16,ttft=150ms,tpot=20ms" in page.text_content("#cli")
+    plan = cli_plan("Qwen/Qwen3-8B", "--tokens", "8192", "--concurrency", "16", "--input-len", "1024", "--output-len",
+                    "512", "--measured", "concurrency=16,ttft=150ms,tpot=20ms", "--gpu", page.input_value("#gpu"))
+    m = plan["serving"]["measured"]
+    assert page.text_content("#serving-measured").startswith(
+        f"Scaled to your measured run: prefill ×{round(m['prefill_factor'], 3):g}, decode ×{round(m['decode_factor'], 3):g}")
+    assert page.text_content('#serving-at td[data-key="at.ttft_s"]').startswith("150 ms (80%: ")
+    assert page.text_content('#serving-at td[data-key="at.tpot_s"]').startswith("20 ms (80%: ")
+    ready_after(page, lambda: page.fill("#measured", "ttft=3parsecs"))
+    cli = cli_error("Qwen/Qwen3-8B", "--tokens", "8192", "--measured", "ttft=3parsecs")
+    assert page.text_content('.err[data-field="measured"]') == "measured: " + cli.removeprefix(
+        "argument --measured: ").removesuffix(" (see multihead plan --help)")
+
+
 def test_engine_settings_reach_the_plan_and_its_command(server, page):
     """Issue 28: the engine, its load and SGLang's DP attention are the page's inputs too: the page's answer
     and launch command are the CLI's for the same flags (checked in a separate process)."""
