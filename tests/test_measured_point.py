@@ -191,3 +191,15 @@ def test_cli_file_and_text_give_the_same_plan(tmp_path):
     bad = cli_process.run([*args, "--measured", "ttft=3parsecs"])
     assert bad.returncode == 2 and bad.stderr.strip().splitlines()[-1].startswith(
         "multihead plan: error: argument --measured: unknown unit 'parsecs'") and "Traceback" not in bad.stderr
+
+
+def test_a_point_the_two_factors_cannot_reproduce_is_an_error_not_a_fit():
+    """A predict whose TTFT does not move with the prefill factor (all waiting, say): the iteration cannot close the
+    gap, and the plan says so instead of scaling by whatever the last step left."""
+    def predict(scale):
+        return {"ttft_s": 1.0, "tpot_s": 0.01 * scale[1], "output_tokens_per_s": 100.0 / scale[1],
+                "request_latency_s": 2.0}
+    with pytest.raises(ValueError, match=r"^measured: the model scaled by two factors does not reproduce"):
+        M.fit(predict, M.MeasuredPoint(concurrency=4, ttft_s=2.0, tpot_s=0.02), iterations=5)
+    ok = M.fit(predict, M.MeasuredPoint(concurrency=4, tpot_s=0.02))
+    assert ok["prefill"] == 1.0 and ok["decode"] == pytest.approx(2.0) and ok["reproduced"]["tpot_s"] == pytest.approx(0.02)

@@ -30,6 +30,8 @@ import re
 from pathlib import Path
 
 FACTOR_RANGE = (0.02, 50.0)    # a factor outside: the point was not measured on this deployment (or a unit slipped)
+TOLERANCE = 1e-5               # the fit stops when the model reproduces the point this closely
+REPRODUCE = 0.01               # after the last step, further off than this is an error, not a fit
 MAX_FILE_BYTES = 256 << 20     # a bench result with per-request arrays of 100k requests is ~50 MiB
 _UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "min": 60.0}
 _KEYS = {"concurrency": "concurrency", "max_concurrency": "concurrency", "request_rate": "request_rate",
@@ -186,7 +188,8 @@ def fit(predict, point: MeasuredPoint, iterations: int = 40) -> dict:
         raise ValueError(f"measured: the model has this deployment overloaded at the measured load ({first.get('note')})"
                          "; measure at a load it serves")
     at = first
-    for _ in range(iterations):
+
+    def ratios(at: dict) -> tuple[float, float]:
         rp = point.ttft_s / at["ttft_s"] if point.ttft_s is not None else 1.0
         if point.tpot_s is not None:
             rd = point.tpot_s / at["tpot_s"]
@@ -194,7 +197,11 @@ def fit(predict, point: MeasuredPoint, iterations: int = 40) -> dict:
             rd = at["output_tokens_per_s"] / point.output_tokens_per_s
         else:
             rd = 1.0
-        if abs(rp - 1) < 1e-5 and abs(rd - 1) < 1e-5:
+        return rp, rd
+
+    for _ in range(iterations):
+        rp, rd = ratios(at)
+        if abs(rp - 1) < TOLERANCE and abs(rd - 1) < TOLERANCE:
             break
         fp, fd = fp * rp, fd * rd
         lo, hi = FACTOR_RANGE
@@ -206,6 +213,12 @@ def fit(predict, point: MeasuredPoint, iterations: int = 40) -> dict:
         if at.get("overloaded"):
             raise ValueError("measured: the point's times put this deployment in overload at its own load; "
                              "check the point's load and lengths")
+    else:
+        rp, rd = ratios(at)
+        if max(abs(rp - 1), abs(rd - 1)) > REPRODUCE:     # never a silently unfitted point
+            raise ValueError(f"measured: the model scaled by two factors does not reproduce the point within "
+                             f"{REPRODUCE:.0%} (TTFT {rp:.3g}x, TPOT {rd:.3g}x off after {iterations} steps): its "
+                             "TTFT and TPOT disagree with each other for this load; give one of them")
     keys = ("ttft_s", "tpot_s", "output_tokens_per_s", "request_latency_s")
     return {"prefill": fp, "decode": fd, "predicted": {k: first.get(k) for k in keys},
             "reproduced": {k: at.get(k) for k in keys}}
