@@ -33,6 +33,8 @@ def test_parse_reads_keys_units_and_aliases():
     ("concurrency=4,request_rate=2,ttft=1", "not both"), ("concurrency=4", "at least one of ttft, tpot, throughput"),
     ("ttft=1,ttft=2", "ttft given twice"), ("ttft=1,itl=2ms,tpot=3ms", "tpot given twice"),
     ("throughput=5ms", "plain number"), ("request_rate=1e9,ttft=1", "request_rate must be"), ("x" * 301, "300"),
+    ("concurrency=1e400,ttft=1", "whole number"), ("input_len=1e999,concurrency=2,ttft=1", "whole number"),
+    ("ttft=150ms,tpot=20ms", "give the run's load"), ("request_rate=4,throughput=900", "give tpot"),
 ])
 def test_bad_points_are_refused_naming_the_argument(text, says):
     with pytest.raises(ValueError) as err:
@@ -61,6 +63,18 @@ def test_sglang_json_lines_read_their_last_run(tmp_path):
              "output_throughput": 400.0}
     f.write_text(json.dumps(first) + "\n" + json.dumps({**first, "request_rate": 8.0, "mean_ttft_ms": 95.5}) + "\n")
     assert M.read_bench_result(f) == "request_rate=8,input_len=500,output_len=400,ttft=95.5ms,tpot=9ms,throughput=400"
+
+
+def test_a_run_that_sent_every_request_at_once_is_refused(tmp_path):
+    """Both benchmarks' defaults (--request-rate inf, no --max-concurrency) send all requests at once: no steady load
+    to fit at, so the file is refused rather than read as one request in flight."""
+    f = tmp_path / "burst.json"
+    f.write_text(json.dumps({**VLLM, "max_concurrency": None}))
+    with pytest.raises(ValueError, match="sent all its requests at once"):
+        M.read_bench_result(f)
+    f.write_text(json.dumps({**VLLM, "max_concurrency": None, "request_rate": float("inf")}))   # SGLang's Infinity
+    with pytest.raises(ValueError, match="sent all its requests at once"):
+        M.read_bench_result(f)
 
 
 @pytest.mark.parametrize("content,says", [("not json", "not a vLLM or SGLang bench result"),
@@ -143,6 +157,18 @@ def test_a_slower_measured_decode_never_gives_a_smaller_decode_factor(k, more):
     assert b > a
 
 
+@pytest.mark.parametrize("k_ttft,k_tpot", [(1.0, 0.9), (1.0, 0.5), (0.5, 0.5), (1.5, 1.3), (3.0, 2.0)])
+def test_the_fit_reproduces_a_point_at_a_request_rate_near_saturation(k_ttft, k_tpot):
+    """At 8 requests/s (the model runs ~117 of 288 slots) TPOT moves ~2.5x faster than the decode factor: a plain
+    fixed-point update overshot, oscillated into overload and refused points the model can reproduce."""
+    plain = _plan(concurrency=None, request_rate=8.0)["at"]
+    assert not plain["overloaded"]
+    m = f"request_rate=8,ttft={plain['ttft_s'] * k_ttft!r},tpot={plain['tpot_s'] * k_tpot!r}"
+    s = _plan(m, concurrency=None, request_rate=8.0)
+    assert s["measured"]["reproduced"]["ttft_s"] == pytest.approx(plain["ttft_s"] * k_ttft, rel=1e-3)
+    assert s["measured"]["reproduced"]["tpot_s"] == pytest.approx(plain["tpot_s"] * k_tpot, rel=1e-3)
+
+
 def test_a_point_far_from_the_model_is_refused_by_name():
     with pytest.raises(ValueError, match=r"^measured: the point needs a decode \(TPOT\) factor of .* outside 0.02-50"):
         _plan("concurrency=16,tpot=100s")
@@ -173,7 +199,7 @@ def test_the_request_checks_the_point_and_refuses_it_for_a_search():
     with pytest.raises(ValueError, match="^measured: expected KEY=VALUE"):
         PlanRequest(model="Llama-3.1-8B", measured="/etc/passwd")            # a page sends text; never a file
     with pytest.raises(ValueError, match="^measured: a point measured on one deployment"):
-        PlanRequest(model="Llama-3.1-8B", search=True, slo="tpot=50ms", concurrency=8, measured="ttft=1s")
+        PlanRequest(model="Llama-3.1-8B", search=True, slo="tpot=50ms", concurrency=8, measured="concurrency=8,ttft=1s")
     r = PlanRequest.from_json({"model": "Llama-3.1-8B", "measured": "concurrency=4,tpot=20ms"})
     assert r.measured == "concurrency=4,tpot=20ms"
 

@@ -13,13 +13,14 @@ interval table it writes (catalog/gpu_time_measured_intervals.json).
 The point, as ``--measured`` takes it (PlanRequest.measured; the page's field):
 
     "concurrency=16,input_len=1024,output_len=1024,ttft=250ms,tpot=30ms"
-    "request_rate=4,ttft=0.4s,throughput=900"          (output tokens/s in all, for TPOT's place)
+    "concurrency=8,ttft=0.4s,throughput=900"           (output tokens/s in all, for TPOT's place)
 
-Keys: concurrency (requests in flight) or request_rate (per second), input_len / output_len (tokens per request;
-default: the plan's), ttft, tpot (or itl: the same here), throughput (output tokens/s, all requests; used for the
-decode factor when no tpot is given). Times take s, ms, us or min (a bare number is seconds). ``read_bench_result``
-turns the JSON that ``vllm bench serve --save-result`` or SGLang's ``bench_serving --output-file`` writes into that
-text (the CLI reads files; the page sends the text, never a path).
+Keys: concurrency (requests in flight) or request_rate (per second), one of them required; input_len / output_len
+(tokens per request; default: the plan's), ttft, tpot (or itl: the same here), throughput (output tokens/s, all
+requests; used for the decode factor when no tpot is given, and not at a request_rate, where it is the rate's). Times
+take s, ms, us or min (a bare number is seconds). ``read_bench_result`` turns the JSON that ``vllm bench serve
+--save-result`` or SGLang's ``bench_serving --output-file`` writes into that text (the CLI reads files; the page
+sends the text, never a path).
 """
 from __future__ import annotations
 
@@ -57,6 +58,12 @@ class MeasuredPoint:
             raise ValueError("measured: give concurrency or request_rate, not both")
         if self.ttft_s is None and self.tpot_s is None and self.output_tokens_per_s is None:
             raise ValueError("measured: give at least one of ttft, tpot, throughput")
+        if self.concurrency is None and self.request_rate is None:     # no silent guess of the run's load
+            raise ValueError("measured: give the run's load, concurrency=N (requests in flight) or request_rate=R "
+                             "(per second)")
+        if self.request_rate is not None and self.tpot_s is None and self.output_tokens_per_s is not None:
+            raise ValueError("measured: at a request_rate the output throughput is the rate's (rate x output_len), "
+                             "whatever the decode speed; give tpot")
 
     def text(self) -> str:
         """The point as ``--measured`` text (parse(point.text()) == point)."""
@@ -112,7 +119,7 @@ def parse(text: str) -> MeasuredPoint:
     for name, hi in (("concurrency", 1 << 20), ("input_len", 10_000_000), ("output_len", 10_000_000)):
         if name in got:
             v = got[name]
-            if v != int(v) or not 1 <= v <= hi:
+            if not (math.isfinite(v) and v == int(v) and 1 <= v <= hi):
                 raise ValueError(f"measured: {name} must be a whole number from 1 to {hi:,}, got {v:g}")
             got[name] = int(v)
     if "request_rate" in got and not 1e-6 <= got["request_rate"] <= 1e6:
@@ -157,7 +164,7 @@ def read_bench_result(path: str | Path) -> str:
     parts = []
     conc, rate = num("max_concurrency"), num("request_rate")
     if conc is not None:
-        parts.append(f"concurrency={int(conc)}")
+        parts.append(f"concurrency={conc:g}")
     elif rate is not None:
         parts.append(f"request_rate={rate:g}")
     if completed and completed > 0:
@@ -172,53 +179,97 @@ def read_bench_result(path: str | Path) -> str:
     if not any(x.startswith(("ttft", "tpot", "throughput")) for x in parts):
         raise ValueError(f"measured: {p.name} has none of mean_ttft_ms, mean_tpot_ms, output_throughput "
                          "(a vLLM `bench serve --save-result` or SGLang `bench_serving` result)")
+    if conc is None and rate is None:   # both benchmarks' defaults (--request-rate inf, no --max-concurrency): a burst
+        raise ValueError(f"measured: {p.name} sent all its requests at once (request_rate inf, no max_concurrency): "
+                         "not a steady load; run the benchmark with --max-concurrency N or a finite --request-rate")
     return ",".join(parts)
 
 
 def fit(predict, point: MeasuredPoint, iterations: int = 40) -> dict:
     """The (prefill, decode) factors that make ``predict(scale)`` (the model's ``at`` dict at the point's load with
     ``measured_scale`` = scale) reproduce the point: TTFT for the prefill factor, TPOT (else output throughput) for
-    the decode one; a phase the point does not measure keeps 1. Fixed-point iteration (each factor mostly moves its
-    own time; TTFT under load also waits for decode steps). Returns {"prefill", "decode", "predicted" (the unscaled
-    model at the point), "reproduced" (the scaled one)}; a ValueError when the model is overloaded at the point or a
-    factor leaves FACTOR_RANGE (the point is not this deployment's)."""
-    fp, fd = 1.0, 1.0
+    the decode one; a phase the point does not measure keeps 1. Newton's method on the log factors with a
+    finite-difference Jacobian and a step halved until the model is not overloaded and the point is matched more
+    closely: each factor does not only move its own time (TTFT under load waits for decode steps; near saturation a
+    time moves several times faster than its factor), so a plain fixed-point update can oscillate and diverge.
+    Returns {"prefill", "decode", "predicted" (the unscaled model at the point), "reproduced" (the scaled one)}; a
+    ValueError when the model is overloaded at the point, a factor would leave FACTOR_RANGE (the point is not this
+    deployment's), or the two factors cannot reproduce the point."""
     first = predict((1.0, 1.0))
     if first.get("overloaded"):
         raise ValueError(f"measured: the model has this deployment overloaded at the measured load ({first.get('note')})"
                          "; measure at a load it serves")
-    at = first
+    names = ("prefill (TTFT)", "decode (TPOT)")
+    active = [i for i, on in enumerate((point.ttft_s is not None,
+                                        point.tpot_s is not None or point.output_tokens_per_s is not None)) if on]
+    lo, hi = (math.log(f) for f in FACTOR_RANGE)
 
-    def ratios(at: dict) -> tuple[float, float]:
-        rp = point.ttft_s / at["ttft_s"] if point.ttft_s is not None else 1.0
+    def residual(at: dict) -> list[float]:
+        """log(predicted / measured) of each phase's time (a throughput as its reciprocal); 0 where not measured."""
+        r = [0.0, 0.0]
+        if point.ttft_s is not None:
+            r[0] = math.log(at["ttft_s"] / point.ttft_s)
         if point.tpot_s is not None:
-            rd = point.tpot_s / at["tpot_s"]
+            r[1] = math.log(at["tpot_s"] / point.tpot_s)
         elif point.output_tokens_per_s is not None:
-            rd = at["output_tokens_per_s"] / point.output_tokens_per_s
-        else:
-            rd = 1.0
-        return rp, rd
+            r[1] = math.log(point.output_tokens_per_s / at["output_tokens_per_s"])
+        return r
 
+    def run(x: list[float]) -> dict:
+        return predict(tuple(math.exp(v) for v in x))
+
+    x, at = [0.0, 0.0], first
+    r = residual(at)
+    size = lambda r: max(abs(v) for v in r)                      # noqa: E731
+    h = 1e-4
     for _ in range(iterations):
-        rp, rd = ratios(at)
-        if abs(rp - 1) < TOLERANCE and abs(rd - 1) < TOLERANCE:
+        if size(r) < math.log1p(TOLERANCE):
             break
-        fp, fd = fp * rp, fd * rd
-        lo, hi = FACTOR_RANGE
-        for name, f in (("prefill (TTFT)", fp), ("decode (TPOT)", fd)):
-            if not lo <= f <= hi:
-                raise ValueError(f"measured: the point needs a {name} factor of {f:.3g} on the model, outside "
-                                 f"{lo:g}-{hi:g}: was it measured on this model, GPU, TP and engine, in these units?")
-        at = predict((fp, fd))
-        if at.get("overloaded"):
-            raise ValueError("measured: the point's times put this deployment in overload at its own load; "
-                             "check the point's load and lengths")
-    else:
-        rp, rd = ratios(at)
-        if max(abs(rp - 1), abs(rd - 1)) > REPRODUCE:     # never a silently unfitted point
-            raise ValueError(f"measured: the model scaled by two factors does not reproduce the point within "
-                             f"{REPRODUCE:.0%} (TTFT {rp:.3g}x, TPOT {rd:.3g}x off after {iterations} steps): its "
-                             "TTFT and TPOT disagree with each other for this load; give one of them")
+        jac = [[0.0, 0.0], [0.0, 0.0]]                           # d residual_i / d log factor_j
+        for j in active:
+            for step in (h, -h):                                 # backward where a forward step overloads
+                xs = list(x)
+                xs[j] += step
+                a = run(xs)
+                if not a.get("overloaded"):
+                    rj = residual(a)
+                    for i in (0, 1):
+                        jac[i][j] = (rj[i] - r[i]) / step
+                    break
+        dx = [0.0, 0.0]
+        if len(active) == 2:
+            det = jac[0][0] * jac[1][1] - jac[0][1] * jac[1][0]
+            scale = max(abs(v) for row in jac for v in row)
+            if scale > 0 and abs(det) > 1e-9 * scale * scale:
+                dx = [(-r[0] * jac[1][1] + r[1] * jac[0][1]) / det, (-r[1] * jac[0][0] + r[0] * jac[1][0]) / det]
+            else:                                                # no joint step: each factor on its own time
+                dx = [-r[i] / jac[i][i] if jac[i][i] else 0.0 for i in (0, 1)]
+        else:
+            i = active[0]
+            dx[i] = -r[i] / jac[i][i] if jac[i][i] else 0.0
+        t, moved = 1.0, False
+        while t >= 1 / 1024 and any(dx):
+            cand = [min(hi, max(lo, x[i] + t * dx[i])) for i in (0, 1)]
+            a = run(cand)
+            if not a.get("overloaded"):
+                rc = residual(a)
+                if size(rc) < size(r):
+                    x, at, r, moved = cand, a, rc, True
+                    break
+            t /= 2
+        if not moved:
+            break
+    if any(abs(math.expm1(-v)) > REPRODUCE for v in r):          # never a silently unfitted point
+        for i in active:                                         # held at a bound, still short: outside the range
+            if (x[i] >= hi - 1e-9 and r[i] < 0) or (x[i] <= lo + 1e-9 and r[i] > 0):
+                raise ValueError(f"measured: the point needs a {names[i]} factor of about {math.exp(x[i] - r[i]):.3g} "
+                                 f"on the model, outside {FACTOR_RANGE[0]:g}-{FACTOR_RANGE[1]:g}: was it measured on "
+                                 "this model, GPU, TP and engine, in these units?")
+        off = [math.exp(-v) for v in r]                          # measured / predicted, as the fit left it
+        raise ValueError(f"measured: the model scaled by two factors does not reproduce the point within "
+                         f"{REPRODUCE:.0%} (TTFT {off[0]:.3g}x, TPOT {off[1]:.3g}x off): its TTFT and TPOT disagree "
+                         "with each other for this load (a queue the model puts in TTFT, say); give one of them")
     keys = ("ttft_s", "tpot_s", "output_tokens_per_s", "request_latency_s")
+    fp, fd = math.exp(x[0]), math.exp(x[1])
     return {"prefill": fp, "decode": fd, "predicted": {k: first.get(k) for k in keys},
             "reproduced": {k: at.get(k) for k in keys}}

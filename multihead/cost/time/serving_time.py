@@ -139,12 +139,12 @@ def _load_args(req, serving: dict) -> tuple[int, int]:
 def scaled_to_measured(setup: timing.Setup, req, serving: dict, input_len: int, output_len: int
                        ) -> tuple[timing.Setup, dict]:
     """``setup`` with the (prefill, decode) factors that make the model reproduce ``req.measured`` (one run of this
-    deployment: cost/time/measured_point.py) at that run's load and lengths (default: the plan's lengths, one
-    request), and the ``serving.measured`` object saying what was fitted."""
+    deployment: cost/time/measured_point.py) at that run's load and lengths (default: the plan's lengths), and the
+    ``serving.measured`` object saying what was fitted."""
     from multihead.cost.time import measured_point
     point = measured_point.parse(req.measured)
     inp, out = point.input_len or input_len, point.output_len or output_len
-    concurrency = point.concurrency if point.concurrency is not None or point.request_rate is not None else 1
+    concurrency = point.concurrency                 # or point.request_rate: the point has one of them
     kv_tokens, replicas = _load_args(req, serving)
 
     def predict(scale):
