@@ -51,10 +51,13 @@ async function errorText(message) {
   catch (e) { return t("err.untranslated"); }
 }
 
+// A value as one shell word (the measured run's text may hold spaces: "ttft=150 ms").
+const shellWord = v => (/^[A-Za-z0-9_.,=:\/@%+-]+$/.test(String(v)) ? String(v) : `'${String(v).replace(/'/g, "'\\''")}'`);
+
 function cliLine(o) {
   const model = state.config !== null ? "uploaded/config.json" : (o.model || "");
   const flags = Object.entries(o).filter(([k]) => k !== "model")
-    .map(([k, v]) => (v === true ? `--${k.replace(/_/g, "-")}` : `--${k.replace(/_/g, "-")} ${v}`));
+    .map(([k, v]) => (v === true ? `--${k.replace(/_/g, "-")}` : `--${k.replace(/_/g, "-")} ${shellWord(v)}`));
   return ["multihead plan", model, ...flags, "--json"].join(" ");
 }
 
