@@ -229,3 +229,10 @@ def test_a_point_the_two_factors_cannot_reproduce_is_an_error_not_a_fit():
         M.fit(predict, M.MeasuredPoint(concurrency=4, ttft_s=2.0, tpot_s=0.02), iterations=5)
     ok = M.fit(predict, M.MeasuredPoint(concurrency=4, tpot_s=0.02))
     assert ok["prefill"] == 1.0 and ok["decode"] == pytest.approx(2.0) and ok["reproduced"]["tpot_s"] == pytest.approx(0.02)
+
+
+def test_a_run_whose_clients_queue_is_refused():
+    """Clients beyond the engine's slots wait in its queue: such a run's TTFT is mostly the wait, and two factors
+    fitted to it say nothing about prefill (the review's case: TTFT x1.3 fitted as prefill x3.3, decode x0.06)."""
+    with pytest.raises(ValueError, match=r"^measured: at concurrency 5,000 this deployment runs fewer at once"):
+        _plan("concurrency=5000,input_len=1024,output_len=512,ttft=2s,tpot=40ms")

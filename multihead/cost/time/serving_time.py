@@ -151,6 +151,12 @@ def scaled_to_measured(setup: timing.Setup, req, serving: dict, input_len: int, 
         return at_load(dataclasses.replace(setup, measured_scale=scale), req, kv_tokens, inp, out, concurrency,
                        point.request_rate, replicas)
 
+    if point.concurrency is not None:       # clients beyond the slots wait: the run's TTFT is then mostly the queue's
+        queued = predict((1.0, 1.0)).get("queued")
+        if queued:
+            raise ValueError(f"measured: at concurrency {point.concurrency:,} this deployment runs fewer at once and "
+                             f"{queued:,} requests wait in the queue, so the run's TTFT is mostly waiting; give a run at "
+                             "a load the engine runs all at once")
     fit = measured_point.fit(predict, point)
     scaled = dataclasses.replace(setup, measured_scale=(fit["prefill"], fit["decode"]))
     load = {"concurrency": concurrency, "request_rate": point.request_rate, "input_len": inp, "output_len": out}

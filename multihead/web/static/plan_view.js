@@ -197,8 +197,8 @@ function servingAt(s) {
     parts.push(el("p", {class: at.overloaded ? "reason bad" : "muted", id: "serving-at-note",
                         text: zh ? (PLAN_TEXTS.serving_at_note || t("res.untranslated")) : at.note}));
   }
-  if (typeof s.concurrency === "number") parts.push(el("h3", {text: t("sv.at_max").replace("{n}", fmtNum(s.concurrency, 0))}));
-  return [el("div", {id: "serving-at-box"}, ...parts.slice(0, -1)), ...parts.slice(-1)];
+  const box = el("div", {id: "serving-at-box"}, ...parts);
+  return typeof s.concurrency === "number" ? [box, el("h3", {text: t("sv.at_max").replace("{n}", fmtNum(s.concurrency, 0))})] : [box];
 }
 
 function renderServing(root, plan) {

@@ -10,9 +10,10 @@ and held-out sets split by them.
 
 1. Decomposition, per acceptance cell (dense and MoE/MLA x TTFT, TPOT, throughput at a stated batch):
    - offset of a source = median of its rows' l in the cell;
-   - 'offsets only': every row given its source's offset (the error a model would keep if it were exact *within*
+   - 'factors only': every row given its source's offset (the error a model would keep if it were exact *within*
      every document up to one factor per document);
-   - 'within only': every row given l - offset (the error left if each document's factor were known).
+   - 'within, left out': each row of a source with 2+ rows in the cell given l - (median of the source's other
+     rows' l): the error left if each document's factor were known from its other rows.
 2. Can a stated input predict a source's offset? For each key (class, metric, GPU generation, GPU, engine, engine
    version, model, weights, TP, mode and their combinations), each row is corrected by the median offset of the
    *other* sources sharing its key (leave one source out; no correction where fewer than 3 other sources share it),
@@ -71,8 +72,8 @@ def med_abs(logs: list[float]) -> float:
 
 
 def decomposition(errs: list[dict]) -> list[str]:
-    lines = ["| cell | rows | sources | now | offsets only | within only | sources with offset beyond +-15% |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| cell | rows | sources | now | factors only | within, left out (rows of sources with 2+) | "
+             "sources with factor beyond +-15% |", "|---|---|---|---|---|---|---|"]
     for g, m in CELLS:
         by = defaultdict(list)
         for e in errs:
@@ -82,11 +83,13 @@ def decomposition(errs: list[dict]) -> list[str]:
         for v in by.values():
             o = statistics.median(v)
             offs += [o] * len(v)
-            within += [x - o for x in v]
             now += v
+            if len(v) >= 2:                 # each row against the median of its source's OTHER rows (not its own)
+                within += [x - statistics.median(v[:i] + v[i + 1:]) for i, x in enumerate(v)]
         far = sum(1 for v in by.values() if abs(math.expm1(statistics.median(v))) > 0.15)
+        left = f"{pct(med_abs(within))} ({len(within)})" if within else "-"
         lines.append(f"| {g} {m} | {len(now)} | {len(by)} | {pct(med_abs(now))} | {pct(med_abs(offs))} | "
-                     f"{pct(med_abs(within))} | {far} of {len(by)} |")
+                     f"{left} | {far} of {len(by)} |")
     return lines
 
 
@@ -150,8 +153,10 @@ def main() -> None:
              f"out-of-document errors on all {len(errs):,} fitted rows (session 15's TABLE.md; {len(blind)} of them from "
              "sets judged blind). Median |predicted / measured - 1|.", "",
              "## 1. How much of the error is each source's own factor", "",
-             "'offsets only': each row keeps only its source's median log error (a model exact within every document "
-             "up to one factor per document); 'within only': that factor removed (a model told each document's factor).",
+             "'factors only': each row keeps only its source's median log error (a model exact within every document "
+             "up to one factor per document); 'within, left out': each row of a source with 2 or more rows in the cell "
+             "against the median of that source's other rows (a model told each document's factor from its other "
+             "rows; single-row sources cannot say, and are left out of this column).",
              ""] + decomposition(errs) + [
              "", f"The same on the {len(blind)} blind rows only (sets 10-17, each judged before it was fitted):", ""] + \
         decomposition(blind) + [
