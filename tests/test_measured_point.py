@@ -4,6 +4,7 @@ factor moves with its own time), the scaled phases, the intervals of a scaled pl
 import dataclasses
 import json
 import math
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -236,3 +237,20 @@ def test_a_run_whose_clients_queue_is_refused():
     fitted to it say nothing about prefill (the review's case: TTFT x1.3 fitted as prefill x3.3, decode x0.06)."""
     with pytest.raises(ValueError, match=r"^measured: at concurrency 5,000 this deployment runs fewer at once"):
         _plan("concurrency=5000,input_len=1024,output_len=512,ttft=2s,tpot=40ms")
+
+
+@pytest.mark.parametrize("arg,says", [("foo", "got 'foo' (or a vLLM / SGLang bench result file)"),
+                                      ("a" * 5000, "at most 300 characters"), ("missing.json", "cannot read")])
+def test_the_cli_argument_says_what_it_takes(arg, says):
+    import argparse
+
+    from multihead.cli.gpu_time import measured_arg
+    with pytest.raises(argparse.ArgumentTypeError, match=re.escape(says)):
+        measured_arg(arg)
+
+
+def test_the_cli_reads_a_bench_file_of_any_name(tmp_path):
+    from multihead.cli.gpu_time import measured_arg
+    f = tmp_path / "run.txt"
+    f.write_text(json.dumps(VLLM))
+    assert measured_arg(str(f)) == M.read_bench_result(f)

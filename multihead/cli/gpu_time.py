@@ -30,12 +30,20 @@ def measured_arg(text: str) -> str:
     from pathlib import Path
 
     from multihead.cost.time.measured_point import parse, read_bench_result
+    is_file = False
     try:
-        if "=" not in text and Path(text).suffix.lower() in (".json", ".jsonl"):
+        try:
+            is_file = "=" not in text and (Path(text).suffix.lower() in (".json", ".jsonl") or Path(text).is_file())
+        except (OSError, ValueError):            # a name no file system takes (too long, a NUL): not a file
+            is_file = False
+        if is_file:
             text = read_bench_result(text)
         parse(text)
     except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err).removeprefix("measured: ")) from None
+        said = str(err).removeprefix("measured: ")
+        if "=" not in text and not is_file:      # neither the point's text nor a file it could read
+            said += " (or a vLLM / SGLang bench result file)"
+        raise argparse.ArgumentTypeError(said) from None
     return text
 
 
