@@ -233,6 +233,66 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "error.config_json": {"en": "model: {file} is not valid JSON ({detail})",
                           "zh": "model：{file} 不是合法的 JSON（{detail}）"},
     "error.internal": {"en": "internal error ({kind}); see the server log", "zh": "服务器内部错误（{kind}）；详见服务器日志"},
+    # the measured run (cost/time/measured_point.py, serving_time.scaled_to_measured; matched)
+    "measured.pairs": {"en": "measured: expected KEY=VALUE pairs like concurrency=16,ttft=250ms,tpot=30ms, got {got}",
+                       "zh": "measured：需要 KEY=VALUE 形式，例如 concurrency=16,ttft=250ms,tpot=30ms，收到的是 {got}"},
+    "measured.pairs_empty": {"en": "measured: expected KEY=VALUE pairs like concurrency=16,ttft=250ms,tpot=30ms",
+                             "zh": "measured：需要 KEY=VALUE 形式，例如 concurrency=16,ttft=250ms,tpot=30ms"},
+    "measured.long": {"en": "measured: at most 300 characters, got {n}", "zh": "measured：最多 300 个字符，收到 {n} 个"},
+    "measured.unknown_key": {
+        "en": "measured: unknown key {key} (known: concurrency, request_rate, input_len, output_len, ttft, tpot, itl, "
+              "throughput)",
+        "zh": "measured：未知的键 {key}（可用：concurrency、request_rate、input_len、output_len、ttft、tpot、itl、"
+              "throughput）"},
+    "measured.unit": {"en": "measured: unknown unit {unit} for {key} (use s, ms, us or min)",
+                      "zh": "measured：{key} 的单位 {unit} 不认识（请用 s、ms、us 或 min）"},
+    "measured.time_range": {"en": "measured: {key} must be between 1 us and 24 h, got {got}",
+                            "zh": "measured：{key} 必须在 1 微秒到 24 小时之间，收到的是 {got}"},
+    "measured.plain": {"en": "measured: {key} takes a plain number, got {got}",
+                       "zh": "measured：{key} 只接受不带单位的数，收到的是 {got}"},
+    "measured.twice": {"en": "measured: {key} given twice", "zh": "measured：{key} 给了两次"},
+    "measured.whole": {"en": "measured: {key} must be a whole number from 1 to {hi}, got {got}",
+                       "zh": "measured：{key} 必须是 1 到 {hi} 之间的整数，收到的是 {got}"},
+    "measured.rate_range": {"en": "measured: request_rate must be between 1e-6 and 1e6 per second, got {got}",
+                            "zh": "measured：request_rate 必须在每秒 1e-6 到 1e6 之间，收到的是 {got}"},
+    "measured.throughput_range": {
+        "en": "measured: throughput must be between 1e-6 and 1e9 output tokens/s, got {got}",
+        "zh": "measured：throughput 必须在每秒 1e-6 到 1e9 个输出 token 之间，收到的是 {got}"},
+    "measured.both": {"en": "measured: give concurrency or request_rate, not both",
+                      "zh": "measured：concurrency 和 request_rate 只能给一个"},
+    "measured.no_time": {"en": "measured: give at least one of ttft, tpot, throughput",
+                         "zh": "measured：ttft、tpot、throughput 至少给一个"},
+    "measured.no_load": {
+        "en": "measured: give the run's load, concurrency=N (requests in flight) or request_rate=R (per second)",
+        "zh": "measured：请给出这次运行的负载：concurrency=N（同时在途的请求数）或 request_rate=R（每秒请求数）"},
+    "measured.rate_throughput": {
+        "en": "measured: at a request_rate the output throughput is the rate's (rate x output_len), whatever the "
+              "decode speed; give tpot",
+        "zh": "measured：按 request_rate 发请求时，输出吞吐就是速率乘以 output_len，与解码快慢无关；请给出 tpot"},
+    "measured.search": {
+        "en": "measured: a point measured on one deployment scales that deployment's times; the search ranks other "
+              "configurations it was not measured on (plan one setting)",
+        "zh": "measured：一次实测只能缩放那一个部署的时间；搜索排列的是没有实测过的其他配置（请只规划一个配置）"},
+    "measured.overloaded": {
+        "en": "measured: the model has this deployment overloaded at the measured load ({_note}); measure at a load it "
+              "serves",
+        "zh": "measured：按模型，这个部署在实测负载下已经过载（{_note}）；请在它服务得过来的负载下测"},
+    "measured.factor": {
+        "en": "measured: the point needs a {name} factor of about {f} on the model, outside {lo}-{hi}: was it measured "
+              "on this model, GPU, TP and engine, in these units?",
+        "zh": "measured：要让模型对上这次实测，{name} 需要乘以约 {f}，超出了 {lo}-{hi}：它是在同一个模型、GPU、TP 和引擎上、"
+              "用这些单位测的吗？"},
+    "measured.not_reproduced": {
+        "en": "measured: the model scaled by two factors does not reproduce the point within {pct} (TTFT {a}x, TPOT "
+              "{b}x off): its TTFT and TPOT disagree with each other for this load (a queue the model puts in TTFT, "
+              "say); give one of them",
+        "zh": "measured：两个系数缩放后的模型在 {pct} 以内对不上这次实测（TTFT 差 {a} 倍，TPOT 差 {b} 倍）：在这个负载下它的 "
+              "TTFT 与 TPOT 互相矛盾（比如模型把排队算进了 TTFT）；请只给其中一个"},
+    "measured.queued": {
+        "en": "measured: at concurrency {c} this deployment runs fewer at once and {q} requests wait in the queue, so "
+              "the run's TTFT is mostly waiting; give a run at a load the engine runs all at once",
+        "zh": "measured：并发 {c} 时这个部署同时跑不了那么多，有 {q} 个请求在队列里等，所以这次运行的 TTFT 大多是等待；"
+              "请给一次引擎能同时跑完全部请求的负载下的实测"},
     # -- the lesson's own input errors (web/lesson_api.py, web/lesson.py) -------------------------------
     "error.empty_entry": {"en": "{field}: this entry is empty; enter a number",
                           "zh": "{field}：这一项是空的，请填一个数"},
@@ -277,6 +337,7 @@ NESTED = {"_why": ("decision.why_memory", "decision.why_learned", "decision.engi
           "_learned": ("decision.requested_learned",), "_base": _DECISIONS,
           "_which": ("word.each_chunk", "word.the_pass"),
           "_what": ("interval.what_prefill", "interval.what_decode", "interval.what_serving"),
+          "_note": ("load.no_request", "load.unbounded"),
           "_where": ("serving.where_dp", "serving.where_pp", "serving.where"),
           "_cfg": ("cfg.n_inner", "cfg.kv_heads", "cfg.model_type", "cfg.defaults"),
           "_where1": ("serving.where_pp", "serving.where")}
@@ -360,7 +421,8 @@ def translate(text: str | None, lang: str) -> str | None:
 # Words inside parameters (device names the planner builds) -> Chinese.
 PARAM_WORDS = {"zh": {" (explicit figures)": "（命令行给出的数字）", "stated GPU memory": "给定的 GPU 显存",
                      "sliding attention": "滑动窗口注意力", "chunked attention": "分块注意力",
-                     "every layer": "每一层", "every other layer": "每隔一层"}}
+                     "every layer": "每一层", "every other layer": "每隔一层",
+                     "prefill (TTFT)": "预填充（TTFT）的系数", "decode (TPOT)": "解码（TPOT）的系数"}}
 
 
 def _words(value: str, lang: str) -> str:

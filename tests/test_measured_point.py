@@ -254,3 +254,22 @@ def test_the_cli_reads_a_bench_file_of_any_name(tmp_path):
     f = tmp_path / "run.txt"
     f.write_text(json.dumps(VLLM))
     assert measured_arg(str(f)) == M.read_bench_result(f)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: M.parse(""), lambda: M.parse("foo"), lambda: M.parse("x" * 301), lambda: M.parse("speed=3,ttft=1"),
+    lambda: M.parse("concurrency=1,ttft=3parsecs"), lambda: M.parse("concurrency=1,tpot=0.1us"),
+    lambda: M.parse("concurrency=1,throughput=5ms"), lambda: M.parse("concurrency=1,ttft=1,ttft=2"),
+    lambda: M.parse("concurrency=1.5,ttft=1"), lambda: M.parse("request_rate=1e9,ttft=1"),
+    lambda: M.parse("concurrency=1,throughput=1e12"), lambda: M.parse("concurrency=4,request_rate=2,ttft=1"),
+    lambda: M.parse("concurrency=4"), lambda: M.parse("ttft=1"), lambda: M.parse("request_rate=2,throughput=100"),
+    lambda: PlanRequest(model="Llama-3.1-8B", search=True, slo="tpot=50ms", concurrency=8, measured="concurrency=1,ttft=1s"),
+    lambda: _plan("concurrency=16,tpot=100s"), lambda: _plan("concurrency=5000,input_len=1024,output_len=512,ttft=2s"),
+])
+def test_every_measured_error_a_page_can_show_has_chinese(make):
+    """The page shows a refused point beside its field in the page's language: each message is a catalogue entry
+    (matched, as the request's other errors are), so Chinese mode never shows 'not yet translated' for it."""
+    with pytest.raises(ValueError) as err:
+        make()
+    zh = messages.translate(str(err.value), "zh")
+    assert zh is not None and zh.startswith("measured："), str(err.value)
