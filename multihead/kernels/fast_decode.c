@@ -94,8 +94,8 @@ static inline float hmax8(__m256 a) {
 /* Request the cache lines of rows [j, j + n) of a K or V head (row bytes rb, stride st elements).
  * Why: without it the core computed, then waited for memory, in turn (measured: 8.8 GB/s per
  * core vs 17.5 GB/s for a plain sum over the same rows). The kernel asks for this block's V rows
- * into L1 while it computes the block's scores (now only on the 512-bit paths and in
- * item_bf16_pairs' items shorter than SPREAD_MIN_KEYS: see prefetch_cols), and for the next
+ * into L1 while it computes the block's scores (now only in items shorter than SPREAD_MIN_KEYS,
+ * and never in item()'s: see prefetch_cols), and for the next
  * block's K and V rows (AHEAD keys on) into L2. Measured on the 2-core Intel Xeon (KVM) of
  * 2026-11-30, fp32, 32/8 heads, d=128, helpers paused: one thread 10.3-10.6 -> 11.6-12.2 GB/s at
  * 100,000, 120,000, 131,040 and 131,072 keys alike; two threads 72-76% -> 83% of the streaming
@@ -140,7 +140,11 @@ static inline float hmax8(__m256 a) {
  * prefetchnta instead of prefetcht1 for the later blocks 1.7x the time, prefetcht2 the same as
  * prefetcht1, 32, 96 or 128 keys ahead within 4% of 64, every other line only 1.4x. Paged items of
  * 256 keys (512 x 8 heads, fp32, no spread) without the L1 request: 0.89, 0.98, 0.90x; SmolLM2's
- * 128-key call (below PREFETCH_MIN_BYTES: no requests) and the 512-bit paths: unchanged. */
+ * 128-key call (below PREFETCH_MIN_BYTES: no requests): unchanged. The 512-bit paths (decode_512.h)
+ * then took the spread too, without the L1 request, at AHEAD keys: the same machine and shapes,
+ * native (no override), 24 rounds, load 2.3-4: avx512bf16 fp32 0.84, 0.94, 0.85x the time, bf16
+ * 0.95, 0.90, 1.02x; avx512 fp32 0.91, 0.83, 0.81x, bf16 0.86, 0.94, 0.98x (64 keys ahead: bf16
+ * 0.96-1.04x; the spread with the L1 request kept: 1.04x fp32). */
 #define prefetch_cols(base, esize, off, st, j, j1, e0, e1, ev)                                  \
     do {                                                                                         \
         int64_t c0_ = (e0) * (esize), c1_ = ((e1) < (ev) ? (e1) : (ev)) * (esize);               \
