@@ -94,7 +94,8 @@ static inline float hmax8(__m256 a) {
 /* Request the cache lines of rows [j, j + n) of a K or V head (row bytes rb, stride st elements).
  * Why: without it the core computed, then waited for memory, in turn (measured: 8.8 GB/s per
  * core vs 17.5 GB/s for a plain sum over the same rows). The kernel asks for this block's V rows
- * into L1 while it computes the block's scores, so they are there for P V, and for the next
+ * into L1 while it computes the block's scores (now only in items shorter than SPREAD_MIN_KEYS,
+ * and never in item()'s: see prefetch_cols), and for the next
  * block's K and V rows (AHEAD keys on) into L2. Measured on the 2-core Intel Xeon (KVM) of
  * 2026-11-30, fp32, 32/8 heads, d=128, helpers paused: one thread 10.3-10.6 -> 11.6-12.2 GB/s at
  * 100,000, 120,000, 131,040 and 131,072 keys alike; two threads 72-76% -> 83% of the streaming
@@ -122,10 +123,28 @@ static inline float hmax8(__m256 a) {
  * block's K from the P V loop too was slower (14.9 vs 18.4). Items of 256 keys (a paged cache's
  * pages: 512 x 8 heads x 256 keys) ran 1.13x slower this way, 1.10x at 32 keys ahead, since an
  * item's first blocks are never requested ahead: items under SPREAD_MIN_KEYS keep the old way.
- * Used by
+ * Used (until the third round below) by
  * item() (the AVX2 path's fp32 and fp16, and bf16 where d or d_v is not a multiple of 16) only: in
  * the same runs it changed nothing for the bf16 pair loops (12.35 vs 12.22 GB/s, compute-bound)
- * and slowed the 512-bit loops by 7-9% (fp32 19.5 -> 18.2, bf16 19.1 -> 17.6 GB/s). */
+ * and slowed the 512-bit loops by 7-9% (fp32 19.5 -> 18.2, bf16 19.1 -> 17.6 GB/s).
+ * Nothing into L1 (issue 32, third round): item() no longer requests a block's V rows into L1
+ * (prefetcht0, prefetch_rows above) while the block's scores run, and item_bf16_pairs' items of
+ * SPREAD_MIN_KEYS or more now take the spread too (K rows AHEAD_ITEM keys on, V rows from its P V
+ * loop), so long items request only into L2 and leave L1 to the loops' own loads. The 2-core AMD
+ * EPYC (KVM, an AVX-512 CPU running the AVX2 path by MULTIHEAD_CPU_PATH=avx2, ATen held to AVX2),
+ * 2026-12-05, 32/8 heads, d 128, batch 1, two threads, old and new builds alternating in one
+ * process in random order (30 rounds, medians; load 1.3-1.6; a 1 GiB fp32 sum in the same rounds
+ * read 30-54 GB/s): fp32 131,072 keys 47.5 -> 36.8, 50.5 -> 37.1, 50.0 -> 37.6 ms (0.74-0.78x the
+ * time, 21-23 -> 29 GB/s); bf16 262,144 keys 43.0 -> 38.2, 43.1 -> 38.5, 43.8 -> 38.8 ms (0.89x,
+ * of which the pairs' q loads below are ~5%). Requests into L1 were what cost: prefetcht0 or
+ * prefetchnta instead of prefetcht1 for the later blocks 1.7x the time, prefetcht2 the same as
+ * prefetcht1, 32, 96 or 128 keys ahead within 4% of 64, every other line only 1.4x. Paged items of
+ * 256 keys (512 x 8 heads, fp32, no spread) without the L1 request: 0.89, 0.98, 0.90x; SmolLM2's
+ * 128-key call (below PREFETCH_MIN_BYTES: no requests): unchanged. The 512-bit paths (decode_512.h)
+ * then took the spread too, without the L1 request, at AHEAD keys: the same machine and shapes,
+ * native (no override), 24 rounds, load 2.3-4: avx512bf16 fp32 0.84, 0.94, 0.85x the time, bf16
+ * 0.95, 0.90, 1.02x; avx512 fp32 0.91, 0.83, 0.81x, bf16 0.86, 0.94, 0.98x (64 keys ahead: bf16
+ * 0.96-1.04x; the spread with the L1 request kept: 1.04x fp32). */
 #define prefetch_cols(base, esize, off, st, j, j1, e0, e1, ev)                                  \
     do {                                                                                         \
         int64_t c0_ = (e0) * (esize), c1_ = ((e1) < (ev) ? (e1) : (ev)) * (esize);               \
@@ -227,8 +246,7 @@ static inline __attribute__((always_inline)) void item(const float *q, const voi
         int64_t jj = 0;
         for (; jj + 2 <= nb; jj += 2) {
             int64_t kr = koff + (b0 + jj) * kst, kr1 = kr + kst;
-            if (prefetch) prefetch_rows(v, esize, voff, vst, b0 + jj, 2, dv * esize, _MM_HINT_T0);  /* for P V */
-            if (prefetch && b0 + jj + ahead + 2 <= j1) {                              /* next block */
+            if (prefetch && b0 + jj + ahead + 2 <= j1) {          /* a later block, into L2 (no L1 request: see above) */
                 prefetch_rows(k, esize, koff, kst, b0 + jj + ahead, 2, d * esize, _MM_HINT_T1);
                 if (!spread) prefetch_rows(v, esize, voff, vst, b0 + jj + ahead, 2, dv * esize, _MM_HINT_T1);
             }
@@ -330,10 +348,23 @@ static inline __attribute__((always_inline)) void scores_rows_pairs(const int NR
     for (int64_t i = 0; i < d; i += 16) {
         __m256i kx = load16_raw(k, kr + i), ky = load16_raw(k, kr1 + i);
         __m256 kxe = bf16_even(kx), kxo = bf16_odd(kx), kye = bf16_even(ky), kyo = bf16_odd(ky);
+        /* The even halves of all NR rows, then the odd ones, each q vector loaded once into a
+         * register (the empty asm keeps it there): written as two dependent FMAs per row, GCC ran
+         * out of the 16 registers and loaded each q vector twice as a memory operand of the FMAs
+         * (20 loads per 16 FMAs). Same products, same order per accumulator: the same bits.
+         * One thread, 1,024 keys (in L2), 32/8 heads' one KV head, d 128: 0.92-0.93x the time;
+         * at 262,144 keys on two threads, with the spread, 0.94, 0.96, 0.95x (three runs). */
         for (int x = 0; x < NR; x++) {
-            __m256 we = _mm256_loadu_ps(q0 + x * d + i), wo = _mm256_loadu_ps(q0 + x * d + i + 8);
-            a[x] = _mm256_fmadd_ps(wo, kxo, _mm256_fmadd_ps(we, kxe, a[x]));
-            c[x] = _mm256_fmadd_ps(wo, kyo, _mm256_fmadd_ps(we, kye, c[x]));
+            __m256 we = _mm256_loadu_ps(q0 + x * d + i);
+            __asm__("" : "+x"(we));
+            a[x] = _mm256_fmadd_ps(we, kxe, a[x]);
+            c[x] = _mm256_fmadd_ps(we, kye, c[x]);
+        }
+        for (int x = 0; x < NR; x++) {
+            __m256 wo = _mm256_loadu_ps(q0 + x * d + i + 8);
+            __asm__("" : "+x"(wo));
+            a[x] = _mm256_fmadd_ps(wo, kxo, a[x]);
+            c[x] = _mm256_fmadd_ps(wo, kyo, c[x]);
         }
     }
     float unused[4][2];
@@ -373,6 +404,10 @@ static void item_bf16_pairs(const float *q, const void *k, const void *v, int pr
                             int64_t voff, int64_t vst, float *M, float *L, float *O) {
     float s[MAXR][BK] __attribute__((aligned(32)));
     const int64_t esize = 2;
+    /* Long items as item()'s: K rows AHEAD_ITEM keys on into L2, V rows from the P V loop
+     * (prefetch_cols), nothing into L1; short ones (a paged cache's pages) as before. */
+    const int spread = PF_V_SPREAD && prefetch && j1 - j0 >= SPREAD_MIN_KEYS;
+    const int64_t ahead = spread ? AHEAD_ITEM : AHEAD;
     for (int64_t r = 0; r < R; r++) { M[r] = -INFINITY; L[r] = 0.0f; }
     memset(O, 0, sizeof(float) * R * dv);
     for (int64_t b0 = j0; b0 < j1; b0 += BK) {
@@ -380,10 +415,10 @@ static void item_bf16_pairs(const float *q, const void *k, const void *v, int pr
         int64_t jj = 0;
         for (; jj + 2 <= nb; jj += 2) {
             int64_t kr = koff + (b0 + jj) * kst, kr1 = kr + kst;
-            if (prefetch) prefetch_rows(v, esize, voff, vst, b0 + jj, 2, dv * esize, _MM_HINT_T0);
-            if (prefetch && b0 + jj + AHEAD + 2 <= j1) {
-                prefetch_rows(k, esize, koff, kst, b0 + jj + AHEAD, 2, d * esize, _MM_HINT_T1);
-                prefetch_rows(v, esize, voff, vst, b0 + jj + AHEAD, 2, dv * esize, _MM_HINT_T1);
+            if (prefetch && !spread) prefetch_rows(v, esize, voff, vst, b0 + jj, 2, dv * esize, _MM_HINT_T0);
+            if (prefetch && b0 + jj + ahead + 2 <= j1) {
+                prefetch_rows(k, esize, koff, kst, b0 + jj + ahead, 2, d * esize, _MM_HINT_T1);
+                if (!spread) prefetch_rows(v, esize, voff, vst, b0 + jj + ahead, 2, dv * esize, _MM_HINT_T1);
             }
 #define P_S4 scores_rows_pairs(4, q + r * d, d, k, kr, kr1, s + r, jj)
 #define P_SN(N) scores_rows_pairs(N, q + r * d, d, k, kr, kr1, s + r, jj)
@@ -400,6 +435,7 @@ static void item_bf16_pairs(const float *q, const void *k, const void *v, int pr
         softmax_rows(R, b0, nb, lim, s, M, L, O, dv);
         for (int64_t i = 0; i < dv; i += 16) {
             int64_t vrow = voff + b0 * vst + i;
+            if (spread) prefetch_cols(v, esize, voff, vst, b0 + ahead, j1, i, i + 16, dv);
 #define P_P4 pv_rows_pairs(4, O + r * dv + i, dv, v, vrow, vst, nb, s + r)
 #define P_PN(N) pv_rows_pairs(N, O + r * dv + i, dv, v, vrow, vst, nb, s + r)
             PAIR_ROWS(P_P4, P_PN);
