@@ -280,7 +280,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "measured.factor": {
         "en": "measured: the point needs a {name} factor of about {f} on the model, outside {lo}-{hi}: was it measured "
               "on this model, GPU, TP and engine, in these units?",
-        "zh": "measured：要让模型对上这次实测，{name} 需要乘以约 {f}，超出了 {lo}-{hi}：它是在同一个模型、GPU、TP 和引擎上、"
+        "zh": "measured：要让模型对上这次实测，{name}需要约为 {f}，超出了 {lo}-{hi}：它是在同一个模型、GPU、TP 和引擎上、"
               "用这些单位测的吗？"},
     "measured.not_reproduced": {
         "en": "measured: the model scaled by two factors does not reproduce the point within {pct} (TTFT {a}x, TPOT "

@@ -254,6 +254,27 @@ def test_the_cli_reads_a_bench_file_of_any_name(tmp_path):
     f = tmp_path / "run.txt"
     f.write_text(json.dumps(VLLM))
     assert measured_arg(str(f)) == M.read_bench_result(f)
+    swept = tmp_path / "concurrency=16" / "result.json"          # a sweep's folders named key=value
+    swept.parent.mkdir()
+    swept.write_text(json.dumps(VLLM))
+    assert measured_arg(str(swept)) == M.read_bench_result(swept)
+
+
+def test_a_name_no_file_system_takes_is_an_error_naming_the_argument():
+    import argparse
+
+    from multihead.cli.gpu_time import measured_arg
+    with pytest.raises(argparse.ArgumentTypeError, match="cannot read .*not a file name"):
+        measured_arg("run\x00.json")
+
+
+def test_errors_name_the_keys_as_the_user_wrote_them():
+    with pytest.raises(ValueError, match="^measured: throughput takes a plain number, got 5ms$"):
+        M.parse("concurrency=1,throughput=5ms")
+    with pytest.raises(ValueError, match="^measured: throughput given twice$"):
+        M.parse("concurrency=1,throughput=1,throughput=2")
+    with pytest.raises(ValueError, match="^measured: tpot given twice$"):
+        M.parse("concurrency=1,itl=1ms,tpot=2ms")
 
 
 @pytest.mark.parametrize("make", [

@@ -33,7 +33,9 @@ def measured_arg(text: str) -> str:
     is_file = False
     try:
         try:
-            is_file = "=" not in text and (Path(text).suffix.lower() in (".json", ".jsonl") or Path(text).is_file())
+            # an existing file whatever its name holds ("runs/concurrency=16/result.json"); a .json name without
+            # "=" is a file too, so a missing one says it cannot be read
+            is_file = Path(text).is_file() or ("=" not in text and Path(text).suffix.lower() in (".json", ".jsonl"))
         except (OSError, ValueError):            # a name no file system takes (too long, a NUL): not a file
             is_file = False
         if is_file:

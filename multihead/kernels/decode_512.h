@@ -145,7 +145,7 @@ D5_FN void D5(item)(const float *q, const uint16_t *qh, float sc, const void *k,
      * L1 kept, the spread had made these loops 7-9% slower; without it, 0.81-0.94x the time for
      * fp32 and 0.86-1.02x for bf16 at 128k / 256k keys (fast_decode.c, at prefetch_cols). Shorter
      * items (a paged cache's pages) as before. */
-    const int spread = prefetch && j1 - j0 >= SPREAD_MIN_KEYS;
+    const int spread = PF_V_SPREAD && prefetch && j1 - j0 >= SPREAD_MIN_KEYS;
 
     for (int64_t b0 = j0; b0 < j1; b0 += BK) {
         int64_t nb = j1 - b0 < BK ? j1 - b0 : BK;

@@ -31,9 +31,9 @@
 #define AHEAD BK       /* keys ahead whose K and V rows are requested into L2 (see prefetch_rows) */
 #endif
 #ifndef AHEAD_ITEM
-#define AHEAD_ITEM (2 * BK)   /* the same for item() (the AVX2 path but bf16 pairs), with PF_V_SPREAD */
+#define AHEAD_ITEM (2 * BK)   /* the same for the AVX2 path's long items (item(), item_bf16_pairs), with PF_V_SPREAD */
 #endif
-#define SPREAD_MIN_KEYS 1024   /* items at least this long use PF_V_SPREAD and AHEAD_ITEM */
+#define SPREAD_MIN_KEYS 1024   /* items at least this long use PF_V_SPREAD (the AVX2 path at AHEAD_ITEM, 512-bit at AHEAD) */
 #ifndef PF_V_SPREAD
 #define PF_V_SPREAD 1  /* the next block's V rows requested from the P V loop (prefetch_cols); 0: with its K */
 #endif

@@ -39,6 +39,7 @@ _KEYS = {"concurrency": "concurrency", "max_concurrency": "concurrency", "reques
          "input_len": "input_len", "output_len": "output_len", "ttft": "ttft_s", "tpot": "tpot_s", "itl": "tpot_s",
          "throughput": "output_tokens_per_s", "output_throughput": "output_tokens_per_s"}
 _TIMES = ("ttft_s", "tpot_s")
+_SAID = {"ttft_s": "ttft", "tpot_s": "tpot", "output_tokens_per_s": "throughput"}   # a field as the user's text names it
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,13 +87,13 @@ def _number(key: str, text: str, unit: str) -> float:
     value = float(text)
     if key in _TIMES:
         if unit not in ("", *_UNITS):
-            raise ValueError(f"measured: unknown unit {unit!r} for {key[:-2]} (use s, ms, us or min)")
+            raise ValueError(f"measured: unknown unit {unit!r} for {_SAID[key]} (use s, ms, us or min)")
         value *= _UNITS.get(unit, 1.0)
         if not 1e-6 <= value <= 86400:
-            raise ValueError(f"measured: {key[:-2]} must be between 1 us and 24 h, got {text}{unit}")
+            raise ValueError(f"measured: {_SAID[key]} must be between 1 us and 24 h, got {text}{unit}")
         return value
     if unit:
-        raise ValueError(f"measured: {key} takes a plain number, got {text}{unit}")
+        raise ValueError(f"measured: {_SAID.get(key, key)} takes a plain number, got {text}{unit}")
     return value
 
 
@@ -114,7 +115,7 @@ def parse(text: str) -> MeasuredPoint:
                              f"ttft, tpot, itl, throughput)")
         name = _KEYS[key]
         if name in got:
-            raise ValueError(f"measured: {name.removesuffix('_s')} given twice")
+            raise ValueError(f"measured: {_SAID.get(name, name)} given twice")
         got[name] = _number(name, number, unit)
     for name, hi in (("concurrency", 1 << 20), ("input_len", 10_000_000), ("output_len", 10_000_000)):
         if name in got:
@@ -139,6 +140,8 @@ def read_bench_result(path: str | Path) -> str:
         size = p.stat().st_size
     except OSError as err:
         raise ValueError(f"measured: cannot read {str(path)[:200]!r}: {err.strerror}") from None
+    except ValueError:                     # a name no file system takes (a NUL byte)
+        raise ValueError(f"measured: cannot read {str(path)[:200]!r}: not a file name") from None
     if size > MAX_FILE_BYTES:
         raise ValueError(f"measured: {p.name} is {size:,} bytes, over the {MAX_FILE_BYTES:,} a bench result takes")
     try:
