@@ -196,12 +196,16 @@ def fit(predict, point: MeasuredPoint, iterations: int = 40) -> dict:
     closely: each factor does not only move its own time (TTFT under load waits for decode steps; near saturation a
     time moves several times faster than its factor), so a plain fixed-point update can oscillate and diverge.
     Returns {"prefill", "decode", "predicted" (the unscaled model at the point), "reproduced" (the scaled one)}; a
-    ValueError when the model is overloaded at the point, a factor would leave FACTOR_RANGE (the point is not this
+    ValueError when the model is overloaded at the point, a closed loop's clients queue there, a factor would leave FACTOR_RANGE (the point is not this
     deployment's), or the two factors cannot reproduce the point."""
     first = predict((1.0, 1.0))
     if first.get("overloaded"):
         raise ValueError(f"measured: the model has this deployment overloaded at the measured load ({first.get('note')})"
                          "; measure at a load it serves")
+    if point.concurrency is not None and first.get("queued"):    # clients beyond the slots: TTFT is mostly waiting
+        raise ValueError(f"measured: at concurrency {point.concurrency:,} this deployment runs fewer at once and "
+                         f"{first['queued']:,} requests wait in the queue, so the run's TTFT is mostly waiting; give a "
+                         "run at a load the engine runs all at once")
     names = ("prefill (TTFT)", "decode (TPOT)")
     active = [i for i, on in enumerate((point.ttft_s is not None,
                                         point.tpot_s is not None or point.output_tokens_per_s is not None)) if on]

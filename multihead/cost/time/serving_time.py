@@ -147,16 +147,10 @@ def scaled_to_measured(setup: timing.Setup, req, serving: dict, input_len: int, 
     concurrency = point.concurrency                 # or point.request_rate: the point has one of them
     kv_tokens, replicas = _load_args(req, serving)
 
-    def predict(scale):
+    def predict(scale):                     # the model alone: no intervals while fitting
         return at_load(dataclasses.replace(setup, measured_scale=scale), req, kv_tokens, inp, out, concurrency,
-                       point.request_rate, replicas)
+                       point.request_rate, replicas, intervals=False)
 
-    if point.concurrency is not None:       # clients beyond the slots wait: the run's TTFT is then mostly the queue's
-        queued = predict((1.0, 1.0)).get("queued")
-        if queued:
-            raise ValueError(f"measured: at concurrency {point.concurrency:,} this deployment runs fewer at once and "
-                             f"{queued:,} requests wait in the queue, so the run's TTFT is mostly waiting; give a run at "
-                             "a load the engine runs all at once")
     fit = measured_point.fit(predict, point)
     scaled = dataclasses.replace(setup, measured_scale=(fit["prefill"], fit["decode"]))
     load = {"concurrency": concurrency, "request_rate": point.request_rate, "input_len": inp, "output_len": out}
@@ -170,16 +164,18 @@ def scaled_to_measured(setup: timing.Setup, req, serving: dict, input_len: int, 
 
 
 def at_load(setup: timing.Setup, req, kv_cache_tokens: int, input_len: int, output_len: int,
-            concurrency: int | None, request_rate: float | None, data_parallel_size: int = 1, cache=None) -> dict:
+            concurrency: int | None, request_rate: float | None, data_parallel_size: int = 1, cache=None,
+            intervals: bool = True) -> dict:
     """``serving.at``: the metrics at one load, the KV pool holding kv_cache_tokens // (block-rounded
-    input_len + output_len) requests of this length per replica."""
+    input_len + output_len) requests of this length per replica; with their intervals unless ``intervals`` is
+    False (a fit's inner evaluations)."""
     from multihead.cost.time.operating_point import evaluate
     from multihead.cost.time.timing_intervals import add_intervals
     per_request = -(-(input_len + output_len) // req.block_size) * req.block_size
     at = evaluate(setup, input_len, output_len, concurrency=concurrency, request_rate=request_rate,
                   data_parallel_size=data_parallel_size, max_num_seqs=req.max_num_seqs,
                   kv_capacity_requests=kv_cache_tokens / per_request, cache=cache)
-    return at if at["overloaded"] else add_intervals(at, setup)
+    return at if at["overloaded"] or not intervals else add_intervals(at, setup)
 
 
 def _ms(s: float) -> str:

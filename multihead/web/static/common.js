@@ -241,6 +241,13 @@ function fmtSeconds(x) {
 }
 // A predicted time's interval beside it (the server's ``*_low`` / ``*_high`` keys of obj), as the CLI prints it:
 // "25 s (80%: 9.7 s – 95.2 s)". The planner's serving block and the search's best answer use it.
+// An interval's cautions (the server's ``interval.cautions``: a family spanning over 10x) as paragraphs, each in
+// the page's language: ``zh`` the server's translations (messages.plan_texts serving_cautions), null in English.
+function cautionParagraphs(interval, zh) {
+  const en = interval && Array.isArray(interval.cautions) ? interval.cautions.filter(c => typeof c === "string") : [];
+  return en.map((c, i) => el("p", {class: "caution", text: zh ? (zh[i] || t("res.untranslated")) : c}));
+}
+
 function withBand(s, key, text, fmt) {
   const lo = s[key + "_low"], hi = s[key + "_high"];
   if (typeof lo !== "number" || typeof hi !== "number") return text;

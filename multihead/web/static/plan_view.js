@@ -172,9 +172,7 @@ function servingRow(key, v, s) {
 
 // The interval's cautions (a family whose interval spans over 10x), in the page's language.
 function servingCautions(s) {
-  const en = s.interval && Array.isArray(s.interval.cautions) ? s.interval.cautions.filter(c => typeof c === "string") : [];
-  const zh = PLAN_TEXTS && PLAN_TEXTS.lang === LANG ? PLAN_TEXTS.serving_cautions || [] : null;
-  return en.map((c, i) => el("p", {class: "caution", text: zh ? (zh[i] || t("res.untranslated")) : c}));
+  return cautionParagraphs(s.interval, PLAN_TEXTS && PLAN_TEXTS.lang === LANG ? PLAN_TEXTS.serving_cautions || [] : null);
 }
 
 // The load the user gave (--concurrency / --request-rate: the server's ``serving.at``), first: its times with their

@@ -108,9 +108,8 @@ function renderTable(res) {
 // each is translated by the server's message catalogue (as the planner's serving block does).
 function cautionsOf(interval) {
   const box = el("div", {id: "s-cautions"});
-  const en = interval && Array.isArray(interval.cautions) ? interval.cautions.filter(c => typeof c === "string") : [];
-  if (!en.length) return box;
-  const show = texts => box.replaceChildren(...en.map((c, i) => el("p", {class: "caution", text: texts ? (texts[i] || t("res.untranslated")) : c})));
+  if (!cautionParagraphs(interval, null).length) return box;
+  const show = texts => box.replaceChildren(...cautionParagraphs(interval, texts));
   if (LANG === "en") show(null);
   else api("/api/messages", {plan: {serving: {interval}}, lang: LANG})
     .then(r => show((r.plan && r.plan.serving_cautions) || [])).catch(() => show([]));

@@ -25,16 +25,12 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 from session7_cv import METRIC                                # noqa: E402
-from floor import shipped_errors, ROWS                        # noqa: E402
+from floor import group, shipped_errors, ROWS                 # noqa: E402
 from multihead.cost.time import timing_intervals as ti        # noqa: E402
 from multihead.fits import timing_validation as tv            # noqa: E402
 
 OUT = Path(__file__).parents[3] / "multihead" / "cost" / "catalog" / "gpu_time_measured_intervals.json"
 CELLS = [(g, m) for g in ("dense", "moe/mla") for m in ("TTFT", "TPOT", "throughput", "latency")]
-
-
-def group(e):
-    return "dense" if e["family"][0] == "dense" else "moe/mla"
 
 
 def anchored(errs, rows, anchor="lowest"):
