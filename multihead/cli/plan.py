@@ -90,9 +90,11 @@ def _device_args(d) -> None:
     d.add_argument("--bandwidth-tbps", type=A.BANDWIDTH_TBPS,
                    help="sustained memory bandwidth in TB/s (already effective)")
     d.add_argument("--flops-efficiency", type=A.EFFICIENCY,
-                   help="fraction of a catalog GPU's peak FLOP/s reached (default 0.5, see cost/device.py)")
+                   help="fraction of a catalog GPU's datasheet peak FLOP/s reached, in every account and time "
+                        "(not given: 0.5 in the text's accounts, the fitted GPU-time model's in the times)")
     d.add_argument("--bandwidth-efficiency", type=A.EFFICIENCY,
-                   help="fraction of a catalog GPU's bandwidth reached (default 0.8, see cost/device.py)")
+                   help="fraction of a catalog GPU's datasheet bandwidth reached, in every account and time "
+                        "(not given: 0.8 in the text's accounts, the fitted GPU-time model's in the times)")
     d.add_argument("--gpus", "--tensor-parallel-size", "-tp", dest="gpus", type=A.int_range(1, 4096), default=1,
                    help="tensor-parallel GPUs (must divide H and fit H_kv); vLLM's --tensor-parallel-size")
     d.add_argument("--memory-utilization", "--gpu-memory-utilization", dest="memory_utilization",

@@ -70,24 +70,25 @@ def resolve_device(device: str | DeviceSpec | None = None, *, gpu_memory_gb: flo
                           bandwidth_bytes_per_s=bandwidth_tbps * 1e12,
                           matmul_flops={k: effective_tflops * 1e12 for k in SIXTEEN_BIT},
                           flops_efficiency=1.0, bandwidth_efficiency=1.0,
-                          source="command line (effective figures)", kind="explicit")
+                          source="command line (effective figures)", kind="explicit",
+                          stated=frozenset({"flops_efficiency", "bandwidth_efficiency"}))
     spec = device if isinstance(device, DeviceSpec) else load_device(str(device))
     spec = dataclasses.replace(spec, matmul_flops=dict(spec.matmul_flops), prefill=dict(spec.prefill),
                                decode=dict(spec.decode))
     if flops_efficiency is not None:
-        spec.flops_efficiency = flops_efficiency
+        spec.flops_efficiency, spec.stated = flops_efficiency, spec.stated | {"flops_efficiency"}
     if bandwidth_efficiency is not None:
-        spec.bandwidth_efficiency = bandwidth_efficiency
+        spec.bandwidth_efficiency, spec.stated = bandwidth_efficiency, spec.stated | {"bandwidth_efficiency"}
     if gpu_memory_gb is not None:
         spec.memory_bytes = gpu_memory_gb * 1e9
     # explicit figures replace a profile's measured kernel terms too: the user's number is the rate
     if effective_tflops is not None:      # a GPU keeps its other dtypes' peaks (fp8, the fp32 ALU rate)
         kept = {} if spec.kind == "measured" else spec.matmul_flops
         spec.matmul_flops = {**kept, **{k: effective_tflops * 1e12 for k in SIXTEEN_BIT}}
-        spec.flops_efficiency, spec.prefill = 1.0, {}
+        spec.flops_efficiency, spec.prefill, spec.stated = 1.0, {}, spec.stated | {"flops_efficiency"}
     if bandwidth_tbps is not None:
         spec.bandwidth_bytes_per_s = bandwidth_tbps * 1e12
-        spec.bandwidth_efficiency, spec.decode = 1.0, {}
+        spec.bandwidth_efficiency, spec.decode, spec.stated = 1.0, {}, spec.stated | {"bandwidth_efficiency"}
     return spec
 
 

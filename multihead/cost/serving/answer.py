@@ -181,19 +181,30 @@ def _trtllm_account(shape, args: Request, total: float) -> ServingAccount:
     return T.account(shape, trtllm_args(args), load_fit(), total)
 
 
-def batched_tokens(req: Request, total_bytes: float | None = None) -> int:
-    """--max-num-batched-tokens the engine runs with: the flag when given, else (vLLM V1) the default
-    vLLM picks for the GPU (serving_vllm_versions.v1_batch_defaults), which the account profiled;
-    ``total_bytes``: the GPU's memory when it is not a catalog name."""
-    if req.engine != "vllm" or "max_num_batched_tokens" in given_flags(req) or engine_version(req) != "0.19":
-        return req.max_num_batched_tokens
-    from multihead.cost.serving.vllm_versions import v1_batch_defaults
+def engine_batch(req: Request, total_bytes: float | None = None) -> tuple[int, int]:
+    """(--max-num-batched-tokens, --max-num-seqs) the engine runs with: each flag when given, else
+    (vLLM) the default of the modelled version for this GPU and length (vllm_versions.batch_defaults),
+    which the memory account profiled and the time model's slots follow; other engines: the request's.
+    ``total_bytes``: the GPU's memory when it is not a catalog name. A flag set to the CLI's own
+    default (8192 / 1024) reads as not given (given_flags)."""
+    tokens, seqs = req.max_num_batched_tokens, req.max_num_seqs
+    if req.engine != "vllm":
+        return tokens, seqs
+    from multihead.cost.serving.vllm_versions import batch_defaults
     if total_bytes is None:
         try:
             total_bytes = gpu_memory_bytes(req.gpu)[1]
         except ValueError:
-            return req.max_num_batched_tokens
-    return v1_batch_defaults(req.gpu, total_bytes)[0]
+            return tokens, seqs
+    given = given_flags(req)
+    d_tokens, d_seqs = batch_defaults(engine_version(req), req.max_model_len, req.gpu, total_bytes)
+    return (tokens if "max_num_batched_tokens" in given else d_tokens,
+            seqs if "max_num_seqs" in given else d_seqs)
+
+
+def batched_tokens(req: Request, total_bytes: float | None = None) -> int:
+    """--max-num-batched-tokens the engine runs with (engine_batch)."""
+    return engine_batch(req, total_bytes)[0]
 
 
 def length_override(spec, tokens: int) -> tuple[dict | None, str | None]:
@@ -254,16 +265,18 @@ def answer(cfg: dict, req: Request, input_len: int | None = None, output_len: in
     if req.engine == "sglang":
         from multihead.cost.serving.sglang import details
         sglang = details(sglang_args(cfg, req), a, account_kw.get("gpu_bytes") or gpu_memory_bytes(req.gpu)[1])
+    tokens, seqs = engine_batch(req, account_kw.get("gpu_bytes"))
     out = {**a.to_json(), "gpu": req.gpu, "dtype": dtype, "kv_cache_dtype": req.kv_cache_dtype,
            "tensor_parallel_size": req.tensor_parallel_size,
            "pipeline_parallel_size": req.pipeline_parallel_size, "data_parallel_size": req.data_parallel_size,
            "enable_dp_attention": req.enable_dp_attention,
            "gpu_memory_utilization": req.gpu_memory_utilization,
-           "max_num_batched_tokens": batched_tokens(req, account_kw.get("gpu_bytes")),
-           "verdict": verdict(a, req, (sglang and sglang["chunked_prefill_size"]) or batched_tokens(req, account_kw.get("gpu_bytes"))),
+           "max_num_batched_tokens": tokens, "max_num_seqs": seqs,
+           "verdict": verdict(a, req, (sglang and sglang["chunked_prefill_size"]) or tokens),
            "prefill": "chunked prefill: full attention, max_num_batched_tokens tokens per step (no document cut)"}
-    try:
-        out.update(time_keys(cfg, req, out, input_len, output_len, spec=account_kw.get("spec"), device=device,
+    try:      # the time model's slots per replica: the sequences the engine really runs (engine_batch)
+        out.update(time_keys(cfg, dataclasses.replace(req, max_num_seqs=seqs), out, input_len, output_len,
+                             spec=account_kw.get("spec"), device=device,
                              concurrency=concurrency, request_rate=request_rate))
     except ValueError as err:
         if input_len is not None or output_len is not None or concurrency is not None or request_rate is not None:

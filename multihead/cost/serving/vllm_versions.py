@@ -65,6 +65,16 @@ def v1_batch_defaults(gpu_name: str | None, total_bytes: float) -> tuple[int, in
     return V1_LARGE if large else V1_COMPACT
 
 
+def batch_defaults(version: str, max_model_len: int, gpu: str | None, total_bytes: float) -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs) that ``vllm serve`` of ``version`` runs with when neither
+    flag is given: V1 (0.19) by the GPU (v1_batch_defaults); V0 (0.6) by the length: chunked prefill
+    of 512 tokens above 32K, else max(max_model_len, 2048), and 256 sequences."""
+    if version == "0.19":
+        return v1_batch_defaults(gpu, total_bytes)
+    tokens = V0_CHUNK if max_model_len > V0_LONG_CONTEXT else max(max_model_len, V0_MIN_BATCHED)
+    return tokens, V0_MAX_SEQS
+
+
 def resolve(version: str | None) -> str:
     """The modelled version for ``--engine-version`` (None: the newest); a ValueError names the flag."""
     if version is None:
@@ -102,20 +112,13 @@ def apply(version: str, shape: ServingShape, args: EngineArgs, given: set[str] =
     """The shape and flags as ``version`` sizes them; ``given``: flags the user set (the others take
     that version's defaults); ``gpu`` / ``total_bytes``: the GPU, for V1's defaults by GPU (none
     given: the flags as they are)."""
-    if version == "0.19":
-        if total_bytes is None:
-            return shape, args
-        tokens, seqs = v1_batch_defaults(gpu, total_bytes)
-        changes = {k: v for k, v in (("max_num_batched_tokens", tokens), ("max_num_seqs", seqs)) if k not in given}
-        return shape, dataclasses.replace(args, **changes)
-    if shape.mla_latent:
-        raise ValueError(f"engine-version: vLLM {version} has no MLA latent cache (added in v0.7.1); "
-                         f"{shape.name} is not modelled on it")
-    shape = dataclasses.replace(shape, layer_kinds=tuple((FULL, None) for _ in shape.layer_kinds))
-    changes = {}
-    if "max_num_batched_tokens" not in given:
-        changes["max_num_batched_tokens"] = (V0_CHUNK if args.max_model_len > V0_LONG_CONTEXT
-                                             else max(args.max_model_len, V0_MIN_BATCHED))
-    if "max_num_seqs" not in given:
-        changes["max_num_seqs"] = V0_MAX_SEQS
+    if version == "0.19" and total_bytes is None:
+        return shape, args
+    if version != "0.19":
+        if shape.mla_latent:
+            raise ValueError(f"engine-version: vLLM {version} has no MLA latent cache (added in v0.7.1); "
+                             f"{shape.name} is not modelled on it")
+        shape = dataclasses.replace(shape, layer_kinds=tuple((FULL, None) for _ in shape.layer_kinds))
+    tokens, seqs = batch_defaults(version, args.max_model_len, gpu, total_bytes or 0.0)
+    changes = {k: v for k, v in (("max_num_batched_tokens", tokens), ("max_num_seqs", seqs)) if k not in given}
     return shape, dataclasses.replace(args, **changes)

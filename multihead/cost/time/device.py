@@ -55,6 +55,7 @@ class DeviceSpec:
     gpus_per_node: int = 8
     inter_node_bandwidth: float = 0.0   # B/s, one direction, of the inter-node link
     mamf_share: float | None = None     # achievable share of the matmul peak; None: the catalog's (explicit: 1.0)
+    stated: frozenset = frozenset()     # the efficiencies the user stated ("flops_efficiency", "bandwidth_efficiency")
 
     def __post_init__(self):
         if self.kind == "measured":

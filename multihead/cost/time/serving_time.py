@@ -37,21 +37,22 @@ def device_gpu(device, constants: timing.Constants | None = None) -> tuple[Devic
     """The GPU record and the time model's constants for a planner DeviceSpec (a catalog GPU, or explicit figures).
 
     The record is used as it holds its figures (the catalog's, or ones given on the command line).
-    Explicit figures are already effective (efficiency 1.0): the fitted efficiencies would count
-    the shortfall twice, so a figure's efficiency replaces the fitted one whenever it is not the
-    planner's unfitted default (0.5 / 0.8). A measured CPU profile is refused: its own kernel terms
-    time it (cost/attention_time).
+    An efficiency the user stated (DeviceSpec.stated: --flops-efficiency / --bandwidth-efficiency,
+    or 1.0 with an explicit --effective-tflops / --bandwidth-tbps, already effective) replaces the
+    fitted one, and a stated FLOP/s efficiency is a share of the datasheet peak itself (the measured
+    matmul ceiling, mamf_share, is not applied on top): the rate grows with the stated number. The
+    others keep the fitted constants. A measured CPU profile is refused: its own kernel terms time it
+    (cost/attention_time).
     """
-    from multihead.cost.time.device import DEFAULT_BANDWIDTH_EFFICIENCY, DEFAULT_FLOPS_EFFICIENCY
     if device.kind == "measured":
         raise ValueError(f"gpu: {device.name} is a measured CPU profile, which the GPU-time model does not cover")
     c = constants or timing.load_constants()
-    stated = {k: v for k, v, default in (("flops_efficiency", device.flops_efficiency, DEFAULT_FLOPS_EFFICIENCY),
-                                        ("bandwidth_efficiency", device.bandwidth_efficiency,
-                                         DEFAULT_BANDWIDTH_EFFICIENCY)) if v != default}
+    stated = {k: getattr(device, k) for k in ("flops_efficiency", "bandwidth_efficiency") if k in device.stated}
     if stated:
         said = ", ".join(f"{k} {v:g}" for k, v in stated.items())
         c = dataclasses.replace(c, **stated, source=f"{c.source}; {said} as the GPU's figures state")
+    if "flops_efficiency" in stated:
+        device = dataclasses.replace(device, mamf_share=1.0)
     return device, c
 
 
@@ -113,7 +114,8 @@ def time_keys(cfg: dict, req, serving: dict, input_len: int | None = None, outpu
     measured = None
     if getattr(req, "measured", None):          # scaled to one run of this deployment (measured_point.py)
         setup, measured = scaled_to_measured(setup, req, serving, inp, out)
-    keys = timing.serving_time_keys(setup, inp, out, serving["max_concurrency"])
+    # the most requests one replica runs at once: its KV pool, capped by max_num_seqs (operating_point.slots)
+    keys = timing.serving_time_keys(setup, inp, out, min(serving["max_concurrency"], req.max_num_seqs))
     if measured is not None:
         keys["measured"] = measured
     if concurrency is not None or request_rate is not None:
@@ -240,7 +242,7 @@ def render_lines(d: dict) -> list[str]:
     caution = [f"  caution: {_caution(d)}"] if _caution(d) and not printed else []
     return [f"time, requests of {d['input_len']:,} prompt + {d['output_len']:,} output tokens "
             f"({d.get('time_engine', d['engine'])} fixed costs; {d['attention_kernel']}):", *measured_lines(d), *at,
-            f"  at max concurrency {c}: TTFT {_ms(d['ttft_s'])}{_iv(d, 'ttft_s')}, TPOT {_ms(d['tpot_s'])}"
+            f"  at max concurrency {c}{' (max_num_seqs)' if c == d.get('max_num_seqs') and c < int(d.get('max_concurrency', 0)) else ''}: TTFT {_ms(d['ttft_s'])}{_iv(d, 'ttft_s')}, TPOT {_ms(d['tpot_s'])}"
             f"{_iv(d, 'tpot_s')}, {d['output_tokens_per_s']:,.1f} output tokens/s in all{_iv(d, 'output_tokens_per_s', False)} "
             f"(decode {d['decode_bound']}-bound)",
             f"  one request: TTFT {_ms(d['ttft_s_one_request'])}, TPOT {_ms(d['tpot_s_one_request'])}, "
