@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 ENGINES = ("vllm", "sglang", "tensorrt-llm")
 HEAD = "$HEAD_IP"     # placeholder the user replaces with the head node's address
+from multihead.cost.spec.lookup import MODEL_DIR   # a config file that is no folder's config.json
 PLACEHOLDER = re.compile(r"\$[A-Z0-9_]+")   # $HEAD_IP, $AWQ_CHECKPOINT: left unquoted so the shell substitutes them
 
 # --quantization methods an engine applies at load to a 16-bit checkpoint, in the versions the serving accounts follow
@@ -170,6 +171,10 @@ def command(engine: str, plan: LaunchPlan) -> Command:
     if plan.dp_attention_size > 1 and engine != "sglang":
         raise ValueError(f"emit: DP attention is SGLang's (--enable-dp-attention); {engine} has no such flag: emit sglang")
     plan, qnote = checkpoint_for_quantization(engine, plan)
+    if plan.model == MODEL_DIR:
+        qnote = "; ".join(x for x in (f"{MODEL_DIR}: the config was given as a file that is not a model folder's "
+                                      "config.json; put the folder holding this model's config.json and weights "
+                                      "in its place", qnote) if x)
     if engine == "vllm":
         from multihead.engines import vllm
         return _noted(replicate(vllm.command(plan), plan), qnote)
@@ -178,7 +183,7 @@ def command(engine: str, plan: LaunchPlan) -> Command:
         return _noted(replicate(sglang.command(plan), plan), qnote)
     if engine == "tensorrt-llm":
         from multihead.engines import tensorrt_llm
-        return replicate(tensorrt_llm.command(plan), plan)
+        return _noted(replicate(tensorrt_llm.command(plan), plan), qnote)
     raise ValueError(f"emit: expected one of {', '.join(ENGINES)}, got {engine!r}")
 
 

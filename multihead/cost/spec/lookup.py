@@ -78,6 +78,24 @@ def hf_id(source: str, fallback: str) -> str:
     return f"{parts[0]}/{parts[1]}" if len(parts) >= 2 and parts[0] and parts[1] else fallback
 
 
+MODEL_DIR = "$MODEL_DIR"     # the launch target when a config file is not its folder's config.json (engines/)
+
+
+def _serve_target(given: Path, path: Path) -> str:
+    """What `vllm serve` / SGLang's --model-path take for a config given as ``given`` (read at ``path``):
+    the folder itself, or the file's folder when the file is that folder's config.json; a config
+    under another name (my-model.json) is no model folder an engine loads, so the command names the
+    placeholder MODEL_DIR and says what to put there (engines.command)."""
+    if given.is_dir():
+        return str(given)
+    try:
+        if (given.parent / "config.json").exists() and (given.parent / "config.json").samefile(path):
+            return str(given.parent)
+    except OSError:
+        pass
+    return MODEL_DIR
+
+
 def find_model(name: str | Path, *, paths: bool = True) -> ResolvedModel:
     """The model a name stands for, by the module doc's rule; ``paths`` False: catalog names only
     (the page: never a file of that name in the server's folder). Each source is read once."""
@@ -85,9 +103,8 @@ def find_model(name: str | Path, *, paths: bool = True) -> ResolvedModel:
     if paths and os.path.lexists(text):     # a FIFO or device exists too: the one reader refuses it by name
         config, path = read_config_file(text)
         label = path.name if path.name != "config.json" else f"{path.parent.name}/config.json"
-        given = Path(text)
         return ResolvedModel(read_config(config, name=label, source=str(path)), copy.deepcopy(config),
-                             str(given if given.is_dir() else given.parent))    # vllm serve takes the folder
+                             _serve_target(Path(text), path))
     key = catalog_key(text)
     index = config_index()
     if key in index:                        # a catalog HF id: its published config
