@@ -72,6 +72,6 @@ def test_plan_takes_batching_and_expert_parallel_size(capsys):
 
 def test_plan_refuses_expert_parallel_for_a_dense_model_by_name(capsys):
     assert main(["plan", "Llama-3.1-8B", "--gpu", "H100-SXM", "--gpus", "2", "--max-model-len", "4096",
-                 "--expert-parallel-size", "2", "--json"]) == 0
-    serving = json.loads(capsys.readouterr().out)["serving"]
-    assert "expert-parallel-size" in serving["time_note"] and serving["time"] is None
+                 "--expert-parallel-size", "2", "--json"]) == 2
+    out = capsys.readouterr()          # refused (session 17's audit), no longer a plan without its times
+    assert not out.out and "expert-parallel-size" in out.err and "no routed experts" in out.err

@@ -31,7 +31,7 @@ def register(subparsers) -> None:
     p.add_argument("model", nargs="?", help="catalog model name (see --list), a HuggingFace config.json path, "
                                             "or a model folder holding one")
     g = p.add_argument_group("model overrides (or a model from flags alone)")
-    g.add_argument("--params", type=A.float_range(0, 1e15), help="total parameters, e.g. 13e9 (overrides the "
+    g.add_argument("--params", type=A.int_range(0, 10 ** 15), help="total parameters, e.g. 13e9 (overrides the "
                                                                   "architecture count)")
     for flag, text in (("--layers", "L, decoder layers"), ("--heads", "H, query heads"),
                        ("--kv-heads", "H_kv, key/value heads (default: H, i.e. MHA)"),
@@ -155,11 +155,12 @@ def _list() -> int:
                   f"{c.total / 1e9:.3g}B" if c else f"{(s.params or 0) / 1e9:.3g}B", str(s.max_position_embeddings or "?"),
                   "; ".join([s.attention_kind, *s.features()]), s.source.split(" (")[0])
     t2 = Table(title="GPUs")
-    for col in ("name", "memory GB", "TB/s", "fp16 TFLOP/s", "source"):
+    for col in ("name", "memory GB", "TB/s", "16-bit TFLOP/s", "source"):
         t2.add_column(col)
     for name, e in gpu_catalog().items():
-        t2.add_row(name, f"{e['memory_gb']:g}", f"{e['bandwidth_tbps']:g}", f"{e['matmul_tflops'].get('fp16', 0):g}",
-                   e["source"])
+        tf = e["matmul_tflops"]     # the catalog states fp16, or bf16 alone for some GPUs (Gaudi3)
+        sixteen = f"{tf['fp16']:g}" if "fp16" in tf else (f"{tf['bf16']:g} (bf16)" if "bf16" in tf else "-")
+        t2.add_row(name, f"{e['memory_gb']:g}", f"{e['bandwidth_tbps']:g}", sixteen, e["source"])
     con = Console()
     con = con if con.is_terminal else Console(width=200)     # piped: wide enough for the names
     con.print(t)

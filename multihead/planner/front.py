@@ -52,6 +52,21 @@ def _device(req: PlanRequest):
     return req.gpu
 
 
+def check_precision(req: PlanRequest) -> None:
+    """The text's accounts read --weights-dtype / --kv-dtype, the engine's --quantization / --dtype /
+    --kv-cache-dtype: both given and saying different things is refused by name (one precision per plan)."""
+    from multihead.planner.launch import flag_weights
+    w, kv, q, d = req.weights_dtype, req.kv_dtype, req.quantization, req.dtype
+    if kv is not None and (req.kv_cache_dtype or "").startswith("fp8") and kv != "fp8":
+        raise ValueError(f"kv-dtype: {kv} disagrees with kv-cache-dtype {req.kv_cache_dtype}; give one of them")
+    if w is not None and q is not None and flag_weights(q) != w:
+        raise ValueError(f"weights-dtype: {w} disagrees with quantization {q} ({flag_weights(q)} weights); "
+                         "give one of them")
+    served = ENGINE_TO_PLAN_DTYPE.get(d or "auto")
+    if w in ENGINE_TO_PLAN_DTYPE.values() and served is not None and served != w:
+        raise ValueError(f"weights-dtype: {w} disagrees with dtype {d}; give one of them")
+
+
 def serving_precision(req: PlanRequest) -> dict:
     """--weights-dtype in the engine's terms, so the serving account and the launch command serve the precision the
     three accounts assume: a quantizing value (fp8 / int8 / int4) is the --quantization it stands for
@@ -78,6 +93,12 @@ def plan_request(req: PlanRequest):
                          "length (max_position_embeddings) to default to")
     if req.chunks is not None and req.chunks > tokens:
         raise ValueError(f"chunks: expected an integer from 1 to tokens={tokens}, got {req.chunks}")
+    piece = -(-tokens // (req.chunks or 1))
+    if req.max_model_len is not None and piece > req.max_model_len:    # the engine would refuse such a request
+        raise ValueError(f"tokens: {'a chunk of ' if req.chunks else ''}{piece:,} tokens is past max-model-len "
+                         f"{req.max_model_len:,}, the longest request an engine launched so accepts; give "
+                         f"max-model-len >= {piece:,}, or chunks of at most {req.max_model_len:,} tokens")
+    check_precision(req)
     kv_dtype = req.kv_dtype
     if kv_dtype is None and (req.kv_cache_dtype or "").startswith("fp8"):
         kv_dtype = "fp8"

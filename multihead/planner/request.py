@@ -79,7 +79,7 @@ class _Field:
 FIELDS: dict[str, _Field] = {
     # the model: a name (or path, where allowed) and explicit overrides
     "model": _Field(V.Text(1000)),
-    "params": _Field(V.FloatRange(0, 1e15)),
+    "params": _Field(V.IntRange(0, 10 ** 15)),   # 0: attention alone (no weights), as a measured-profile study asks
     "layers": _Field(_SIZE), "heads": _Field(_SIZE), "kv_heads": _Field(_SIZE), "head_dim": _Field(_SIZE),
     "hidden": _Field(_SIZE), "intermediate": _Field(_SIZE), "vocab": _Field(_SIZE),
     "max_position": _Field(V.IntRange(1, MAX_PLAN_TOKENS)),
@@ -214,9 +214,18 @@ class PlanRequest:
             if f.modelled != "<any>" and value != f.modelled:
                 raise ValueError(f"{name}: {_NOT_MODELLED[name]}, got {value!r}")
         if self.expert_parallel_size not in (1, self.tensor_parallel_size):
+            expected = (f"expected 1 or {self.tensor_parallel_size}" if self.tensor_parallel_size > 1 else
+                        "expected 1 at tensor_parallel_size 1 (give tensor_parallel_size to spread them)")
             raise ValueError(f"expert_parallel_size: the engines spread the experts over the tensor-parallel group "
-                             f"(vLLM's --enable-expert-parallel): expected 1 or {self.tensor_parallel_size}, "
-                             f"got {self.expert_parallel_size}")
+                             f"(vLLM's --enable-expert-parallel): {expected}, got {self.expert_parallel_size}")
+        # another engine's flag, or a search's, is refused by name rather than ignored
+        for name, engine in (("mem_fraction_static", "sglang"), ("kv_cache_free_gpu_memory_fraction", "tensorrt-llm")):
+            if getattr(self, name) is not None and self.engine != engine:
+                raise ValueError(f"{name.replace('_', '-')}: a flag of {engine}'s, and the engine is {self.engine}; "
+                                 f"give engine {engine}")
+        for name in ("slo", "price"):
+            if getattr(self, name) is not None and not self.search:
+                raise ValueError(f"{name}: used by the configuration search only; give search (--search)")
         if self.enable_dp_attention:
             if self.engine != "sglang":
                 raise ValueError("enable_dp_attention: an SGLang flag (vLLM's counterpart, --data-parallel-size with "

@@ -85,7 +85,10 @@ def parse_slo(text: str | None) -> SLO:
 
 
 def parse_prices(items: list[str] | None) -> dict[str, float]:
-    """['H100-SXM=2.5', 'MI300X=$1.99'] -> {'H100-SXM': 2.5, 'MI300X': 1.99} ($ per GPU-hour)."""
+    """['H100=2.5', 'MI300X=$1.99'] -> {'H100-SXM': 2.5, 'MI300X': 1.99} ($ per GPU-hour): a catalog GPU by
+    any name --gpu takes (device.gpu_key), or ``custom`` (a GPU given by its figures); an unknown name or
+    one GPU priced twice is refused, never ignored."""
+    from multihead.cost.time.device import gpu_key
     out = {}
     for item in items or []:
         m = re.fullmatch(r"\s*([A-Za-z0-9._-]+)\s*=\s*\$?([0-9]*\.?[0-9]+)\s*(?:/h)?\s*", str(item))
@@ -94,7 +97,13 @@ def parse_prices(items: list[str] | None) -> dict[str, float]:
         value = float(m.group(2))
         if not 0 < value <= 1000:
             raise ValueError(f"price: {m.group(1)} must cost between $0 and $1000 per GPU-hour, got {value}")
-        out[m.group(1)] = value
+        name = "custom" if m.group(1).lower() == "custom" else gpu_key(m.group(1))
+        if name is None:
+            raise ValueError(f"price: unknown GPU {m.group(1)!r} (a catalog GPU, see multihead plan --list, or "
+                             "custom for one given by its figures)")
+        if name in out:
+            raise ValueError(f"price: {name} given twice")
+        out[name] = value
     return out
 
 

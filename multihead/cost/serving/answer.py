@@ -105,6 +105,8 @@ def serving_account(cfg: dict, req: Request, gpu_bytes: float | None = None,
     if req.dtype not in DTYPES:
         raise ValueError(f"dtype: expected one of {', '.join(DTYPES)}, got {req.dtype!r}")
     spec = spec or read_spec(cfg, req.model)
+    if getattr(req, "expert_parallel_size", 1) > 1 and spec.moe is None:    # never a plan without its times
+        raise ValueError(f"expert-parallel-size: {spec.name} has no routed experts to spread (a dense model: give 1)")
     prec = resolve(spec, None if req.dtype == "auto" else req.dtype,
                    "fp8" if req.kv_cache_dtype.startswith("fp8") else None, req.quantization)
     shape = shape_for(cfg, req.model, prec.weights, req.tensor_parallel_size, prec.quantization, spec)

@@ -1,0 +1,63 @@
+"""Flags that contradict each other, or belong to another engine or to the search, are refused by name
+(exit 2, one line) instead of being ignored or read two ways by two accounts (an audit's findings)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from multihead.cli import main
+
+BASE = ["plan", "Llama-3.1-8B"]
+
+
+def _refused(capsys, *argv: str) -> str:
+    code = main([*BASE, *argv])
+    out = capsys.readouterr()
+    err = out.err.strip()
+    assert code == 2 and not out.out and "Traceback" not in err and len(err.splitlines()) == 1
+    return err
+
+
+@pytest.mark.parametrize("argv, names", [
+    (["--kv-dtype", "int4", "--kv-cache-dtype", "fp8"], "kv-dtype"),
+    (["--weights-dtype", "int4", "--quantization", "fp8"], "weights-dtype"),
+    (["--dtype", "float16", "--weights-dtype", "bf16"], "weights-dtype"),
+    (["--engine", "vllm", "--mem-fraction-static", "0.5"], "mem-fraction-static"),
+    (["--engine", "sglang", "--kv-cache-free-gpu-memory-fraction", "0.5"], "kv-cache-free-gpu-memory-fraction"),
+    (["--slo", "ttft=2s"], "slo"),
+    (["--price", "H100=2"], "price"),
+    (["--params", "1.5"], "--params"),
+    (["--gpus", "2", "--expert-parallel-size", "2"], "expert-parallel-size"),
+    (["--tokens", "4096", "--max-model-len", "2048"], "tokens"),
+    (["--tokens", "128000", "--max-model-len", "16384", "--chunks", "4"], "tokens"),
+])
+def test_contradictions_are_refused_by_name(capsys, argv, names):
+    assert names in _refused(capsys, *argv)
+
+
+@pytest.mark.parametrize("argv", [
+    ["--weights-dtype", "int4", "--quantization", "gptq"], ["--weights-dtype", "fp8", "--quantization", "fp8"],
+    ["--weights-dtype", "bf16", "--dtype", "bfloat16"], ["--weights-dtype", "int4", "--dtype", "float16"],
+    ["--kv-dtype", "fp8", "--kv-cache-dtype", "fp8_e5m2"], ["--params", "8e9"],
+    ["--tokens", "128000", "--max-model-len", "16384", "--chunks", "8"],
+])
+def test_agreeing_flags_still_plan(capsys, argv):
+    main([*BASE, *argv, "--json"])
+    assert json.loads(capsys.readouterr().out)["tokens"] > 0
+
+
+SEARCH = ["--search", "--concurrency", "16", "--input-len", "4096", "--output-len", "512", "--slo", "ttft=2s",
+          "--objective", "cost", "--json"]
+
+
+@pytest.mark.parametrize("price", ["H100=0.01", "h100-sxm=0.01"])
+def test_prices_take_the_gpu_aliases(capsys, price):
+    main([*BASE, *SEARCH, "--price", price])
+    prices = json.loads(capsys.readouterr().out)["search"]["prices"]
+    assert prices["H100-SXM"] == {"usd_per_hour": 0.01, "source": "--price"}
+
+
+@pytest.mark.parametrize("price, said", [("FOO=3", "unknown GPU"), ("H100=2,H100=3", "given twice")])
+def test_unknown_or_repeated_prices_are_refused(capsys, price, said):
+    assert said in _refused(capsys, *SEARCH, "--price", price)
