@@ -61,3 +61,16 @@ def test_prices_take_the_gpu_aliases(capsys, price):
 @pytest.mark.parametrize("price, said", [("FOO=3", "unknown GPU"), ("H100=2,H100=3", "given twice")])
 def test_unknown_or_repeated_prices_are_refused(capsys, price, said):
     assert said in _refused(capsys, *SEARCH, "--price", price)
+
+
+def test_a_stated_gpu_memory_sizes_the_engine_account_too(capsys):
+    """--gpu-memory-gb over a catalog GPU: the engine's account budgets that memory, labelled as given
+    (it used the catalog's 80 GB while the text's account used 40)."""
+    main([*BASE, "--gpu", "H100", "--gpu-memory-gb", "40", "--json"])
+    d = json.loads(capsys.readouterr().out)
+    physical = next(t for t in d["serving"]["terms"] if t["name"] == "physical memory")
+    assert physical["gib"] == pytest.approx(40e9 / 2 ** 30, abs=0.01) and "as given" in physical["source"]
+    assert d["gpu_memory_bytes"] == 40e9
+    main([*BASE, "--gpu", "H100", "--json"])
+    physical = next(t for t in json.loads(capsys.readouterr().out)["serving"]["terms"] if t["name"] == "physical memory")
+    assert "catalog" in physical["source"]

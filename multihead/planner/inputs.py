@@ -79,8 +79,8 @@ def resolve_device(device: str | DeviceSpec | None = None, *, gpu_memory_gb: flo
         spec.flops_efficiency, spec.stated = flops_efficiency, spec.stated | {"flops_efficiency"}
     if bandwidth_efficiency is not None:
         spec.bandwidth_efficiency, spec.stated = bandwidth_efficiency, spec.stated | {"bandwidth_efficiency"}
-    if gpu_memory_gb is not None:
-        spec.memory_bytes = gpu_memory_gb * 1e9
+    if gpu_memory_gb is not None:     # the engines' budget too (reported_memory_bytes), not the catalog's row
+        spec.memory_bytes = spec.reported_memory_bytes = gpu_memory_gb * 1e9
     # explicit figures replace a profile's measured kernel terms too: the user's number is the rate
     if effective_tflops is not None:      # a GPU keeps its other dtypes' peaks (fp8, the fp32 ALU rate)
         kept = {} if spec.kind == "measured" else spec.matmul_flops

@@ -116,14 +116,27 @@ def serving_account(cfg: dict, req: Request, gpu_bytes: float | None = None,
     version = engine_version(req)
     dtype = ENGINE_DTYPE.get(prec.weights, prec.weights)
     if req.engine == "sglang":
-        return _sglang_account(cfg, shape, args, total), dtype
-    if req.engine == "tensorrt-llm":
-        return _trtllm_account(shape, args, total), dtype
-    from multihead.cost.serving import vllm_versions as V
-    shape, eargs = V.apply(version, shape, args, given_flags(req), req.gpu, total)
-    # PCIe-only GPUs (no NVLink switch): no NVLS buffers, vLLM's custom all-reduce off beyond 2 PCIe
-    # GPUs; the communicator figure is serving.PCIE_COMM_GIB (sized on an SGLang L4 log, fitted)
-    return account(shape, eargs, load_fit(), total, pcie=gpu_is_pcie(req.gpu)), dtype
+        a = _sglang_account(cfg, shape, args, total)
+    elif req.engine == "tensorrt-llm":
+        a = _trtllm_account(shape, args, total)
+    else:
+        from multihead.cost.serving import vllm_versions as V
+        shape, eargs = V.apply(version, shape, args, given_flags(req), req.gpu, total)
+        # PCIe-only GPUs (no NVLink switch): no NVLS buffers, vLLM's custom all-reduce off beyond 2 PCIe
+        # GPUs; the communicator figure is serving.PCIE_COMM_GIB (sized on an SGLang L4 log, fitted)
+        a = account(shape, eargs, load_fit(), total, pcie=gpu_is_pcie(req.gpu))
+    if gpu_bytes is not None and gpu_bytes != _catalog_bytes(req.gpu):   # the caller's (--gpu-memory-gb)
+        for term in a.terms:
+            if term.get("name") == "physical memory":
+                term["source"] = "as given (GPU memory in GB of 1e9 B)"
+    return a, dtype
+
+
+def _catalog_bytes(gpu: str) -> float | None:
+    try:
+        return gpu_memory_bytes(gpu)[1]
+    except ValueError:
+        return None
 
 
 def check_dp_attention(req: Request) -> None:
