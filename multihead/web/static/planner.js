@@ -142,6 +142,8 @@ function wireDrop() {
 }
 
 async function start(catalogP) {
+  // Enter in a box must not submit the form (a page reload): the plan follows every change already
+  document.getElementById("plan-form").addEventListener("submit", e => e.preventDefault());
   wireLanguageButton();
   applyLanguage();
   const cat = await catalogP, model = document.getElementById("model"), gpu = document.getElementById("gpu");
