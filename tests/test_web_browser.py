@@ -619,3 +619,85 @@ def test_first_paint_and_first_answer_are_measured(browser, server, tmp_path_fac
             fresh.close()
     print("\npage timings (ms, fresh browser):", json.dumps(timings))
     assert timings["/"]["answer"] < 10_000 and timings["/"]["fcp"] < 10_000 and timings["/lesson"]["fcp"] < 10_000
+
+
+# -- audit of the web (17) ---------------------------------------------------------------------------------
+def _type_into(page, selector: str, text: str) -> None:
+    """Type as a user does (page.fill refuses text a number box cannot hold; a keyboard does not)."""
+    page.click(selector, click_count=3)
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Backspace")
+    page.keyboard.type(text)
+
+
+def test_unreadable_number_is_an_error_never_a_default(server, page):
+    """Before: '1e' in a number box read as empty, and the page planned for the model's training length
+    (planner), searched with no TTFT target (search), used seed 0 (lesson), without a word."""
+    asked = []
+    page.on("request", lambda r: asked.append(r.url) if r.method == "POST" and r.url.endswith("/api/plan") else None)
+    page.goto(server + "/")
+    page.wait_for_selector("body[data-ready]")
+    for field, text in (("tokens", "1e"), ("gpu_memory_gb", "--5"), ("passes", "-")):
+        asked.clear()
+        ready_after(page, lambda: _type_into(page, f"#{field}", text))
+        page.wait_for_timeout(400)                          # no late plan either
+        assert page.evaluate(f"document.getElementById('{field}').validity.badInput"), field
+        shown = page.text_content(f'.err[data-field="{field}"]')
+        assert shown.startswith(f"{field}: not a number"), (field, shown)
+        assert asked == [] and "stale" in page.get_attribute("#results", "class"), (field, asked)
+        ready_after(page, lambda: _type_into(page, f"#{field}", {"passes": "3", "tokens": "80"}.get(field, "")))
+        assert page.text_content(f'.err[data-field="{field}"]') == "" and asked, field
+    page.click("#lang")                                     # the page's own words follow the language
+    ready_after(page, lambda: _type_into(page, "#tokens", "1e"))
+    assert "不是一个数" in page.text_content('.err[data-field="tokens"]')
+
+    page.goto(server + "/search")
+    page.wait_for_function("document.body.dataset.searchDone === '1'", timeout=60_000)
+    searched = []
+    page.on("request", lambda r: searched.append(r.url) if r.url.endswith("/api/search") else None)
+    _type_into(page, "#s-ttft", "1e")
+    page.click("#s-go")
+    page.wait_for_function("document.body.dataset.searchDone === '2'")
+    assert searched == [] and page.text_content('.err[data-field="slo"]').startswith("slo ttft")
+
+    page.goto(server + "/lesson?lang=en")
+    page.wait_for_selector("body[data-ready]")
+    _type_into(page, "#causal-seed", "1e")
+    page.wait_for_function("document.querySelector('.err[data-field=\"causal\"]').textContent !== ''")
+    assert page.text_content('.err[data-field="causal"]').startswith("random seed: not a number")
+    _type_into(page, "#var-seed", "")
+    page.wait_for_function("document.querySelector('.err[data-field=\"variance\"]').textContent !== ''")
+    assert page.text_content('.err[data-field="variance"]') == "random seed: empty; enter a number"   # not "entry 1"
+
+
+def test_pages_work_under_their_content_security_policy(browser, server, tmp_path_factory):
+    """The pages under their own CSP (the other tests' profile bypasses it: Playwright's
+    wait_for_function evaluates text): no violation reported, and each page draws its charts.
+    Waiting is done with evaluate() (DevTools, not subject to the page's policy)."""
+    from multihead.web.serve import chromium_with_profile
+    strict = chromium_with_profile(browser.playwright_driver, tmp_path_factory.mktemp("csp-profile"),
+                                   viewport={"width": 1360, "height": 900}, bypass_csp=False)
+    try:
+        for path, drawn_when in (("/?preset=text", "document.querySelector('#curve .main-svg') && document.getElementById('card40-nums')"),
+                                 ("/lesson", "document.querySelector('#causal-probs .main-svg')"),
+                                 ("/search", "document.body.dataset.searchDone === '1' && document.querySelector('#s-plot .main-svg')")):
+            p = strict.new_page()
+            notes, errors = [], []
+            p.on("console", lambda m: notes.append(m.text) if "Content Security Policy" in m.text else None)
+            p.on("pageerror", lambda e: errors.append(str(e)))
+            p.add_init_script("document.addEventListener('securitypolicyviolation', "
+                              "e => (window.__csp = window.__csp || []).push(e.violatedDirective + ' ' + e.blockedURI))")
+            answer = p.goto(server + path)
+            assert "script-src 'self'" in answer.headers["content-security-policy"], path    # the policy is in force
+            for _ in range(600):
+                if p.evaluate(f"Boolean({drawn_when})"):
+                    break
+                p.wait_for_timeout(100)
+            else:
+                raise AssertionError(f"{path}: not drawn under the CSP")
+            p.wait_for_timeout(300)
+            csp = p.evaluate("window.__csp || []")
+            assert not csp and not notes and not errors, (path, csp, notes, errors)
+            p.close()
+    finally:
+        strict.close()

@@ -51,6 +51,7 @@ const I18N = {
     "yes": "yes", "no": "no", "res.untranslated": "(not yet translated: switch to English for the planner's own words)",
     "res.needed": "● the fallback is needed (or worth it) for this plan; the others are listed for reference.",
     "err.untranslated": "This value is not accepted (switch to English for the server's own message).",
+    "err.unreadable": "{name}: not a number (the box holds text the browser cannot read as one, such as \"1e\" or \"--5\"); nothing was computed",
     "u.tokens": "tokens", "u.tps": "tokens/s",
     "sv.fits": "The serving engine can run it", "sv.notfit": "The serving engine cannot run it",
     "sv.engine": "What the engine would say:", "sv.curve": "Latency and throughput vs concurrency",
@@ -149,6 +150,7 @@ const I18N = {
     "yes": "是", "no": "否", "res.untranslated": "（尚未翻译：切换到 English 查看规划器的原话）",
     "res.needed": "● 表示这个方案需要（或值得）这条兜底；其余列出供参考。",
     "err.untranslated": "这个值不被接受（切换到 English 可看服务器的原话）。",
+    "err.unreadable": "{name}：不是一个数（框里的文字浏览器读不成数字，例如「1e」或「--5」）；没有计算",
     "u.tokens": "个 token", "u.tps": "token/s",
     "sv.fits": "推理引擎跑得起来", "sv.notfit": "推理引擎跑不起来",
     "sv.engine": "推理引擎会这样报错（原话）：", "sv.curve": "延迟与吞吐随并发变化",
@@ -271,6 +273,10 @@ function fmtSig(x) {
   if (x !== 0 && Math.abs(x) < 1e-3) return x.toExponential(3).replace(/\.?0+e/, "e");
   return fmtNum(x, 6);
 }
+
+// A number box holding text the browser cannot read as a number ("1e", "--5"): its value is "" then,
+// as if empty; validity.badInput tells the two apart. Such a box is an error, never a default.
+function unreadable(node) { return Boolean(node && node.type === "number" && node.validity && node.validity.badInput); }
 
 // -- API ---------------------------------------------------------------------------------------------
 class ApiError extends Error {

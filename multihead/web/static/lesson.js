@@ -23,8 +23,9 @@ function parseList(text, name, count) {
   return values;
 }
 function numberOf(id, name) {
+  if (unreadable($(id))) throw new InputError(fill(t("err.unreadable"), {name: name || id}));
   const v = $(id).value.trim();
-  if (v === "") throw new InputError(fill(t("err.empty"), {name: name || id, i: 1}));
+  if (v === "") throw new InputError(fill(t("err.empty1"), {name: name || id}));
   const x = Number(v);
   if (!Number.isFinite(x)) throw new InputError(fill(t("err.nan"), {name: name || id, v}));
   return x;
@@ -78,6 +79,7 @@ const softmaxUpdate = live(async current => {
   $("shift-value").textContent = $("shift").value;
   try {
     const body = {logits: logitInputs().map((inp, i) => {
+      if (unreadable(inp)) throw new InputError(fill(t("err.unreadable"), {name: `z${i + 1}`}));
       if (inp.value.trim() === "") throw new InputError(fill(t("err.empty"), {name: "z", i: i + 1}));
       return Number(inp.value);
     }), temperature: Number($("temp").value), shift: Number($("shift").value), dtype: "fp64"};
@@ -128,10 +130,12 @@ function drawOverflow() {
 // -- 3. causal mask ----------------------------------------------------------------------------------
 const causalUpdate = live(async current => {
   $("causal-T-value").textContent = $("causal-T").value;
-  const r = await api("/api/causal", {T: Number($("causal-T").value), seed: Number($("causal-seed").value) || 0});
-  await loadPlotly();
-  if (!current()) return;
-  last.causal = r; drawCausal();
+  try {
+    const r = await api("/api/causal", {T: Number($("causal-T").value), seed: numberOf("causal-seed", t("l.seed"))});
+    await loadPlotly();
+    if (!current()) return;
+    last.causal = r; showErr("causal", null); drawCausal();
+  } catch (err) { showErr("causal", err); }
 });
 
 const BLUES = [[0, "#f7fbff"], [0.5, "#6baed6"], [1, "#08306b"]];
@@ -189,7 +193,7 @@ function drawTwoHeads() {
 async function headsRun() {
   $("heads-status").textContent = t("l.loadingmodel");
   try {
-    const r = await api("/api/heads", {sentence: $("heads-sentence").value, layer: Number($("heads-layer").value)});
+    const r = await api("/api/heads", {sentence: $("heads-sentence").value, layer: numberOf("heads-layer", t("l.layer"))});
     await loadPlotly();
     last.heads = r; showErr("heads", null);
     last.headsStatus = r;

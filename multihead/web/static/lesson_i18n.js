@@ -111,7 +111,7 @@ Object.assign(I18N.en, {
   "l.s8": "Quiz (3 questions)",
   "l.headsstatus": "SmolLM2-135M: {L} layers, H = {H}, H_kv = {Hkv}; {T} tokens",
   "q.stuck": "Stuck? See the text: ", "toc.quiz": "quiz", "q.rounding": "rounding",
-  "err.empty": "{name}: entry {i} is empty; enter a number", "err.nan": "{name}: \"{v}\" is not a number",
+  "err.empty": "{name}: entry {i} is empty; enter a number", "err.empty1": "{name}: empty; enter a number", "err.nan": "{name}: \"{v}\" is not a number",
   "err.count": "{name}: needs {n} numbers, got {got}", "err.server": "{msg}",
 });
 
@@ -223,7 +223,7 @@ Object.assign(I18N.zh, {
   "l.s8": "随堂测（3 题）",
   "l.headsstatus": "SmolLM2-135M：{L} 层，H = {H}，H_kv = {Hkv}；{T} 个 token",
   "q.stuck": "没思路？看原文：", "toc.quiz": "随堂测", "q.rounding": "取整",
-  "err.empty": "{name}：第 {i} 项是空的，请填一个数", "err.nan": "{name}：「{v}」不是数",
+  "err.empty": "{name}：第 {i} 项是空的，请填一个数", "err.empty1": "{name}：是空的，请填一个数", "err.nan": "{name}：「{v}」不是数",
   "err.count": "{name}：需要 {n} 个数，收到 {got} 个", "err.server": "{msg}",
 });
 

@@ -15,6 +15,9 @@ const state = {config: null, configName: null, seq: 0, plan: null, curve: null};
 // memory-vs-context curve that it draws.
 const domReady = new Promise(r => document.addEventListener("DOMContentLoaded", r));
 
+// The first box whose text the browser cannot read as a number (its value reads "" then), or null.
+function unreadableField() { return FIELDS.find(f => unreadable(document.getElementById(f))) || null; }
+
 function options() {
   const o = {};
   const figures = FIGURES.some(f => (document.getElementById(f).value || "") !== "");
@@ -46,6 +49,7 @@ async function planTexts(plan) {
   try { return (await api("/api/messages", {plan, lang: LANG})).plan; } catch (e) { return null; }
 }
 async function errorText(message) {
+  if (typeof message === "function") return message();      // the page's own words, in the page's language
   if (LANG === "en") return message;
   try { return (await api("/api/messages", {error: message, lang: LANG})).error || t("err.untranslated"); }
   catch (e) { return t("err.untranslated"); }
@@ -66,7 +70,7 @@ async function showError(err) {
   document.querySelectorAll(".err").forEach(e => { e.textContent = ""; });
   if (!err) return;
   let field = err.field;
-  if (field === "gpu" && FIGURES.some(f => document.getElementById(f).value !== "")) field = "gpu_memory_gb";
+  if (!err.local && field === "gpu" && FIGURES.some(f => document.getElementById(f).value !== "")) field = "gpu_memory_gb";
   if (!FIELDS.includes(field)) field = state.config !== null ? "model" : "";
   const slot = document.querySelector(`.err[data-field="${field}"]`) || document.getElementById("form-error");
   slot.textContent = await errorText(err.message);
@@ -75,6 +79,14 @@ async function showError(err) {
 async function update() {
   const seq = ++state.seq, o = options();
   document.getElementById("cli").textContent = cliLine(o);
+  const bad = unreadableField();
+  if (bad !== null) {                  // never a plan for another input than the one on screen
+    await domReady;
+    await showError({field: bad, local: true, message: () => t("err.unreadable").replace("{name}", bad)});
+    document.getElementById("results").classList.add("stale");
+    document.body.dataset.ready = String(seq);
+    return;
+  }
   const body = {options: o, config: state.config};
   try {
     const plan = await api("/api/plan", body);
