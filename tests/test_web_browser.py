@@ -397,9 +397,17 @@ def test_the_texts_preset_reproduces_its_numbers(tpage):
     # 40 GB: the text's eight 16k chunks fit, and the fewest chunks that fit
     assert text8["decision_fits"] and text8["chunked"]["chunk_tokens"] == 16000
     row = lambda name, key: page.text_content(f'#card40-nums tr[data-row="{name}"] td[data-key="{key}"]')  # noqa: E731
-    assert row("c40.text", "split") == "8 × 16,000" and row("c40.text", "fits") == "yes"
+    assert row("c40.text", "split") == "8 × 16,000" and row("c40.text", "tablefits") == "yes"
     assert row("c40.fewest", "split") == f"{fewest['chunks']} × {fewest['chunked']['chunk_tokens']:,}"
     assert fewest["decision"] == "chunked" and fewest["chunks"] < 8
+    # each fit under its own name (audit 17: the decision's fit stood under "one pass fits?"): the memory
+    # table's (chunked.fits) and the decision's, with the account it was made on
+    yes = lambda b: "yes" if b else "no"  # noqa: E731
+    assert row("c40.fewest", "tablefits") == yes(fewest["chunked"]["fits"])
+    assert row("c40.fewest", "decfits") == yes(fewest["decision_fits"]) + (
+        " (the serving engine's account)" if fewest["decided_by"] == "engine" else " (the memory table)")
+    headers = page.locator("#card40-nums tr").first.locator("th").all_text_contents()
+    assert "one pass fits?" not in headers and "(one pass)" not in page.text_content("#card40-table")
 
 
 def _english_words(page) -> list[str]:

@@ -224,16 +224,23 @@ function drawCompare(c) {
   const card = document.getElementById("card40");
   card.hidden = !c.card40;
   if (!c.card40) return;
+  // Two fits, each under its own name: the memory table's (chunked.fits: the chunk's total against the
+  // usable line) and the one the decision was made on (decision_fits, by decided_by's account: the
+  // serving engine's or the memory table's). They can differ; the card shows both, never one under
+  // the other's name.
+  const yesNo = b => (b === true ? t("yes") : b === false ? t("no") : "–");
   const row = (label, p) => el("tr", {"data-row": label}, el("th", {text: t(label)}),
     el("td", {text: `${p.chunks} × ${fmtNum(p.chunked.chunk_tokens, 0)}`, "data-key": "split"}),
     el("td", {text: fmtBytes(p.chunked.total_memory_bytes), "data-key": "each"}),
-    el("td", {text: p.decision_fits ? t("yes") : t("no"), "data-key": "fits"}),
+    el("td", {text: yesNo(p.chunked.fits), "data-key": "tablefits"}),
+    el("td", {text: `${yesNo(p.decision_fits)} (${t(p.decided_by === "engine" ? "c40.byengine" : "c40.bytable")})`,
+              "data-key": "decfits"}),
     el("td", {text: fmtSeconds(p.chunked.attention_prefill_seconds), "data-key": "attn"}));
   document.getElementById("card40-table").replaceChildren(el("table", {class: "nums", id: "card40-nums"},
-    el("tr", {}, el("th", {}), ...["c40.split", "c40.each", "cmp.fits", "c40.attn"].map(k => el("th", {text: t(k)}))),
+    el("tr", {}, el("th", {}), ...["c40.split", "c40.each", "c40.tablefits", "c40.decfits", "c40.attn"].map(k => el("th", {text: t(k)}))),
     row("c40.text", c.card40.text8), row("c40.fewest", c.card40.fewest)),
-    el("p", {class: "muted", text: `${t("c40.usable")}: ${fmtBytes(c.card40.fewest.usable_memory_bytes)} · ${t("cmp.total")} ` +
-      `(${t("row.onepass")}): ${fmtBytes(c.card40.fewest.total_memory_bytes)}`}));
+    el("p", {class: "muted", text: `${t("c40.usable")}: ${fmtBytes(c.card40.fewest.usable_memory_bytes)} · ${t("cmp.total")}: ` +
+      fmtBytes(c.card40.fewest.total_memory_bytes)}));
 }
 
 const catalogP = api("/api/catalog");
