@@ -878,3 +878,18 @@ def test_audit17_other_methods_are_405_not_415(client):
     for method in ("put", "patch", "delete"):
         r = client.request(method, "/api/softmax", content=b"x=1", headers={"content-type": "text/plain"})
         assert r.status_code == 405 and set(r.json()) == {"error", "field"}, (method, r.text)
+
+
+@pytest.mark.parametrize("config", [
+    {**SMOL_CONFIG, "num_hidden_layers": 10**12}, {**SMOL_CONFIG, "num_attention_heads": 0},
+    {**SMOL_CONFIG, "num_key_value_heads": 4}, [1, 2], None, "{not json",
+])
+def test_audit17_an_uploaded_configs_error_always_names_model(client, config):
+    """Before: the field was null for a bad key inside the config (num_hidden_layers 10**12, heads 0,
+    a list or null config) and "model" for invalid JSON."""
+    text = config if isinstance(config, str) else json.dumps(config)
+    r = client.post("/api/plan", json={"options": {"gpu": "H100-SXM", "tokens": 4096}, "config": text})
+    assert r.status_code == 400 and r.json()["field"] == "model", r.text
+    # an option's own error still names the option
+    r = client.post("/api/plan", json={"options": {"gpu": "H100-SXM", "tokens": 0}, "config": json.dumps(SMOL_CONFIG)})
+    assert r.status_code == 400 and r.json()["field"] == "tokens", r.text

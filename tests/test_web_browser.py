@@ -181,6 +181,12 @@ def test_quiz_right_and_wrong(server, page):
     assert "answer: expected a number" in page.text_content("#q-q3 .err")
     page.click("#check-ex1")                                             # an open question: our answer
     page.wait_for_selector("#q-ex1 .explain")
+    # audit 17: a refused reply to a question answered right takes its point away at once (it stayed
+    # "1 / 3" until the language was switched)
+    page.fill("#a-q1", "abc")
+    page.click("#check-q1")
+    page.wait_for_selector("#q-q1 .err")
+    assert page.text_content("#quiz-score") == "0 / 3"
 
 
 def test_switch_language(server, page):

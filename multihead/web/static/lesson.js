@@ -279,8 +279,14 @@ async function checkAnswer(q, reply, out) {
     showVerdict(q, answered[q.id], out);
   } catch (err) {
     delete answered[q.id];
+    updateScore();                 // a refused reply replaces the verdict it had: the score follows at once
     out.replaceChildren(el("div", {class: "err", text: LANG === "en" ? err.message : await translated(err.message)}));
   }
+}
+
+function updateScore() {
+  const quiz = (last.questions || []).filter(x => x.group === "quiz");
+  $("quiz-score").textContent = `${quiz.filter(x => answered[x.id] && answered[x.id].correct).length} / ${quiz.length}`;
 }
 
 function showVerdict(q, r, out) {
@@ -291,8 +297,7 @@ function showVerdict(q, r, out) {
   }
   parts.push(el("div", {class: "explain", text: r.explain[LANG]}));
   out.replaceChildren(...parts);
-  const quiz = (last.questions || []).filter(x => x.group === "quiz");
-  $("quiz-score").textContent = `${quiz.filter(x => answered[x.id] && answered[x.id].correct).length} / ${quiz.length}`;
+  updateScore();
 }
 
 function drawQuestions() {
