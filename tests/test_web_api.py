@@ -893,3 +893,58 @@ def test_audit17_an_uploaded_configs_error_always_names_model(client, config):
     # an option's own error still names the option
     r = client.post("/api/plan", json={"options": {"gpu": "H100-SXM", "tokens": 0}, "config": json.dumps(SMOL_CONFIG)})
     assert r.status_code == 400 and r.json()["field"] == "tokens", r.text
+
+
+@pytest.mark.parametrize("path,body,key,spellings", [
+    ("/api/causal", {}, "T", [6, 6.0, "6", "6e0", "6.0"]),
+    ("/api/causal", {"T": 4}, "seed", [3, 3.0, "3", "3e0"]),
+    ("/api/kv-fraction", {}, "heads", [64, 64.0, "64", "6.4e1"]),
+    ("/api/lesson/jacobian", {}, "d_k", [100, 100.0, "100", "1e2"]),
+    ("/api/lesson/variance", {"samples": 100}, "seed", [7, 7.0, "7", "7e0"]),
+    ("/api/softmax", {}, "logits", [[1, 2], [1.0, 2.0], ["1", "2"], ["1e0", "2"]]),
+    ("/api/lesson/normalize", {}, "logits", [[1, 2], [1.0, 2.0], ["1", "2"], ["1e0", "2"]]),
+])
+def test_audit17_numbers_read_by_one_rule_on_every_endpoint(client, path, body, key, spellings):
+    """Before: /api/causal took T 6.0 but refused "6"; /api/lesson/jacobian took d_k "128" but refused
+    "1e2"; /api/kv-fraction refused "64"; /api/softmax refused logits ["1", "2"] that
+    /api/lesson/normalize took. Now multihead.values' rule (the planner request's) everywhere: the
+    same answer for every spelling of the number, and a bool refused by name."""
+    answers = []
+    for value in spellings:
+        r = client.post(path, json={**body, key: value})
+        assert r.status_code == 200, (value, r.text)
+        answers.append(r.json())
+    assert all(a == answers[0] for a in answers), path
+    bad = [True, False] if not isinstance(spellings[0], list) else [[True, 2]]
+    for value in bad:
+        r = client.post(path, json={**body, key: value})
+        assert r.status_code == 400 and r.json()["field"] == key, (value, r.text)
+
+
+def test_audit17_heads_layer_reads_by_the_same_rule(monkeypatch):
+    """Before: /api/heads refused layer 2.0 and "2" (an int only). SmolLM2's weights are not needed to
+    see the rule: a stand-in model (30 layers) whose tokenizer stops the run once the layer passed."""
+    from multihead.web import heads_view
+
+    class Passed(Exception):
+        pass
+
+    class Tok:
+        def __call__(self, *a, **k):
+            raise Passed
+
+    model = type("M", (), {"config": type("C", (), {"num_hidden_layers": 30})()})()
+    monkeypatch.setattr(heads_view, "model_and_tokenizer", lambda: (model, Tok()))
+    for layer in (2, 2.0, "2", "2e0", 29):
+        with pytest.raises(Passed):
+            heads_view.head_patterns("a sentence", layer)
+    for layer in (True, 30, -1, 2.5, "two", None):
+        with pytest.raises(ValueError, match=r"^layer: expected an integer in \[0, 29\]"):
+            heads_view.head_patterns("a sentence", layer)
+
+
+def test_audit17_integer_bounds_are_printed_as_integers(client):
+    """Before: 'must be between 0 and 2.14748e+09' (%g of 2**31 - 1)."""
+    for path in ("/api/lesson/variance", "/api/causal"):
+        r = client.post(path, json={"seed": -1})
+        assert r.status_code == 400 and "2147483647" in r.json()["error"] and "e+09" not in r.json()["error"], r.text
