@@ -948,3 +948,21 @@ def test_audit17_integer_bounds_are_printed_as_integers(client):
     for path in ("/api/lesson/variance", "/api/causal"):
         r = client.post(path, json={"seed": -1})
         assert r.status_code == 400 and "2147483647" in r.json()["error"] and "e+09" not in r.json()["error"], r.text
+
+
+def test_audit17_tensor_parallel_errors_have_chinese(client):
+    """Before: gpus = 3 on a 40-head model showed "not yet translated" in Chinese mode."""
+    for options in ({"model": "Llama-2-13B", "gpus": 3, "tokens": 1000, "gpu": "H100-SXM"},
+                    {"model": "example-13b-gqa8", "gpus": 5, "tokens": 1000, "gpu": "H100-SXM"}):
+        r = client.post("/api/plan", json={"options": options})
+        assert r.status_code == 400 and r.json()["field"] == "gpus", r.text
+        zh = client.post("/api/messages", json={"lang": "zh", "error": r.json()["error"]}).json()["error"]
+        assert zh and "张量并行" in zh, (r.json()["error"], zh)
+
+
+def test_audit17_an_exact_quiz_answer_takes_the_exact_value_only(client):
+    """Before: 163840.0000001 counted as right for q3 while the page said "exact answer expected"."""
+    assert client.post("/api/check", json={"id": "q3", "answer": "163840"}).json()["correct"] is True
+    r = client.post("/api/check", json={"id": "q3", "answer": "163840.0000001"}).json()
+    assert r["tolerance"] == 0 and r["correct"] is False
+    assert client.post("/api/check", json={"id": "q1", "answer": "0.867"}).json()["correct"] is True
