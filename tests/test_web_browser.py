@@ -715,3 +715,18 @@ def test_pages_work_under_their_content_security_policy(browser, server, tmp_pat
             p.close()
     finally:
         strict.close()
+
+
+def test_card_5_4_shows_the_planners_figures_beside_the_texts(server, page):
+    """Before: #sec-5-4 showed no number; the text's ~95 tokens/s and ~17 s were nowhere in the lesson."""
+    page.goto(server + "/lesson?lang=en")
+    page.wait_for_selector("#case54-numbers td")
+    card = page.text_content("#sec-5-4")
+    assert "about 17 s" in card and "95 tokens/s" in card                 # the text's own figures, in its words
+    plan = cli_plan(*TEXT_CASE)
+    c40 = cli_plan(*TEXT_CASE[:-6], "--gpu-memory-gb", "40", "--effective-tflops", "100", "--bandwidth-tbps", "2",
+                   "--chunks", "8")
+    cell = lambda k: page.text_content(f'#case54-numbers td[data-key="{k}"]')  # noqa: E731
+    assert cell("s54.tps") == f"{plan['tokens_per_second_kv_only']:,.0f} tokens/s"       # the planner's, beside
+    assert cell("s54.chunks").startswith(f"8 × 16,000: {c40['chunked']['attention_prefill_seconds']:.1f} s")
+    assert cell("s54.attn") == f"{plan['attention_prefill_seconds']:.1f} s"

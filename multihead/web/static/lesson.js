@@ -312,8 +312,9 @@ const CASE = {model: "example-13b-gqa8", tokens: 128000, passes: 3, gpu_memory_g
               bandwidth_tbps: 2};
 async function caseUpdate() {
   try {
-    const [gqa, mha] = await Promise.all([api("/api/plan", {options: CASE}), api("/api/plan", {options: {...CASE, kv_heads: 40}})]);
-    last.case = {gqa, mha}; drawCase();
+    const [gqa, mha, c40] = await Promise.all([api("/api/plan", {options: CASE}), api("/api/plan", {options: {...CASE, kv_heads: 40}}),
+      api("/api/plan", {options: {...CASE, gpu_memory_gb: 40, chunks: 8}})]);
+    last.case = {gqa, mha, c40}; drawCase();
   } catch (err) { /* the planner page shows planner errors; this card just stays empty */ }
 }
 function drawCase() {
@@ -324,6 +325,13 @@ function drawCase() {
     ["case.attn", fmtSeconds(c.gqa.attention_prefill_seconds) + ` · ×${c.gqa.passes} = ${fmtSeconds(c.gqa.attention_prefill_seconds_all_passes)}`],
     ["case.decode", fmtSeconds(c.gqa.decode_kv_read_seconds)], ["case.decision", t("res." + c.gqa.decision)]];
   $("case-numbers").replaceChildren(...rows.map(([k, v]) => el("tr", {}, el("th", {text: t(k)}), el("td", {text: v, "data-key": k}))));
+  // 5.4: the planner's figures for each of the text's closing claims (its own words are the card's text above)
+  const g = c.gqa, ch = c.c40.chunked;
+  const rows54 = [["s54.total", `${fmtBytes(g.total_memory_bytes)} / ${fmtBytes(g.usable_memory_bytes)} · ${t("res." + g.decision)}`],
+    ["s54.attn", fmtSeconds(g.attention_prefill_seconds)],
+    ["s54.chunks", `${ch.chunks} × ${fmtNum(ch.chunk_tokens, 0)}: ${fmtSeconds(ch.attention_prefill_seconds)} · ${fmtBytes(ch.total_memory_bytes)}`],
+    ["s54.decode", fmtSeconds(g.decode_kv_read_seconds)], ["s54.tps", `${fmtNum(g.tokens_per_second_kv_only, 0)} ${t("u.tps")}`]];
+  $("case54-numbers").replaceChildren(...rows54.map(([k, v]) => el("tr", {}, el("th", {text: t(k)}), el("td", {text: v, "data-key": k}))));
 }
 
 // -- 1.3 q.k variance ------------------------------------------------------------------------------------
