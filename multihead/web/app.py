@@ -1,4 +1,4 @@
-"""The ASGI app: two pages (planner, lesson), their static files, and a JSON API.
+"""The ASGI app: three pages (planner, search, lesson), their static files, and a JSON API.
 
 Safe by default (docs/web.md, "Security"):
 
@@ -6,11 +6,12 @@ Safe by default (docs/web.md, "Security"):
   ``create_app(allowed_hosts=...)`` (``multihead web --host``); any other Host header is a 400
   before any endpoint runs (a page elsewhere cannot reach the server through DNS rebinding); the
   Host's port, if any, is digits ('[::1]evil.com' and 'localhost:abc' are foreign names);
-- a request whose Origin header is not one of those names is a 403 (a page of another site, whose
+- a request whose Origin header is not one of those names with the port the request came to is a 403 (a page of another site, whose
   cross-site POSTs carry our own Host), and a POST body must be ``application/json`` (415: a
   text/plain or form body is what a cross-site "simple request" can send without a preflight);
 - every request body bounded WHILE it is read (``MAX_BODY_BYTES``): a Content-Length over the
-  limit is refused before reading, a chunked body as soon as the limit is passed (413);
+  limit is refused before reading, a chunked body as soon as the limit is passed (413), a body not
+  received within ``BODY_SECONDS`` is a 408; every answer carries ``SECURITY_HEADERS`` (CSP, nosniff, no framing);
 - the body is parsed strictly: a JSON object, finite numbers only (no NaN / Infinity / 1e5000),
   integers of at most 4,300 digits; each endpoint then checks its fields (unknown keys refused);
 - the planner is called as a library with a PlanRequest (planner/request.py): no option becomes
@@ -20,7 +21,7 @@ Safe by default (docs/web.md, "Security"):
   ``HEAVY_QUEUE`` waiting, then 503), so the pages and the cheap endpoints stay responsive.
 
 Every error is JSON ``{"error": one line, "field": the input it names or null}``: 400 for bad
-input, 403 for a foreign Origin, 404/405 for unknown routes, 413 for a body too large, 415 for a
+input, 403 for a foreign Origin, 404/405 for unknown routes, 408 for a body too slow, 413 for a body too large, 415 for a
 body that is not application/json, 503 when busy or when the weights
 are not installed, 500 (a one-line message; the traceback only in the server's log) for a bug.
 """
