@@ -301,6 +301,15 @@ CATALOGUE: dict[str, dict[str, str]] = {
                       "zh": "{field}：必须在 {lo} 到 {hi} 之间，收到的是 {got}"},
     "error.must_divide": {"en": "{field}: H must divide D = {d} (d_k = D / H), got {got}",
                           "zh": "{field}：H 必须整除 D = {d}（d_k = D / H），收到的是 {got}"},
+    # tensor parallelism's placement rule (cost/counts/memory.py check_tensor_parallel; matched): the
+    # page's words (the flags in parentheses are the planner's; the page shows the line beside "GPUs")
+    "error.tp_divide": {"en": "{field}: expected a divisor of heads={h} for tensor parallelism ({flags}), got {got}",
+                        "zh": "{field}：张量并行的 GPU 数必须整除 heads={h}（{flags}），收到的是 {got}"},
+    "error.tp_divide_bare": {"en": "{field}: expected a divisor of heads={h} for tensor parallelism, got {got}",
+                             "zh": "{field}：张量并行的 GPU 数必须整除 heads={h}，收到的是 {got}"},
+    "error.tp_kv_place": {"en": "{field}: kv_heads={kv} neither divides by {n} nor divides it; tensor parallelism "
+                                "({flags}) cannot place the KV heads",
+                          "zh": "{field}：kv_heads={kv} 既不能被 {n} 整除，也不能整除 {n}；张量并行（{flags}）无法安放这些 KV 头"},
     "error.kv_divide": {"en": "kv_heads: H_kv must divide H = {h} (e.g. {examples}), got {got}",
                         "zh": "kv_heads：H_kv 必须整除 H = {h}（例如 {examples}），收到的是 {got}"},
     "error.four_numbers": {"en": "{field}: needs 4 numbers (D = 4), got {n}", "zh": "{field}：需要 4 个数（D = 4），收到 {n} 个"},

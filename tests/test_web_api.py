@@ -756,3 +756,213 @@ def test_round4_search_too_large_is_a_400_naming_gpus_max(client):
     r = client.post("/api/search", json={"options": {"model": "Llama-3.1-8B", "tokens": 8192, "concurrency": 64,
                                                       "gpu": "H100-SXM,A100-80GB,MI300X,L40S", "gpus_max": 4096}})
     assert r.status_code == 400 and r.json()["field"] == "gpus_max", r.text
+
+
+# -- audit of the web (17): each test fails on the code before its fix -----------------------------------
+def _web_cli(*args: str) -> subprocess.CompletedProcess:
+    """`python -m multihead web ...` in its own process (it must fail at once; 30 s bound if it serves)."""
+    import sys
+    return subprocess.run([sys.executable, "-m", "multihead", "web", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=30, env={**cli_process.ENV})
+
+
+def test_audit17_web_on_a_busy_port_or_a_foreign_host_is_one_line_naming_it():
+    """Before: "serving on http://..." then uvicorn's "[Errno 98] ... address already in use", exit 3."""
+    import socket
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        r = _web_cli("--port", str(port))
+    assert r.returncode == 2 and "serving on" not in r.stdout, (r.returncode, r.stdout, r.stderr)
+    assert r.stderr.strip() == f"multihead web: error: port: {port} is already in use on 127.0.0.1 (choose another --port)"
+    for host in ("999.1.1.1", "no-such-name.invalid", "192.0.2.1"):      # 192.0.2.1: TEST-NET, no address here
+        r = _web_cli("--host", host, "--port", str(port))
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 2 and "serving on" not in r.stdout and len(lines) == 1, (host, r.stdout, r.stderr)
+        assert lines[0].startswith(f"multihead web: error: host: ") and host in lines[0], lines
+
+
+def test_audit17_a_slow_or_unfinished_body_is_answered_408_in_bounded_time():
+    """Before: Content-Length 100 and 1 byte sent kept the connection open with no reply (65 s seen)."""
+    import socket
+    import time
+
+    from multihead.web.serve import Background
+    with Background(body_seconds=1.0) as url:
+        host, port = url.split("//")[1].split(":")
+        for trickle in (False, True):
+            sock = socket.create_connection((host, int(port)), timeout=15)
+            sock.sendall(f"POST /api/softmax HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+                         "Content-Length: 100\r\n\r\n{".encode())
+            start, answer = time.monotonic(), b""
+            while not answer:
+                if trickle and time.monotonic() - start < 3:
+                    sock.sendall(b" ")                         # a byte now and then, never the whole body
+                    time.sleep(0.2)
+                    sock.setblocking(False)
+                    try:
+                        answer = sock.recv(4096)
+                    except BlockingIOError:
+                        pass
+                    sock.setblocking(True)
+                else:
+                    answer = sock.recv(4096)
+            took = time.monotonic() - start
+            sock.setblocking(True)
+            def whole(a: bytes) -> bool:
+                head, sep, rest = a.partition(b"\r\n\r\n")
+                n = re.search(rb"content-length: *(\d+)", head, re.I)
+                return bool(sep) and n is not None and len(rest) >= int(n.group(1))
+            while not whole(answer):
+                more = sock.recv(4096)                     # the rest of the answer
+                if not more:
+                    break
+                answer += more
+            sock.close()
+            assert answer.split(b"\r\n", 1)[0].endswith(b"408 Request Timeout"), answer[:200]
+            assert b'"field":"body"' in answer and took < 5, (took, answer[-200:])
+        # a whole body in time is answered as before
+        c = TestClient(create_app(body_seconds=1.0), base_url="http://127.0.0.1:8000")
+        assert c.post("/api/softmax", json={"logits": [1, 2]}).status_code == 200
+
+
+def test_audit17_plan_refuses_search_and_points_to_the_search_endpoint(client):
+    """Before: {"search": true} on /api/plan was a plain plan (200), the CLI's same request a search."""
+    for options in ({"model": "Llama-3.1-8B", "search": True},
+                    {"model": "Llama-3.1-8B", "search": True, "concurrency": 16, "gpus_max": 2, "input_len": 1000,
+                     "output_len": 200}, {"model": "Llama-3.1-8B", "search": "yes"}):
+        for path in ("/api/plan", "/api/plan/curve"):
+            r = client.post(path, json={"options": options})
+            assert r.status_code == 400 and r.json()["field"] == "search", (path, r.text)
+            assert "/api/search" in r.json()["error"]
+    ok = client.post("/api/plan", json={"options": {"model": "GPT-2", "tokens": 100, "search": False}})
+    assert ok.status_code == 200 and "search" not in ok.json()
+
+
+def test_audit17_every_answer_carries_the_security_headers(client):
+    """Before: only server, content-type, content-length; any site could frame the page."""
+    for r in (client.get("/"), client.get("/lesson"), client.get("/search"), client.get("/static/planner.js"),
+              client.get("/api/catalog"), client.post("/api/softmax", json={"logits": [1]}), client.get("/nope"),
+              client.get("/", headers={"host": "evil.example.com"})):
+        assert r.headers["x-content-type-options"] == "nosniff", r.url
+        assert r.headers["x-frame-options"] == "DENY"
+        csp = dict(part.strip().split(" ", 1) for part in r.headers["content-security-policy"].split(";"))
+        assert csp["frame-ancestors"] == "'none'" and csp["script-src"] == "'self'" and csp["default-src"] == "'self'"
+    # the pages run no inline script (the CSP would block it): no <script> without src, no on*= handler
+    for page in ("planner.html", "lesson.html", "search.html"):
+        html = (ROOT / "multihead/web/static" / page).read_text()
+        assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", html) and not re.search(r"\son[a-z]+=", html), page
+
+
+@pytest.mark.parametrize("origin,ok", [
+    ("http://127.0.0.1:8000", True), ("http://localhost:8000", True), ("http://[::1]:8000", True),
+    ("http://localhost:9999", False), ("http://127.0.0.1:1", False), ("http://127.0.0.1", False),
+    ("http://[::1]:8001", False), ("http://evil.example.com:8000", False),
+])
+def test_audit17_origin_is_this_servers_name_and_port(client, origin, ok):
+    """Before: any port of a loopback name counted as our own page (localhost:9999 got 200)."""
+    for r in (client.get("/api/catalog", headers={"origin": origin}),
+              client.post("/api/softmax", json={"logits": [1, 2]}, headers={"origin": origin})):
+        assert (r.status_code == 200) is ok, (origin, r.status_code)
+        if not ok:
+            assert r.status_code == 403 and r.json()["field"] == "origin"
+    # a server reached on the default port: an Origin without a port is its own
+    c = TestClient(create_app(), base_url="http://localhost")
+    assert c.get("/api/catalog", headers={"origin": "http://localhost"}).status_code == 200
+    assert c.get("/api/catalog", headers={"origin": "http://localhost:8000"}).status_code == 403
+
+
+def test_audit17_other_methods_are_405_not_415(client):
+    """Before: PUT /api/softmax with a body was 415 (the body's content type checked first)."""
+    for method in ("put", "patch", "delete"):
+        r = client.request(method, "/api/softmax", content=b"x=1", headers={"content-type": "text/plain"})
+        assert r.status_code == 405 and set(r.json()) == {"error", "field"}, (method, r.text)
+
+
+@pytest.mark.parametrize("config", [
+    {**SMOL_CONFIG, "num_hidden_layers": 10**12}, {**SMOL_CONFIG, "num_attention_heads": 0},
+    {**SMOL_CONFIG, "num_key_value_heads": 4}, [1, 2], None, "{not json",
+])
+def test_audit17_an_uploaded_configs_error_always_names_model(client, config):
+    """Before: the field was null for a bad key inside the config (num_hidden_layers 10**12, heads 0,
+    a list or null config) and "model" for invalid JSON."""
+    text = config if isinstance(config, str) else json.dumps(config)
+    r = client.post("/api/plan", json={"options": {"gpu": "H100-SXM", "tokens": 4096}, "config": text})
+    assert r.status_code == 400 and r.json()["field"] == "model", r.text
+    # an option's own error still names the option
+    r = client.post("/api/plan", json={"options": {"gpu": "H100-SXM", "tokens": 0}, "config": json.dumps(SMOL_CONFIG)})
+    assert r.status_code == 400 and r.json()["field"] == "tokens", r.text
+
+
+@pytest.mark.parametrize("path,body,key,spellings", [
+    ("/api/causal", {}, "T", [6, 6.0, "6", "6e0", "6.0"]),
+    ("/api/causal", {"T": 4}, "seed", [3, 3.0, "3", "3e0"]),
+    ("/api/kv-fraction", {}, "heads", [64, 64.0, "64", "6.4e1"]),
+    ("/api/lesson/jacobian", {}, "d_k", [100, 100.0, "100", "1e2"]),
+    ("/api/lesson/variance", {"samples": 100}, "seed", [7, 7.0, "7", "7e0"]),
+    ("/api/softmax", {}, "logits", [[1, 2], [1.0, 2.0], ["1", "2"], ["1e0", "2"]]),
+    ("/api/lesson/normalize", {}, "logits", [[1, 2], [1.0, 2.0], ["1", "2"], ["1e0", "2"]]),
+])
+def test_audit17_numbers_read_by_one_rule_on_every_endpoint(client, path, body, key, spellings):
+    """Before: /api/causal took T 6.0 but refused "6"; /api/lesson/jacobian took d_k "128" but refused
+    "1e2"; /api/kv-fraction refused "64"; /api/softmax refused logits ["1", "2"] that
+    /api/lesson/normalize took. Now multihead.values' rule (the planner request's) everywhere: the
+    same answer for every spelling of the number, and a bool refused by name."""
+    answers = []
+    for value in spellings:
+        r = client.post(path, json={**body, key: value})
+        assert r.status_code == 200, (value, r.text)
+        answers.append(r.json())
+    assert all(a == answers[0] for a in answers), path
+    bad = [True, False] if not isinstance(spellings[0], list) else [[True, 2]]
+    for value in bad:
+        r = client.post(path, json={**body, key: value})
+        assert r.status_code == 400 and r.json()["field"] == key, (value, r.text)
+
+
+def test_audit17_heads_layer_reads_by_the_same_rule(monkeypatch):
+    """Before: /api/heads refused layer 2.0 and "2" (an int only). SmolLM2's weights are not needed to
+    see the rule: a stand-in model (30 layers) whose tokenizer stops the run once the layer passed."""
+    from multihead.web import heads_view
+
+    class Passed(Exception):
+        pass
+
+    class Tok:
+        def __call__(self, *a, **k):
+            raise Passed
+
+    model = type("M", (), {"config": type("C", (), {"num_hidden_layers": 30})()})()
+    monkeypatch.setattr(heads_view, "model_and_tokenizer", lambda: (model, Tok()))
+    for layer in (2, 2.0, "2", "2e0", 29):
+        with pytest.raises(Passed):
+            heads_view.head_patterns("a sentence", layer)
+    for layer in (True, 30, -1, 2.5, "two", None):
+        with pytest.raises(ValueError, match=r"^layer: expected an integer in \[0, 29\]"):
+            heads_view.head_patterns("a sentence", layer)
+
+
+def test_audit17_integer_bounds_are_printed_as_integers(client):
+    """Before: 'must be between 0 and 2.14748e+09' (%g of 2**31 - 1)."""
+    for path in ("/api/lesson/variance", "/api/causal"):
+        r = client.post(path, json={"seed": -1})
+        assert r.status_code == 400 and "2147483647" in r.json()["error"] and "e+09" not in r.json()["error"], r.text
+
+
+def test_audit17_tensor_parallel_errors_have_chinese(client):
+    """Before: gpus = 3 on a 40-head model showed "not yet translated" in Chinese mode."""
+    for options in ({"model": "Llama-2-13B", "gpus": 3, "tokens": 1000, "gpu": "H100-SXM"},
+                    {"model": "example-13b-gqa8", "gpus": 5, "tokens": 1000, "gpu": "H100-SXM"}):
+        r = client.post("/api/plan", json={"options": options})
+        assert r.status_code == 400 and r.json()["field"] == "gpus", r.text
+        zh = client.post("/api/messages", json={"lang": "zh", "error": r.json()["error"]}).json()["error"]
+        assert zh and "张量并行" in zh, (r.json()["error"], zh)
+
+
+def test_audit17_an_exact_quiz_answer_takes_the_exact_value_only(client):
+    """Before: 163840.0000001 counted as right for q3 while the page said "exact answer expected"."""
+    assert client.post("/api/check", json={"id": "q3", "answer": "163840"}).json()["correct"] is True
+    r = client.post("/api/check", json={"id": "q3", "answer": "163840.0000001"}).json()
+    assert r["tolerance"] == 0 and r["correct"] is False
+    assert client.post("/api/check", json={"id": "q1", "answer": "0.867"}).json()["correct"] is True

@@ -181,6 +181,12 @@ def test_quiz_right_and_wrong(server, page):
     assert "answer: expected a number" in page.text_content("#q-q3 .err")
     page.click("#check-ex1")                                             # an open question: our answer
     page.wait_for_selector("#q-ex1 .explain")
+    # audit 17: a refused reply to a question answered right takes its point away at once (it stayed
+    # "1 / 3" until the language was switched)
+    page.fill("#a-q1", "abc")
+    page.click("#check-q1")
+    page.wait_for_selector("#q-q1 .err")
+    assert page.text_content("#quiz-score") == "0 / 3"
 
 
 def test_switch_language(server, page):
@@ -397,9 +403,17 @@ def test_the_texts_preset_reproduces_its_numbers(tpage):
     # 40 GB: the text's eight 16k chunks fit, and the fewest chunks that fit
     assert text8["decision_fits"] and text8["chunked"]["chunk_tokens"] == 16000
     row = lambda name, key: page.text_content(f'#card40-nums tr[data-row="{name}"] td[data-key="{key}"]')  # noqa: E731
-    assert row("c40.text", "split") == "8 × 16,000" and row("c40.text", "fits") == "yes"
+    assert row("c40.text", "split") == "8 × 16,000" and row("c40.text", "tablefits") == "yes"
     assert row("c40.fewest", "split") == f"{fewest['chunks']} × {fewest['chunked']['chunk_tokens']:,}"
     assert fewest["decision"] == "chunked" and fewest["chunks"] < 8
+    # each fit under its own name (audit 17: the decision's fit stood under "one pass fits?"): the memory
+    # table's (chunked.fits) and the decision's, with the account it was made on
+    yes = lambda b: "yes" if b else "no"  # noqa: E731
+    assert row("c40.fewest", "tablefits") == yes(fewest["chunked"]["fits"])
+    assert row("c40.fewest", "decfits") == yes(fewest["decision_fits"]) + (
+        " (the serving engine's account)" if fewest["decided_by"] == "engine" else " (the memory table)")
+    headers = page.locator("#card40-nums tr").first.locator("th").all_text_contents()
+    assert "one pass fits?" not in headers and "(one pass)" not in page.text_content("#card40-table")
 
 
 def _english_words(page) -> list[str]:
@@ -619,3 +633,100 @@ def test_first_paint_and_first_answer_are_measured(browser, server, tmp_path_fac
             fresh.close()
     print("\npage timings (ms, fresh browser):", json.dumps(timings))
     assert timings["/"]["answer"] < 10_000 and timings["/"]["fcp"] < 10_000 and timings["/lesson"]["fcp"] < 10_000
+
+
+# -- audit of the web (17) ---------------------------------------------------------------------------------
+def _type_into(page, selector: str, text: str) -> None:
+    """Type as a user does (page.fill refuses text a number box cannot hold; a keyboard does not)."""
+    page.click(selector, click_count=3)
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Backspace")
+    page.keyboard.type(text)
+
+
+def test_unreadable_number_is_an_error_never_a_default(server, page):
+    """Before: '1e' in a number box read as empty, and the page planned for the model's training length
+    (planner), searched with no TTFT target (search), used seed 0 (lesson), without a word."""
+    asked = []
+    page.on("request", lambda r: asked.append(r.url) if r.method == "POST" and r.url.endswith("/api/plan") else None)
+    page.goto(server + "/")
+    page.wait_for_selector("body[data-ready]")
+    for field, text in (("tokens", "1e"), ("gpu_memory_gb", "--5"), ("passes", "-")):
+        asked.clear()
+        ready_after(page, lambda: _type_into(page, f"#{field}", text))
+        page.wait_for_timeout(400)                          # no late plan either
+        assert page.evaluate(f"document.getElementById('{field}').validity.badInput"), field
+        shown = page.text_content(f'.err[data-field="{field}"]')
+        assert shown.startswith(f"{field}: not a number"), (field, shown)
+        assert asked == [] and "stale" in page.get_attribute("#results", "class"), (field, asked)
+        ready_after(page, lambda: _type_into(page, f"#{field}", {"passes": "3", "tokens": "80"}.get(field, "")))
+        assert page.text_content(f'.err[data-field="{field}"]') == "" and asked, field
+    page.click("#lang")                                     # the page's own words follow the language
+    ready_after(page, lambda: _type_into(page, "#tokens", "1e"))
+    assert "不是一个数" in page.text_content('.err[data-field="tokens"]')
+
+    page.goto(server + "/search")
+    page.wait_for_function("document.body.dataset.searchDone === '1'", timeout=60_000)
+    searched = []
+    page.on("request", lambda r: searched.append(r.url) if r.url.endswith("/api/search") else None)
+    _type_into(page, "#s-ttft", "1e")
+    page.click("#s-go")
+    page.wait_for_function("document.body.dataset.searchDone === '2'")
+    assert searched == [] and page.text_content('.err[data-field="slo"]').startswith("slo ttft")
+
+    page.goto(server + "/lesson?lang=en")
+    page.wait_for_selector("body[data-ready]")
+    _type_into(page, "#causal-seed", "1e")
+    page.wait_for_function("document.querySelector('.err[data-field=\"causal\"]').textContent !== ''")
+    assert page.text_content('.err[data-field="causal"]').startswith("random seed: not a number")
+    _type_into(page, "#var-seed", "")
+    page.wait_for_function("document.querySelector('.err[data-field=\"variance\"]').textContent !== ''")
+    assert page.text_content('.err[data-field="variance"]') == "random seed: empty; enter a number"   # not "entry 1"
+
+
+def test_pages_work_under_their_content_security_policy(browser, server, tmp_path_factory):
+    """The pages under their own CSP (the other tests' profile bypasses it: Playwright's
+    wait_for_function evaluates text): no violation reported, and each page draws its charts.
+    Waiting is done with evaluate() (DevTools, not subject to the page's policy)."""
+    from multihead.web.serve import chromium_with_profile
+    strict = chromium_with_profile(browser.playwright_driver, tmp_path_factory.mktemp("csp-profile"),
+                                   viewport={"width": 1360, "height": 900}, bypass_csp=False)
+    try:
+        for path, drawn_when in (("/?preset=text", "document.querySelector('#curve .main-svg') && document.getElementById('card40-nums')"),
+                                 ("/lesson", "document.querySelector('#causal-probs .main-svg')"),
+                                 ("/search", "document.body.dataset.searchDone === '1' && document.querySelector('#s-plot .main-svg')")):
+            p = strict.new_page()
+            notes, errors = [], []
+            p.on("console", lambda m: notes.append(m.text) if "Content Security Policy" in m.text else None)
+            p.on("pageerror", lambda e: errors.append(str(e)))
+            p.add_init_script("document.addEventListener('securitypolicyviolation', "
+                              "e => (window.__csp = window.__csp || []).push(e.violatedDirective + ' ' + e.blockedURI))")
+            answer = p.goto(server + path)
+            assert "script-src 'self'" in answer.headers["content-security-policy"], path    # the policy is in force
+            for _ in range(600):
+                if p.evaluate(f"Boolean({drawn_when})"):
+                    break
+                p.wait_for_timeout(100)
+            else:
+                raise AssertionError(f"{path}: not drawn under the CSP")
+            p.wait_for_timeout(300)
+            csp = p.evaluate("window.__csp || []")
+            assert not csp and not notes and not errors, (path, csp, notes, errors)
+            p.close()
+    finally:
+        strict.close()
+
+
+def test_card_5_4_shows_the_planners_figures_beside_the_texts(server, page):
+    """Before: #sec-5-4 showed no number; the text's ~95 tokens/s and ~17 s were nowhere in the lesson."""
+    page.goto(server + "/lesson?lang=en")
+    page.wait_for_selector("#case54-numbers td")
+    card = page.text_content("#sec-5-4")
+    assert "about 17 s" in card and "95 tokens/s" in card                 # the text's own figures, in its words
+    plan = cli_plan(*TEXT_CASE)
+    c40 = cli_plan(*TEXT_CASE[:-6], "--gpu-memory-gb", "40", "--effective-tflops", "100", "--bandwidth-tbps", "2",
+                   "--chunks", "8")
+    cell = lambda k: page.text_content(f'#case54-numbers td[data-key="{k}"]')  # noqa: E731
+    assert cell("s54.tps") == f"{plan['tokens_per_second_kv_only']:,.0f} tokens/s"       # the planner's, beside
+    assert cell("s54.chunks").startswith(f"8 × 16,000: {c40['chunked']['attention_prefill_seconds']:.1f} s")
+    assert cell("s54.attn") == f"{plan['attention_prefill_seconds']:.1f} s"

@@ -47,9 +47,11 @@ def run(args) -> int:
         for line in take_screenshots(out):
             print(line)
         return 0
-    from multihead.web.serve import serve
+    from multihead.web.serve import listen, serve
     if args.config_dir is not None and not Path(args.config_dir).is_dir():
         raise ValueError(f"config-dir: {args.config_dir} is not an existing folder")
-    print(f"multihead web: serving on http://{args.host}:{args.port} (Ctrl-C stops)")
-    serve(args.host, args.port, allowed_hosts=[args.host, *args.allowed_host], config_dir=args.config_dir)
+    sock = listen(args.host, args.port)      # a busy port or a foreign --host: one line, exit 2, before any "serving on"
+    shown = f"[{args.host}]" if ":" in args.host else args.host
+    print(f"multihead web: serving on http://{shown}:{args.port} (Ctrl-C stops)", flush=True)
+    serve(args.host, args.port, allowed_hosts=[args.host, *args.allowed_host], config_dir=args.config_dir, sock=sock)
     return 0

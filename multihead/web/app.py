@@ -1,4 +1,4 @@
-"""The ASGI app: two pages (planner, lesson), their static files, and a JSON API.
+"""The ASGI app: three pages (planner, search, lesson), their static files, and a JSON API.
 
 Safe by default (docs/web.md, "Security"):
 
@@ -6,11 +6,12 @@ Safe by default (docs/web.md, "Security"):
   ``create_app(allowed_hosts=...)`` (``multihead web --host``); any other Host header is a 400
   before any endpoint runs (a page elsewhere cannot reach the server through DNS rebinding); the
   Host's port, if any, is digits ('[::1]evil.com' and 'localhost:abc' are foreign names);
-- a request whose Origin header is not one of those names is a 403 (a page of another site, whose
+- a request whose Origin header is not one of those names with the port the request came to is a 403 (a page of another site, whose
   cross-site POSTs carry our own Host), and a POST body must be ``application/json`` (415: a
   text/plain or form body is what a cross-site "simple request" can send without a preflight);
 - every request body bounded WHILE it is read (``MAX_BODY_BYTES``): a Content-Length over the
-  limit is refused before reading, a chunked body as soon as the limit is passed (413);
+  limit is refused before reading, a chunked body as soon as the limit is passed (413), a body not
+  received within ``BODY_SECONDS`` is a 408; every answer carries ``SECURITY_HEADERS`` (CSP, nosniff, no framing);
 - the body is parsed strictly: a JSON object, finite numbers only (no NaN / Infinity / 1e5000),
   integers of at most 4,300 digits; each endpoint then checks its fields (unknown keys refused);
 - the planner is called as a library with a PlanRequest (planner/request.py): no option becomes
@@ -20,7 +21,7 @@ Safe by default (docs/web.md, "Security"):
   ``HEAVY_QUEUE`` waiting, then 503), so the pages and the cheap endpoints stay responsive.
 
 Every error is JSON ``{"error": one line, "field": the input it names or null}``: 400 for bad
-input, 403 for a foreign Origin, 404/405 for unknown routes, 413 for a body too large, 415 for a
+input, 403 for a foreign Origin, 404/405 for unknown routes, 408 for a body too slow, 413 for a body too large, 415 for a
 body that is not application/json, 503 when busy or when the weights
 are not installed, 500 (a one-line message; the traceback only in the server's log) for a bug.
 """
@@ -78,6 +79,14 @@ def _host_name(value: str) -> str:
     return value
 
 
+def _port_of(host: str, default: int) -> int:
+    """The port of a Host value ('localhost:8000' -> 8000; 'localhost' -> default)."""
+    host = host.strip()
+    tail = host[host.rfind("]") + 1:] if host.startswith("[") else host
+    _, sep, port = tail.rpartition(":")
+    return int(port) if sep and port.isdigit() else default
+
+
 def _origin_host(origin: str) -> str | None:
     """The Host part of an Origin header ('http://127.0.0.1:8000' -> '127.0.0.1:8000'); None for
     'null' or a value that is not scheme://host[:port]."""
@@ -87,44 +96,91 @@ def _origin_host(origin: str) -> str | None:
     return rest
 
 
-class Guard:
-    """Pure ASGI middleware: refuse a foreign Host (400) and a body over the limit (413), reading
-    the body chunk by chunk and never past the limit; the app gets the body replayed."""
+def _own_origin(origin: str, host: str, names) -> bool:
+    """Is this Origin one of this server's own pages: one of its names AND the port the request was
+    sent to (the Host header's: the port the browser reached this server on)? A page served on another
+    local port (another dev server, a notebook) is another origin, and refused."""
+    rest = _origin_host(origin)
+    if rest is None or _host_name(rest) not in names:
+        return False
+    default = 443 if origin.strip().lower().startswith("https:") else 80
+    return _port_of(rest, default) == _port_of(host, 80)
 
-    def __init__(self, app, allowed_hosts, max_body: int = MAX_BODY_BYTES):
-        self.app, self.max_body = app, max_body
+
+# What every answer carries (docs/web.md, "Security"): no MIME sniffing, no framing by another site,
+# and the pages may load and call nothing but this server (plotly.js injects <style> elements and
+# style attributes, hence 'unsafe-inline' for styles only; no inline script runs anywhere).
+SECURITY_HEADERS = (
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"content-security-policy",
+     b"default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+     b"font-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+     b"frame-ancestors 'none'"),
+)
+BODY_SECONDS = 30.0              # time to receive a whole request body (2.5 MB at ~85 KB/s); then 408
+
+
+class Guard:
+    """Pure ASGI middleware: refuse a foreign Host (400), a foreign Origin (403), a body over the
+    limit (413) or not received within ``body_seconds`` (408), reading the body chunk by chunk and
+    never past the limit; the app gets the body replayed. Every answer gets SECURITY_HEADERS."""
+
+    def __init__(self, app, allowed_hosts, max_body: int = MAX_BODY_BYTES, body_seconds: float = BODY_SECONDS):
+        self.app, self.max_body, self.body_seconds = app, max_body, body_seconds
         self.hosts = {h.strip("[]").lower() for h in (*LOOPBACK_HOSTS, *allowed_hosts) if h}
 
     async def __call__(self, scope, receive, send):
         if scope["type"] not in ("http", "websocket"):
             return await self.app(scope, receive, send)
+        if scope["type"] == "http":
+            inner_send = send
+
+            async def send(message):
+                if message["type"] == "http.response.start":
+                    present = {k.lower() for k, _ in message.get("headers", [])}
+                    message = {**message, "headers": [*message.get("headers", []),
+                                                      *(h for h in SECURITY_HEADERS if h[0] not in present)]}
+                await inner_send(message)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         if _host_name(headers.get("host", "")) not in self.hosts:
             return await error("host: this server answers only its own names (Host header "
                                f"{headers.get('host', '')[:80]!r} refused)", "host", 400)(scope, receive, send)
         origin = headers.get("origin")
-        if origin is not None and _host_name(_origin_host(origin) or "") not in self.hosts:
-            # a page of another site (a cross-site form or no-cors fetch reaches 127.0.0.1 with our
-            # own Host header): its requests carry its Origin; refused before any work
-            return await error(f"origin: this server answers only its own pages (Origin {origin[:80]!r} refused)",
-                               "origin", 403)(scope, receive, send)
+        if origin is not None and not _own_origin(origin, headers.get("host", ""), self.hosts):
+            # a page of another site or of another local port (a cross-site form or no-cors fetch
+            # reaches 127.0.0.1 with our own Host header): its requests carry its Origin; refused
+            # before any work
+            return await error(f"origin: this server answers only its own pages (Origin {origin[:80]!r} refused: "
+                               "not this server's name and port)", "origin", 403)(scope, receive, send)
         if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
             return await self.app(scope, receive, send)
+        if scope["method"] != "POST":
+            # no endpoint takes a PUT, PATCH, DELETE...: the router answers 405 (404 off a route),
+            # with the body left unread
+            async def nothing():
+                return {"type": "http.request", "body": b"", "more_body": False}
+            return await self.app(scope, nothing, send)
         too_big = error(f"body: larger than {self.max_body:,} bytes", "body", 413)
         length = headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > self.max_body):
             return await too_big(scope, receive, send)
         chunks, size = [], 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            size += len(message.get("body", b""))
-            if size > self.max_body:
-                return await too_big(scope, receive, send)
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body", False):
-                break
+        with anyio.move_on_after(self.body_seconds) as timer:
+            while size <= self.max_body:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return
+                size += len(message.get("body", b""))
+                chunks.append(message.get("body", b""))
+                if not message.get("more_body", False):
+                    break
+        if size > self.max_body:
+            return await too_big(scope, receive, send)
+        if timer.cancelled_caught:
+            # a body sent slowly, or never finished, holds no connection for long
+            return await error(f"body: not received within {self.body_seconds:g} s", "body", 408)(scope, receive, send)
         body, sent = b"".join(chunks), False
         kind = headers.get("content-type", "").split(";")[0].strip().lower()
         if body.strip() and kind != "application/json":
@@ -221,6 +277,14 @@ def _plan_body(body: dict) -> tuple:
     return body.get("options", {}), config
 
 
+def _no_search(options) -> None:
+    """/api/plan and /api/plan/curve answer one plan: a request for a search goes to /api/search
+    (one request, one answer: the CLI's ``plan --search`` is a search or an error, never a plan)."""
+    if isinstance(options, dict) and "search" in options and options["search"] is not False:
+        raise BadRequest("search: this endpoint answers one plan; for a search POST the same options to "
+                         "/api/search (without \"search\")", "search")
+
+
 def _schema(properties: dict) -> dict:
     """An OpenAPI request body of a JSON object with these properties (any JSON value each: the
     endpoint checks the values itself, strictly, and names the field)."""
@@ -268,6 +332,7 @@ def _routes(app: FastAPI, pool: HeavyPool, config_dir) -> None:
     async def plan(request: Request):
         """The object `multihead plan --json` prints for the same request (the planner library's)."""
         options, config = _plan_body(await json_body(request))
+        _no_search(options)
         text = await pool.run(plan_api.plan_text, options, config, config_dir)
         return Response(text, media_type="application/json")
 
@@ -284,6 +349,7 @@ def _routes(app: FastAPI, pool: HeavyPool, config_dir) -> None:
     @app.post("/api/plan/curve", openapi_extra=plan_schema)
     async def curve(request: Request):
         options, config = _plan_body(await json_body(request))
+        _no_search(options)
         return await pool.run(plan_api.memory_curve, options, config, config_dir)
 
     def lesson_route(path: str, name: str, module=lesson):
@@ -334,7 +400,7 @@ async def _lifespan(app: FastAPI):
 
 
 def create_app(allowed_hosts=(), config_dir=None, max_body: int = MAX_BODY_BYTES,
-               heavy_threads: int = HEAVY_THREADS) -> FastAPI:
+               heavy_threads: int = HEAVY_THREADS, body_seconds: float = BODY_SECONDS) -> FastAPI:
     """The app. ``allowed_hosts``: Host names beyond the loopback ones (``multihead web --host``);
     ``config_dir``: a folder whose config files the page may name (default: none, names only)."""
     app = FastAPI(title="multihead", docs_url=None, redoc_url=None, lifespan=_lifespan)
@@ -371,5 +437,5 @@ def create_app(allowed_hosts=(), config_dir=None, max_body: int = MAX_BODY_BYTES
         log.exception("unexpected error on %s", request.url.path)
         return error(f"internal error ({type(err).__name__}); see the server log", None, 500)
 
-    app.add_middleware(Guard, allowed_hosts=tuple(allowed_hosts), max_body=max_body)
+    app.add_middleware(Guard, allowed_hosts=tuple(allowed_hosts), max_body=max_body, body_seconds=body_seconds)
     return app

@@ -17,6 +17,7 @@ import threading
 
 import torch
 
+from multihead import values
 from multihead.softmax_ops import softmax
 
 NAME = "multihead_web_record"
@@ -85,8 +86,9 @@ def head_patterns(sentence: str, layer: int = 0) -> dict:
         raise ValueError("sentence: expected a non-empty sentence")
     model, tok = model_and_tokenizer()
     n_layers = model.config.num_hidden_layers
-    if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < n_layers:
-        raise ValueError(f"layer: expected an integer in [0, {n_layers - 1}], got {layer!r}")
+    given, layer = layer, values.parse_int(layer)       # multihead.values' rule: 2, 2.0 and "2" alike
+    if layer is None or not 0 <= layer < n_layers:
+        raise ValueError(f"layer: expected an integer in [0, {n_layers - 1}], got {given!r}")
     ids = tok(sentence, return_tensors="pt").input_ids
     if ids.shape[1] > MAX_TOKENS:
         raise ValueError(f"sentence: {ids.shape[1]} tokens, at most {MAX_TOKENS} fit a readable heatmap")

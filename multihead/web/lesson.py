@@ -19,25 +19,34 @@ MAX_LOGITS = 16          # the playground's bars: a handful of logits is the poi
 MAX_CAUSAL_T = 12        # a heatmap a reader can still read cell by cell
 
 
+LOGIT_BOUND = 1e4        # every lesson endpoint's logits (and the softmax card's shift): |z| <= 1e4
+
+
+def bound_text(x: float) -> str:
+    """A bound as a reader writes it: 2147483647, 0.01, 1e+06 (never 2.14748e+09 for an integer)."""
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
+
+
 def _check(value, name: str, lo: float, hi: float, integer: bool = False):
-    """A JSON number in [lo, hi] (an int when integer), else ValueError naming it (multihead.values'
-    rules: no bool, no text, finite; 10**400 is out of range, not an overflow)."""
+    """A number in [lo, hi] (an int when integer), else ValueError naming it, by multihead.values'
+    one rule (the planner request's): an int, an integral float (6.0) or text spelling one ("6",
+    "1e1") for an integer; a number or its text for a number; never a bool; finite; 10**400 is out
+    of range, not an overflow."""
     kind = "an integer" if integer else "a number"
     if value is None or value == "":
         raise ValueError(f"{name}: this entry is empty; enter a number")
     rule = values.IntRange(int(lo), int(hi)) if integer else values.FloatRange(lo, hi)
     try:
-        if isinstance(value, (bool, str)) or not isinstance(value, (int, float)):
-            raise ValueError
         return rule(value) if integer else float(rule(value))
     except ValueError:
-        raise ValueError(f"{name}: expected {kind} in [{lo:g}, {hi:g}], got {repr(value)[:40]}") from None
+        raise ValueError(f"{name}: expected {kind} in [{bound_text(lo)}, {bound_text(hi)}], "
+                         f"got {repr(value)[:40]}") from None
 
 
 def _logits(values, name: str = "logits") -> list[float]:
     if not isinstance(values, list) or not 1 <= len(values) <= MAX_LOGITS:
         raise ValueError(f"{name}: expected a list of 1 to {MAX_LOGITS} numbers")
-    return [_check(v, f"{name}[{i}]", -1e6, 1e6) for i, v in enumerate(values)]
+    return [_check(v, f"{name}[{i}]", -LOGIT_BOUND, LOGIT_BOUND) for i, v in enumerate(values)]
 
 
 def _dtype(name) -> torch.dtype:
@@ -78,7 +87,7 @@ def softmax_demo(logits, temperature=1.0, dtype="fp32", subtract_max=True, d_k=N
     subtract_max = values.checked(values.flag, "subtract_max", subtract_max)
     z = torch.tensor(_logits(logits), dtype=torch.float64)
     tau = _check(temperature, "temperature", 0.01, 100)
-    c = _check(shift, "shift", -1e6, 1e6)
+    c = _check(shift, "shift", -LOGIT_BOUND, LOGIT_BOUND)
     scale = 1.0 if d_k in (None, 0) else 1.0 / math.sqrt(_check(d_k, "d_k", 1, 65536, integer=True))
     dt = _dtype(dtype)
     x = (z * scale / tau).to(dt)                     # the logits the exponent sees, in dtype

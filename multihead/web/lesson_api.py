@@ -13,11 +13,13 @@ from typing import Annotated
 
 import torch
 from fastapi import APIRouter, Request
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic_core import PydanticCustomError
 
 import multihead
+from multihead import values
 from multihead.softmax_ops import softmax, softmax_jacobian
-from multihead.web.lesson import plain
+from multihead.web.lesson import LOGIT_BOUND, bound_text, plain
 
 router = APIRouter()
 
@@ -70,18 +72,35 @@ def _span(bounds: dict) -> str:
     lo = next((v for k, v in bounds.items() if k in ("Ge", "Gt")), None)
     hi = next((v for k, v in bounds.items() if k in ("Le", "Lt")), None)
     if lo is not None and hi is not None:
-        return f"between {lo:g} and {hi:g}"
-    return f">= {lo:g}" if lo is not None else f"<= {hi:g}"
+        return f"between {bound_text(lo)} and {bound_text(hi)}"
+    return f">= {bound_text(lo)}" if lo is not None else f"<= {bound_text(hi)}"
 
 
-LOGIT_BOUND = 1e4
-Logit = Annotated[float, Field(allow_inf_nan=False, ge=-LOGIT_BOUND, le=LOGIT_BOUND)]   # a finite, bounded score
+# Numbers read by multihead.values' one rule (the planner request's and the other endpoints'), not
+# pydantic's: a whole number is an int, an integral float (128.0) or text spelling one ("128",
+# "1e2"); a number is a number or its text ("1"); a bool is neither (pydantic's lax mode took True as 1).
+def _whole(value):
+    out = values.parse_int(value)
+    if out is None:
+        raise PydanticCustomError("int_parsing", "expected a whole number")
+    return out
+
+
+def _number(value):
+    out = values.parse_float(value)
+    if out is None:
+        raise PydanticCustomError("float_parsing", "expected a number")
+    return out
+
+
+Whole = Annotated[int, BeforeValidator(_whole)]
+Logit = Annotated[float, BeforeValidator(_number), Field(allow_inf_nan=False, ge=-LOGIT_BOUND, le=LOGIT_BOUND)]
 
 
 # -- 3.1 / 4.1: the Jacobian, and gradient saturation without 1/sqrt(d_k) -------------------------
 class JacobianIn(_Body):
     logits: list[Logit] = Field(default=[0.0, 11.3], min_length=2, max_length=6)
-    d_k: int = Field(default=128, ge=1, le=65536)
+    d_k: Whole = Field(default=128, ge=1, le=65536)
 
 
 def jacobian(body: JacobianIn) -> dict:
@@ -109,9 +128,9 @@ CURVE_SAMPLES = 2000          # per point of the std-vs-d_k curve (11 points, up
 
 
 class VarianceIn(_Body):
-    d_k: int = Field(default=128, ge=1, le=1024)
-    samples: int = Field(default=4000, ge=100, le=20000)
-    seed: int = Field(default=0, ge=0, le=2**31 - 1)
+    d_k: Whole = Field(default=128, ge=1, le=1024)
+    samples: Whole = Field(default=4000, ge=100, le=20000)
+    seed: Whole = Field(default=0, ge=0, le=2**31 - 1)
 
 
 def variance(body: VarianceIn) -> dict:
@@ -147,8 +166,8 @@ def variance(body: VarianceIn) -> dict:
 
 # -- 2.4 / 5.3: which K/V head each query head reads (GQA), observed ------------------------------
 class GqaIn(_Body):
-    heads: int = Field(default=8, ge=1, le=64)
-    kv_heads: int = Field(default=2, ge=1, le=64)
+    heads: Whole = Field(default=8, ge=1, le=64)
+    kv_heads: Whole = Field(default=2, ge=1, le=64)
 
 
 def gqa(body: GqaIn) -> dict:
@@ -184,9 +203,9 @@ def normalize(body: NormalizeIn) -> dict:
 
 # -- 4.3 / 4.4 and misconception 2: the accounts, on real modules ---------------------------------
 class AccountsIn(_Body):
-    d_model: int = Field(default=512, ge=8, le=8192)
-    heads: int = Field(default=8, ge=1, le=128)
-    tokens: int = Field(default=4096, ge=1, le=10_000_000)
+    d_model: Whole = Field(default=512, ge=8, le=8192)
+    heads: Whole = Field(default=8, ge=1, le=128)
+    tokens: Whole = Field(default=4096, ge=1, le=10_000_000)
 
 
 def accounts(body: AccountsIn) -> dict:
@@ -225,11 +244,11 @@ def calibration(body: CalibrationIn) -> dict:
 
 # -- 8: the shape code, run; and the reshape-without-transpose bug ------------------------------------
 class ShapesIn(_Body):
-    batch: int = Field(default=2, ge=1, le=4)
-    tokens: int = Field(default=5, ge=1, le=64)
-    d_model: int = Field(default=16, ge=2, le=512)
-    heads: int = Field(default=4, ge=1, le=32)
-    seed: int = Field(default=0, ge=0, le=2**31 - 1)
+    batch: Whole = Field(default=2, ge=1, le=4)
+    tokens: Whole = Field(default=5, ge=1, le=64)
+    d_model: Whole = Field(default=16, ge=2, le=512)
+    heads: Whole = Field(default=4, ge=1, le=32)
+    seed: Whole = Field(default=0, ge=0, le=2**31 - 1)
 
 
 def shapes(body: ShapesIn) -> dict:

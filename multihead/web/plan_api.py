@@ -23,14 +23,18 @@ class PlanError(ValueError):
         return self.message
 
 
-def _field_of(message: str, options: dict) -> str | None:
+def _field_of(message: str, options: dict, config: bool = False) -> str | None:
     """The field a planner message names ("tokens: ..."), as the key the page sent (an alias
-    such as "gpus" stays "gpus", so the page shows the error beside its own input)."""
+    such as "gpus" stays "gpus", so the page shows the error beside its own input). With an
+    uploaded config, a message about the config ("uploaded/config.json: num_hidden_layers: ...",
+    a key of the config rather than an option) names ``model``: the page's input it came in."""
     from multihead.planner.request import ALIASES, FIELDS
     head = message.split(":", 1)[0].strip()
     name = head.replace("-", "_")
     name = ALIASES.get(name, name)
     if name not in FIELDS:
+        if config:
+            return "model"
         return name if head.replace("_", "").isalnum() else None
     for key in options if isinstance(options, dict) else ():
         if isinstance(key, str) and ALIASES.get(key, key) == name:
@@ -44,7 +48,7 @@ def request(options, config_text=None, config_dir=None):
     try:
         return PlanRequest.from_json(options, config_text, config_dir=config_dir)
     except ValueError as err:
-        raise PlanError(str(err), _field_of(str(err), options)) from None
+        raise PlanError(str(err), _field_of(str(err), options, config_text is not None)) from None
 
 
 def _planned(options, config_text, config_dir, fn):
@@ -52,7 +56,7 @@ def _planned(options, config_text, config_dir, fn):
     try:
         return req, fn(req)
     except ValueError as err:
-        raise PlanError(str(err), _field_of(str(err), options)) from None
+        raise PlanError(str(err), _field_of(str(err), options, config_text is not None)) from None
 
 
 def plan_json(options, config_text=None, config_dir=None) -> dict:

@@ -208,5 +208,8 @@ def check(question_id, reply) -> dict:
         return {"id": q.id, "correct": None, "expected": None, "tolerance": None, "explain": q.explained()}
     expected = q.answer()
     value = parse_number(reply)
-    return {"id": q.id, "correct": abs(value - expected) <= q.tolerance + 1e-12 * abs(expected),
+    # an exact question (tolerance 0: integer answers) takes the exact value only; a rounded one its
+    # tolerance, widened by 1e-12 relative so that a reply exactly on the boundary is not lost to rounding
+    slack = q.tolerance + 1e-12 * abs(expected) if q.tolerance else 0.0
+    return {"id": q.id, "correct": abs(value - expected) <= slack,
             "value": value, "expected": expected, "tolerance": q.tolerance, "explain": q.explained()}

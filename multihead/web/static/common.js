@@ -46,11 +46,14 @@ const I18N = {
     "cmp.note": "Each row is the planner's answer with --kv-heads set to that value; ◀ marks this model.",
     "c40.h": "On a 40 GB card: the text's fallback beside the fewest chunks that fit",
     "c40.p": "The text falls back to 8 chunks of 16k on a 40 GB card. The planner, asked the same with 40 GB (same TFLOPS and bandwidth), also finds the fewest chunks that fit:",
-    "c40.text": "the text's split (--chunks 8)", "c40.fewest": "the fewest chunks that fit (the planner's decision)",
-    "c40.split": "chunks × tokens", "c40.each": "memory per chunk", "c40.attn": "attention per pass", "c40.usable": "usable on the 40 GB card",
+    "c40.text": "the text's split (--chunks 8)", "c40.fewest": "the planner's decision (the fewest chunks that fit by its account)",
+    "c40.split": "chunks × tokens", "c40.each": "memory per chunk (memory table)", "c40.attn": "attention per pass", "c40.usable": "usable on the 40 GB card",
+    "c40.tablefits": "memory per chunk ≤ usable?", "c40.decfits": "fits by the decision's account?",
+    "c40.byengine": "the serving engine's account", "c40.bytable": "the memory table",
     "yes": "yes", "no": "no", "res.untranslated": "(not yet translated: switch to English for the planner's own words)",
     "res.needed": "● the fallback is needed (or worth it) for this plan; the others are listed for reference.",
     "err.untranslated": "This value is not accepted (switch to English for the server's own message).",
+    "err.unreadable": "{name}: not a number (the box holds text the browser cannot read as one, such as \"1e\" or \"--5\"); nothing was computed",
     "u.tokens": "tokens", "u.tps": "tokens/s",
     "sv.fits": "The serving engine can run it", "sv.notfit": "The serving engine cannot run it",
     "sv.engine": "What the engine would say:", "sv.curve": "Latency and throughput vs concurrency",
@@ -144,11 +147,14 @@ const I18N = {
     "cmp.note": "每一行都是规划器把 --kv-heads 设为该值后的回答；◀ 标出当前模型。",
     "c40.h": "40 GB 卡上：课文的退路与放得下的最少分段",
     "c40.p": "课文说只有 40 GB 卡时退化为 8 段 16k。让规划器在 40 GB（TFLOPS 与带宽不变）上回答同一个问题，它还会找出放得下的最少分段：",
-    "c40.text": "课文的切法（--chunks 8）", "c40.fewest": "放得下的最少分段（规划器的决策）",
-    "c40.split": "段数 × token", "c40.each": "每段显存", "c40.attn": "每遍注意力", "c40.usable": "40 GB 卡上可用",
+    "c40.text": "课文的切法（--chunks 8）", "c40.fewest": "规划器的决策（按它所用的账放得下的最少分段）",
+    "c40.split": "段数 × token", "c40.each": "每段显存（显存表）", "c40.attn": "每遍注意力", "c40.usable": "40 GB 卡上可用",
+    "c40.tablefits": "每段显存 ≤ 可用？", "c40.decfits": "按决策所用的账放得下？",
+    "c40.byengine": "推理引擎的账", "c40.bytable": "显存表",
     "yes": "是", "no": "否", "res.untranslated": "（尚未翻译：切换到 English 查看规划器的原话）",
     "res.needed": "● 表示这个方案需要（或值得）这条兜底；其余列出供参考。",
     "err.untranslated": "这个值不被接受（切换到 English 可看服务器的原话）。",
+    "err.unreadable": "{name}：不是一个数（框里的文字浏览器读不成数字，例如「1e」或「--5」）；没有计算",
     "u.tokens": "个 token", "u.tps": "token/s",
     "sv.fits": "推理引擎跑得起来", "sv.notfit": "推理引擎跑不起来",
     "sv.engine": "推理引擎会这样报错（原话）：", "sv.curve": "延迟与吞吐随并发变化",
@@ -271,6 +277,10 @@ function fmtSig(x) {
   if (x !== 0 && Math.abs(x) < 1e-3) return x.toExponential(3).replace(/\.?0+e/, "e");
   return fmtNum(x, 6);
 }
+
+// A number box holding text the browser cannot read as a number ("1e", "--5"): its value is "" then,
+// as if empty; validity.badInput tells the two apart. Such a box is an error, never a default.
+function unreadable(node) { return Boolean(node && node.type === "number" && node.validity && node.validity.badInput); }
 
 // -- API ---------------------------------------------------------------------------------------------
 class ApiError extends Error {

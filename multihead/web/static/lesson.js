@@ -23,8 +23,9 @@ function parseList(text, name, count) {
   return values;
 }
 function numberOf(id, name) {
+  if (unreadable($(id))) throw new InputError(fill(t("err.unreadable"), {name: name || id}));
   const v = $(id).value.trim();
-  if (v === "") throw new InputError(fill(t("err.empty"), {name: name || id, i: 1}));
+  if (v === "") throw new InputError(fill(t("err.empty1"), {name: name || id}));
   const x = Number(v);
   if (!Number.isFinite(x)) throw new InputError(fill(t("err.nan"), {name: name || id, v}));
   return x;
@@ -78,6 +79,7 @@ const softmaxUpdate = live(async current => {
   $("shift-value").textContent = $("shift").value;
   try {
     const body = {logits: logitInputs().map((inp, i) => {
+      if (unreadable(inp)) throw new InputError(fill(t("err.unreadable"), {name: `z${i + 1}`}));
       if (inp.value.trim() === "") throw new InputError(fill(t("err.empty"), {name: "z", i: i + 1}));
       return Number(inp.value);
     }), temperature: Number($("temp").value), shift: Number($("shift").value), dtype: "fp64"};
@@ -128,10 +130,12 @@ function drawOverflow() {
 // -- 3. causal mask ----------------------------------------------------------------------------------
 const causalUpdate = live(async current => {
   $("causal-T-value").textContent = $("causal-T").value;
-  const r = await api("/api/causal", {T: Number($("causal-T").value), seed: Number($("causal-seed").value) || 0});
-  await loadPlotly();
-  if (!current()) return;
-  last.causal = r; drawCausal();
+  try {
+    const r = await api("/api/causal", {T: Number($("causal-T").value), seed: numberOf("causal-seed", t("l.seed"))});
+    await loadPlotly();
+    if (!current()) return;
+    last.causal = r; showErr("causal", null); drawCausal();
+  } catch (err) { showErr("causal", err); }
 });
 
 const BLUES = [[0, "#f7fbff"], [0.5, "#6baed6"], [1, "#08306b"]];
@@ -189,7 +193,7 @@ function drawTwoHeads() {
 async function headsRun() {
   $("heads-status").textContent = t("l.loadingmodel");
   try {
-    const r = await api("/api/heads", {sentence: $("heads-sentence").value, layer: Number($("heads-layer").value)});
+    const r = await api("/api/heads", {sentence: $("heads-sentence").value, layer: numberOf("heads-layer", t("l.layer"))});
     await loadPlotly();
     last.heads = r; showErr("heads", null);
     last.headsStatus = r;
@@ -275,8 +279,14 @@ async function checkAnswer(q, reply, out) {
     showVerdict(q, answered[q.id], out);
   } catch (err) {
     delete answered[q.id];
+    updateScore();                 // a refused reply replaces the verdict it had: the score follows at once
     out.replaceChildren(el("div", {class: "err", text: LANG === "en" ? err.message : await translated(err.message)}));
   }
+}
+
+function updateScore() {
+  const quiz = (last.questions || []).filter(x => x.group === "quiz");
+  $("quiz-score").textContent = `${quiz.filter(x => answered[x.id] && answered[x.id].correct).length} / ${quiz.length}`;
 }
 
 function showVerdict(q, r, out) {
@@ -287,8 +297,7 @@ function showVerdict(q, r, out) {
   }
   parts.push(el("div", {class: "explain", text: r.explain[LANG]}));
   out.replaceChildren(...parts);
-  const quiz = (last.questions || []).filter(x => x.group === "quiz");
-  $("quiz-score").textContent = `${quiz.filter(x => answered[x.id] && answered[x.id].correct).length} / ${quiz.length}`;
+  updateScore();
 }
 
 function drawQuestions() {
@@ -303,8 +312,9 @@ const CASE = {model: "example-13b-gqa8", tokens: 128000, passes: 3, gpu_memory_g
               bandwidth_tbps: 2};
 async function caseUpdate() {
   try {
-    const [gqa, mha] = await Promise.all([api("/api/plan", {options: CASE}), api("/api/plan", {options: {...CASE, kv_heads: 40}})]);
-    last.case = {gqa, mha}; drawCase();
+    const [gqa, mha, c40] = await Promise.all([api("/api/plan", {options: CASE}), api("/api/plan", {options: {...CASE, kv_heads: 40}}),
+      api("/api/plan", {options: {...CASE, gpu_memory_gb: 40, chunks: 8}})]);
+    last.case = {gqa, mha, c40}; drawCase();
   } catch (err) { /* the planner page shows planner errors; this card just stays empty */ }
 }
 function drawCase() {
@@ -315,6 +325,13 @@ function drawCase() {
     ["case.attn", fmtSeconds(c.gqa.attention_prefill_seconds) + ` · ×${c.gqa.passes} = ${fmtSeconds(c.gqa.attention_prefill_seconds_all_passes)}`],
     ["case.decode", fmtSeconds(c.gqa.decode_kv_read_seconds)], ["case.decision", t("res." + c.gqa.decision)]];
   $("case-numbers").replaceChildren(...rows.map(([k, v]) => el("tr", {}, el("th", {text: t(k)}), el("td", {text: v, "data-key": k}))));
+  // 5.4: the planner's figures for each of the text's closing claims (its own words are the card's text above)
+  const g = c.gqa, ch = c.c40.chunked;
+  const rows54 = [["s54.total", `${fmtBytes(g.total_memory_bytes)} / ${fmtBytes(g.usable_memory_bytes)} · ${t("res." + g.decision)}`],
+    ["s54.attn", fmtSeconds(g.attention_prefill_seconds)],
+    ["s54.chunks", `${ch.chunks} × ${fmtNum(ch.chunk_tokens, 0)}: ${fmtSeconds(ch.attention_prefill_seconds)} · ${fmtBytes(ch.total_memory_bytes)}`],
+    ["s54.decode", fmtSeconds(g.decode_kv_read_seconds)], ["s54.tps", `${fmtNum(g.tokens_per_second_kv_only, 0)} ${t("u.tps")}`]];
+  $("case54-numbers").replaceChildren(...rows54.map(([k, v]) => el("tr", {}, el("th", {text: t(k)}), el("td", {text: v, "data-key": k}))));
 }
 
 // -- 1.3 q.k variance ------------------------------------------------------------------------------------

@@ -47,7 +47,7 @@ function renderBreakdown(div, plan) {
     ["reserve", "seg.reserve", r.total <= plan.usable_memory_bytes ? reserve : 0]];
   const mark = (bytes, label, cls) => el("div", {class: "mark " + cls, style: `left: ${pct(bytes)}`}, el("span", {text: label}));
   const bars = rows.map(r => el("div", {class: "membar-row", "data-row": r.name},
-    el("span", {class: "membar-label", text: r.name}),
+    el("span", {class: "membar-label", text: r.total > plan.usable_memory_bytes ? `${r.name} · ${t("seg.over")}` : r.name}),
     el("div", {class: "membar"}, ...segments(r).map(([key, label, bytes]) => el("div", {class: "seg", "data-key": key,
       "data-bytes": String(bytes), style: `width: ${pct(bytes)}; background: ${COLORS[key]}`,
       title: `${t(label)}: ${fmtBytes(bytes)}`}, bytes / axis > 0.06 ? fmtNum(gb(bytes), 1) : "")),

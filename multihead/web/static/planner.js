@@ -15,6 +15,9 @@ const state = {config: null, configName: null, seq: 0, plan: null, curve: null};
 // memory-vs-context curve that it draws.
 const domReady = new Promise(r => document.addEventListener("DOMContentLoaded", r));
 
+// The first box whose text the browser cannot read as a number (its value reads "" then), or null.
+function unreadableField() { return FIELDS.find(f => unreadable(document.getElementById(f))) || null; }
+
 function options() {
   const o = {};
   const figures = FIGURES.some(f => (document.getElementById(f).value || "") !== "");
@@ -46,6 +49,7 @@ async function planTexts(plan) {
   try { return (await api("/api/messages", {plan, lang: LANG})).plan; } catch (e) { return null; }
 }
 async function errorText(message) {
+  if (typeof message === "function") return message();      // the page's own words, in the page's language
   if (LANG === "en") return message;
   try { return (await api("/api/messages", {error: message, lang: LANG})).error || t("err.untranslated"); }
   catch (e) { return t("err.untranslated"); }
@@ -66,7 +70,7 @@ async function showError(err) {
   document.querySelectorAll(".err").forEach(e => { e.textContent = ""; });
   if (!err) return;
   let field = err.field;
-  if (field === "gpu" && FIGURES.some(f => document.getElementById(f).value !== "")) field = "gpu_memory_gb";
+  if (!err.local && field === "gpu" && FIGURES.some(f => document.getElementById(f).value !== "")) field = "gpu_memory_gb";
   if (!FIELDS.includes(field)) field = state.config !== null ? "model" : "";
   const slot = document.querySelector(`.err[data-field="${field}"]`) || document.getElementById("form-error");
   slot.textContent = await errorText(err.message);
@@ -75,6 +79,14 @@ async function showError(err) {
 async function update() {
   const seq = ++state.seq, o = options();
   document.getElementById("cli").textContent = cliLine(o);
+  const bad = unreadableField();
+  if (bad !== null) {                  // never a plan for another input than the one on screen
+    await domReady;
+    await showError({field: bad, local: true, message: () => t("err.unreadable").replace("{name}", bad)});
+    document.getElementById("results").classList.add("stale");
+    document.body.dataset.ready = String(seq);
+    return;
+  }
   const body = {options: o, config: state.config};
   try {
     const plan = await api("/api/plan", body);
@@ -142,6 +154,8 @@ function wireDrop() {
 }
 
 async function start(catalogP) {
+  // Enter in a box must not submit the form (a page reload): the plan follows every change already
+  document.getElementById("plan-form").addEventListener("submit", e => e.preventDefault());
   wireLanguageButton();
   applyLanguage();
   const cat = await catalogP, model = document.getElementById("model"), gpu = document.getElementById("gpu");
@@ -210,16 +224,23 @@ function drawCompare(c) {
   const card = document.getElementById("card40");
   card.hidden = !c.card40;
   if (!c.card40) return;
+  // Two fits, each under its own name: the memory table's (chunked.fits: the chunk's total against the
+  // usable line) and the one the decision was made on (decision_fits, by decided_by's account: the
+  // serving engine's or the memory table's). They can differ; the card shows both, never one under
+  // the other's name.
+  const yesNo = b => (b === true ? t("yes") : b === false ? t("no") : "–");
   const row = (label, p) => el("tr", {"data-row": label}, el("th", {text: t(label)}),
     el("td", {text: `${p.chunks} × ${fmtNum(p.chunked.chunk_tokens, 0)}`, "data-key": "split"}),
     el("td", {text: fmtBytes(p.chunked.total_memory_bytes), "data-key": "each"}),
-    el("td", {text: p.decision_fits ? t("yes") : t("no"), "data-key": "fits"}),
+    el("td", {text: yesNo(p.chunked.fits), "data-key": "tablefits"}),
+    el("td", {text: `${yesNo(p.decision_fits)} (${t(p.decided_by === "engine" ? "c40.byengine" : "c40.bytable")})`,
+              "data-key": "decfits"}),
     el("td", {text: fmtSeconds(p.chunked.attention_prefill_seconds), "data-key": "attn"}));
   document.getElementById("card40-table").replaceChildren(el("table", {class: "nums", id: "card40-nums"},
-    el("tr", {}, el("th", {}), ...["c40.split", "c40.each", "cmp.fits", "c40.attn"].map(k => el("th", {text: t(k)}))),
+    el("tr", {}, el("th", {}), ...["c40.split", "c40.each", "c40.tablefits", "c40.decfits", "c40.attn"].map(k => el("th", {text: t(k)}))),
     row("c40.text", c.card40.text8), row("c40.fewest", c.card40.fewest)),
-    el("p", {class: "muted", text: `${t("c40.usable")}: ${fmtBytes(c.card40.fewest.usable_memory_bytes)} · ${t("cmp.total")} ` +
-      `(${t("row.onepass")}): ${fmtBytes(c.card40.fewest.total_memory_bytes)}`}));
+    el("p", {class: "muted", text: `${t("c40.usable")}: ${fmtBytes(c.card40.fewest.usable_memory_bytes)} · ${t("cmp.total")}: ` +
+      fmtBytes(c.card40.fewest.total_memory_bytes)}));
 }
 
 const catalogP = api("/api/catalog");

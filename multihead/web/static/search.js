@@ -55,6 +55,19 @@ function fill(template, values) { return template.replace(/\{(\w+)\}/g, (_, k) =
 
 function value(id) { return document.getElementById(id).value.trim(); }
 
+// The number boxes and the field each is sent as (the server's error names that field too).
+const NUMBER_BOXES = {"s-input_len": "input_len", "s-output_len": "output_len", "s-load": null, "s-ttft": "slo",
+                      "s-tpot": "slo", "s-e2e": "slo", "s-gpus_max": "gpus_max"};
+// The first box whose text the browser cannot read as a number ("1e": its value reads "" as if
+// empty, and an empty target means none): [field, name], or null.
+function unreadableBox() {
+  const id = Object.keys(NUMBER_BOXES).find(i => unreadable(document.getElementById(i)));
+  if (!id) return null;
+  const load = document.getElementById("s-load-r").checked ? "request_rate" : "concurrency";
+  const field = NUMBER_BOXES[id] || load, name = {"s-ttft": "slo ttft", "s-tpot": "slo tpot", "s-e2e": "slo e2e"}[id] || field;
+  return [field, name];
+}
+
 function searchOptions() {
   const o = {model: value("s-model"), input_len: value("s-input_len"), output_len: value("s-output_len"),
              gpus_max: value("s-gpus_max"), objective: value("s-objective")};
@@ -175,6 +188,13 @@ async function runSearch(ev) {
   const o = searchOptions();
   document.getElementById("s-cli").textContent = "multihead plan " + o.model + " --search " +
     Object.entries(o).filter(([k]) => k !== "model").map(([k, v]) => `--${k.replace(/_/g, "-")} ${v}`).join(" ");
+  const bad = unreadableBox();
+  if (bad) {                         // never a search for other targets than the ones on screen
+    showErrors({field: bad[0], message: t("err.unreadable").replace("{name}", bad[1])});
+    document.getElementById("s-summary").replaceChildren();
+    document.body.dataset.searchDone = String(seq);
+    return;
+  }
   document.getElementById("s-summary").replaceChildren(el("p", {text: t("s.busy")}));
   try {
     const res = await api("/api/search", {options: o});
