@@ -58,8 +58,12 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "zh": "一个 {tokens} token 的请求放得下{_engine}：{x} 倍，所以一次读完全部 {tokens2} 个 token，保留所有跨段引用"
               "（{_own}）"},
     "decision.engine_chunked": {
-        "en": "{_why}; the fewest chunks that fit: {n} of about {size} tokens; or see the fallbacks{_first}",
-        "zh": "{_why}；放得下的最少分段：{n} 段，每段约 {size} 个 token；或见兜底方案{_first}"},
+        "en": "{_why}; the fewest chunks that fit: {n} of about {size} tokens{_differ}; or see the fallbacks{_first}",
+        "zh": "{_why}；放得下的最少分段：{n} 段，每段约 {size} 个 token{_differ}；或见兜底方案{_first}"},
+    "decision.engine_differ": {
+        "en": " (the memory table, the reference text's account, counts {total} for such a chunk, over its {usable} "
+              "usable: the two accounts disagree here, and this decision reads the engine's)",
+        "zh": "（内存表即原文的账算出这样一段需要 {total}，超过其可用的 {usable}：两本账在这里不一致，本决定按推理引擎的账）"},
     "decision.engine_why": {
         "en": "one request of {tokens} tokens does not fit {_engine}; the longest that does is {longest} tokens",
         "zh": "一个 {tokens} token 的请求放不下{_engine}；放得下的最长请求是 {longest} 个 token"},
@@ -341,7 +345,7 @@ _DECISIONS = ("decision.single_pass", "decision.chunked", "decision.requested", 
               "decision.engine_requested_one")
 # Which messages a nested parameter may be (so a match backtracks through them as one regex).
 NESTED = {"_why": ("decision.why_memory", "decision.why_learned", "decision.engine_why"),
-          "_engine": ("decision.engine",), "_own": ("decision.engine_own",), "_first": ("decision.engine_first",), "_text_split": ("decision.text_split",),
+          "_engine": ("decision.engine",), "_own": ("decision.engine_own",), "_first": ("decision.engine_first",), "_differ": ("decision.engine_differ",), "_text_split": ("decision.text_split",),
           "_fits": ("decision.they_fit", "decision.they_do_not_fit", "word.fits", "word.does_not_fit"),
           "_learned": ("decision.requested_learned",), "_base": _DECISIONS,
           "_which": ("word.each_chunk", "word.the_pass"),

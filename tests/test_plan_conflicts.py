@@ -74,3 +74,15 @@ def test_a_stated_gpu_memory_sizes_the_engine_account_too(capsys):
     main([*BASE, "--gpu", "H100", "--json"])
     physical = next(t for t in json.loads(capsys.readouterr().out)["serving"]["terms"] if t["name"] == "physical memory")
     assert "catalog" in physical["source"]
+
+
+def test_a_decision_says_when_the_two_accounts_disagree(capsys):
+    """The text's case on 40 GB: the engine's account takes chunks of ~42,667 tokens that the memory table
+    puts over its usable memory; the decision names both and which one it read, in English and Chinese."""
+    from multihead.messages import translate
+    main(["plan", "example-13b-gqa8", "--tokens", "128000", "--passes", "3", "--gpu-memory-gb", "40",
+          "--effective-tflops", "100", "--bandwidth-tbps", "2", "--json"])
+    d = json.loads(capsys.readouterr().out)
+    assert d["decision"] == "chunked" and d["chunked"]["fits"] is False
+    assert "the two accounts disagree here" in d["reason"]
+    assert "两本账在这里不一致" in translate(d["reason"], "zh")

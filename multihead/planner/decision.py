@@ -94,8 +94,11 @@ def _engine_decision(st: Accounts, tokens: int, chunks: int | None, single: Memo
     why = (f"one request of {fmt_int(tokens)} tokens does not fit {engine}; the longest that does is "
            f"{fmt_int(longest)} tokens" if not a.fits else f"{fmt_int(tokens)} tokens exceed the {learned} learned "
            f"positions")
-    return "chunked", best, True, (f"{why}; the fewest chunks that fit: {best} of about "
-                                   f"{fmt_int(chunk_tokens(tokens, best))} tokens; or see the fallbacks{first}")
+    table = st.memory(chunk_tokens(tokens, best))       # the other account, said when it disagrees
+    differ = "" if table.fits else say("decision.engine_differ", total=fmt_bytes(table.total_bytes),
+                                       usable=fmt_bytes(st.usable))
+    return "chunked", best, True, say("decision.engine_chunked", _why=why, n=best,
+                                      size=fmt_int(chunk_tokens(tokens, best)), _differ=differ, _first=first)
 
 
 def _flags(e) -> list[str]:
