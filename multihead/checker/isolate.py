@@ -161,9 +161,9 @@ def _ended(proc, spec: str, options: dict, phase: str, probe: str, call: str) ->
     helpers = "; it left a process running (killed)" if left else ""
     if phase != "check":
         raise ValueError(f"target: importing {spec} ended the process ({how}){helpers}")
-    on = f" on {call}" if call else ""
-    return _partial(spec, options, Finding("exit", "fail", f"the process ended ({how}){on} during "
-                                           f"{stage(probe or 'setup')}, without an exception: the target exits "
+    on = f" (the call in flight: {call})" if call else ""
+    return _partial(spec, options, Finding("exit", "fail", f"the process ended ({how}) during "
+                                           f"{stage(probe or 'setup')}{on}, without an exception: the target exits "
                                            f"(os._exit / sys.exit) or crashes the interpreter{helpers}",
                                            {"probe": probe or "setup", "call": call, "exit": how,
                                             "left_processes": left}))

@@ -96,11 +96,12 @@ def _json_safe(x):
 def _relation(failures: list[Finding]) -> dict[str, set[str]]:
     """_CONSEQUENCES, adjusted to what this report's evidence shows. Weights that sum to 1
     without is_causal but not with it (a causal mask that hides the diagonal leaves row 0 with no
-    key) point at the causal mask: then normalization is its consequence, not its cause."""
+    key) point at the causal mask: then normalization is its consequence, not its cause, and
+    explains nothing itself (the checks without is_causal are not touched by it)."""
     relation = dict(_CONSEQUENCES)
     by = {f.check: f for f in failures}
     if "causal_mask" in by and by.get("normalization") and by["normalization"].metrics.get("causal_only"):
-        relation["normalization"] = relation["normalization"] - {"causal_mask", "causal_alignment"}
+        relation["normalization"] = set()
         relation["causal_mask"] = relation["causal_mask"] | {"normalization"}
     return relation
 
