@@ -67,9 +67,13 @@ def check_attention(fn, *, signature: str = "auto", dtype="float32", device="cpu
     expect_alignment: None (report whichever causal alignment fn uses when Tq != Tk; only a mixed
     or off-by-one alignment fails), "bottom-right" (fn claims the KV-cache convention: top-left
     fails) or "top-left". module_sizes: (d_model, n_heads, n_kv_heads) for building a module class.
-    timeout: seconds one probe may take; a probe that takes longer stops the check with a
-    `timeout` finding naming the call in flight (in-process the hung call keeps its thread: run
+    timeout: seconds one probe may take (the setup too: the first calls, which learn what fn
+    accepts); a probe that takes longer stops the check with a `timeout` finding naming the call
+    in flight, and a target that calls sys.exit gets an `exit` finding (in-process the hung call keeps its thread: run
     untrusted code through the CLI, which isolates it in a child process).
+
+    Modules are checked in eval mode (on the checker's copy); a note says so, and the determinism
+    check compares training mode.
 
     Threads: every probe runs in a fresh thread and the checker changes no process-wide state
     (not torch's thread count either); set a thread count of your own with torch.set_num_threads.
