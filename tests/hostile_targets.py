@@ -59,3 +59,12 @@ def forks_a_helper_and_exits(q, k, v, attn_mask=None, is_causal=False, scale=Non
 
 def returns_a_list_of_ints(q, k, v, attn_mask=None, is_causal=False, scale=None):
     return [1, 2, 3]                                  # was reported as "returned int" (issue 26 item 18)
+
+
+def exits_on_first_call(q, k, v, attn_mask=None, is_causal=False, scale=None):
+    sys.exit(0)                                       # the checker's very first call (audit finding 2)
+
+
+def hangs_on_first_call(q, k, v, attn_mask=None, is_causal=False, scale=None):
+    while True:                                       # releases the GIL: the child's own watchdog answers
+        time.sleep(0.05)

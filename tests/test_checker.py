@@ -454,7 +454,8 @@ def test_cli_exit_codes_and_json(capsys, monkeypatch):
     assert main(["check", "tests/broken_impls.py:no_scale", "--json"]) == 1
     d = json.loads(capsys.readouterr().out)
     assert d["passed"] is False and d["causes"] == ["scale"]
-    assert d["findings"][1]["symptom"].startswith("Without 1/sqrt(d_k)")
+    scale = next(f for f in d["findings"] if f["check"] == "scale")    # the checks' order: determinism first
+    assert scale["symptom"].startswith("Without 1/sqrt(d_k)")
     # the JSON holds the whole report: rendered again, it reads as the CLI's text of a failure
     console = Console(file=io.StringIO(), width=120)
     Report.from_dict(d).render(console)
@@ -510,7 +511,8 @@ def test_child_reports_a_bad_target_as_one_error(monkeypatch, target, words):
     args = build_parser().parse_args(["check", target])
     events = []
     assert serve(args.target, options(args) | {"timeout": args.timeout}, lambda **e: events.append(e)) == 2
-    assert events[-1]["event"] == "error" and [e["event"] for e in events[:-1]] in ([], ["loaded"])
+    # before the error only progress events (the setup's probe and call events name a call that hangs)
+    assert events[-1]["event"] == "error" and {e["event"] for e in events[:-1]} <= {"loaded", "probe", "call"}
     message = events[-1]["message"]
     assert words in message and message.startswith("target: ") and "Traceback" not in message
 
@@ -539,8 +541,10 @@ def test_catalogue_covers_every_check():
     probed = {c for sig in ("sdpa", "module") for c, _ in _probes(sig)} | {"timeout", "exit", "input_mutation"}
     assert probed == set(CATALOGUE)
     caught = set().union(*(exp for _, _, exp, _ in list(broken_impls.BUGS.values()) + list(PATH_BUGS.values())))
-    # every specific check has a planted bug that trips it (timeout / exit / input_mutation: hostile_targets)
-    assert caught == set(CATALOGUE) - {"reference", "timeout", "exit", "input_mutation"}
+    # every specific check has a planted bug that trips it (timeout / exit / input_mutation: hostile_targets;
+    # determinism / finite_output: the audit tests at the end of this file)
+    assert caught == set(CATALOGUE) - {"reference", "timeout", "exit", "input_mutation", "determinism",
+                                       "finite_output"}
     assert all(s.title and s.user_sees and s.fix for s in CATALOGUE.values())
 
 
@@ -758,3 +762,179 @@ def test_module_whose_head_width_is_d(capsys):
     path = os.path.join(os.path.dirname(__file__), "broken_impls.py")
     assert main(["check", f"{path}:HeadWidthD", "--signature", "module"]) == 0
     assert "D=256" in capsys.readouterr().out
+
+
+# -- the audit of `multihead check` (/tmp/audit-check findings 1-5, 9-11) --------------------------------
+def _sdpa_weights(q, k, v, attn_mask, is_causal, scale, diagonal_offset=0):
+    """Plain float32 softmax(q k^T * scale) with a bottom-right causal mask moved by diagonal_offset
+    (0 right, -1 hides the diagonal); returns the scores' softmax and v expanded to H heads."""
+    H, Tq, Tk = q.shape[1], q.shape[2], k.shape[2]
+    k, v = k.repeat_interleave(H // k.shape[1], 1), v.repeat_interleave(H // v.shape[1], 1)
+    s = (q.float() @ k.float().transpose(-1, -2)) * (q.shape[-1] ** -0.5 if scale is None else scale)
+    if is_causal:
+        keep = torch.ones(Tq, Tk, dtype=torch.bool).tril(Tk - Tq + diagonal_offset)
+        s = s.masked_fill(~keep, float("-inf"))
+    if attn_mask is not None:
+        s = s.masked_fill(~attn_mask, float("-inf")) if attn_mask.dtype == torch.bool else s + attn_mask
+    return torch.softmax(s, -1), v.float()
+
+
+def dropout_left_on(q, k, v, attn_mask=None, is_causal=False, scale=None):
+    w, v = _sdpa_weights(q, k, v, attn_mask, is_causal, scale)
+    w = F.dropout(w.nan_to_num(0.0), p=0.1, training=True)            # BUG: dropout at inference
+    return (w @ v).to(q.dtype)
+
+
+def causal_hides_diagonal(q, k, v, attn_mask=None, is_causal=False, scale=None):
+    w, v = _sdpa_weights(q, k, v, attn_mask, is_causal, scale, diagonal_offset=-1)   # BUG: tril(-1)
+    return (w.nan_to_num(0.0) @ v).to(q.dtype)
+
+
+def causal_hides_diagonal_nan(q, k, v, attn_mask=None, is_causal=False, scale=None):
+    w, v = _sdpa_weights(q, k, v, attn_mask, is_causal, scale, diagonal_offset=-1)   # BUG: tril(-1), row 0 NaN
+    return (w @ v).to(q.dtype)
+
+
+def returns_nan(q, k, v, attn_mask=None, is_causal=False, scale=None):
+    return torch.full_like(q, float("nan"))                              # BUG
+
+
+def fp16_everywhere(q, k, v, attn_mask=None, is_causal=False, scale=None):
+    H, Tq, Tk = q.shape[1], q.shape[2], k.shape[2]
+    k, v = k.repeat_interleave(H // k.shape[1], 1), v.repeat_interleave(H // v.shape[1], 1)
+    qh, kh, vh = q.half(), k.half(), v.half()                           # BUG: computes in fp16 whatever comes in
+    s = (qh @ kh.transpose(-1, -2)) * (q.shape[-1] ** -0.5 if scale is None else scale)
+    if is_causal:
+        s = s.masked_fill(~torch.ones(Tq, Tk, dtype=torch.bool).tril(Tk - Tq), float("-inf"))
+    if attn_mask is not None:
+        s = s.masked_fill(~attn_mask, float("-inf")) if attn_mask.dtype == torch.bool else s + attn_mask
+    return (torch.softmax(s, -1).nan_to_num(0.0) @ vh).to(q.dtype)     # a float32 bias: RuntimeError in s @ v
+
+
+class DropoutMHA(nn.Module):
+    """A correct module with nn.Dropout on the weights: right in eval mode, random in training mode."""
+
+    def __init__(self, d_model: int = 64, n_heads: int = 4, n_kv_heads: int = 4, always: bool = False):
+        super().__init__()
+        self.d_model, self.n_heads, self.n_kv_heads, self.always = d_model, n_heads, n_kv_heads, always
+        self.qkv, self.o = nn.Linear(d_model, 3 * d_model), nn.Linear(d_model, d_model)
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x, *, attn_mask=None, is_causal=False):
+        B, T, D = x.shape
+        q, k, v = (t.view(B, T, self.n_heads, -1).transpose(1, 2) for t in self.qkv(x).chunk(3, -1))
+        w, v = _sdpa_weights(q, k, v, attn_mask, is_causal, None)
+        w = w.nan_to_num(0.0)
+        # BUG when always=True: dropout whatever the mode
+        w = F.dropout(w, 0.1, training=True) if self.always else self.drop(w)
+        return self.o((w @ v).to(x.dtype).transpose(1, 2).reshape(B, T, D))
+
+
+def test_audit1_a_target_that_hangs_on_its_first_call_is_a_timeout_in_process():
+    """check_attention's setup (the first calls, which learn what the target accepts) ran outside
+    the watchdog: a target hanging there hung the caller forever, whatever `timeout` said."""
+    import threading
+    import time
+
+    release = threading.Event()
+
+    def hangs(q, k, v, attn_mask=None, is_causal=False, scale=None):
+        release.wait(60)                      # released at the end of the test (the thread is a daemon)
+        return F.scaled_dot_product_attention(q, k, v)
+
+    t0 = time.monotonic()
+    try:
+        report = check_attention(hangs, timeout=1.0)
+    finally:
+        wall = time.monotonic() - t0
+        release.set()
+    assert wall < 30, wall                    # was: blocked until the target returned (60 s here, forever in the audit)
+    assert [f.check for f in report.causes] == ["timeout"], str(report)
+    evidence = report.finding("timeout").evidence
+    assert "setup" in evidence and "did not finish within 1 s" in evidence and "Tq=3, Tk=3, d=8" in evidence
+    assert report.finding("reference").status == "skip" and not report.passed
+
+
+def test_audit2_a_target_that_exits_on_its_first_call_is_an_exit_finding_in_process():
+    import hostile_targets
+
+    report = check_attention(hostile_targets.exits_on_first_call)    # was: SystemExit(0) out of check_attention
+    assert [f.check for f in report.causes] == ["exit"] and not report.passed
+    assert "called sys.exit(0)" in report.finding("exit").evidence and "setup" in report.finding("exit").evidence
+
+
+def test_audit9_cli_setup_exit_and_hang_name_the_stage_and_the_call(capsys, monkeypatch):
+    monkeypatch.chdir(os.path.dirname(HERE))
+    assert main(["check", "tests/hostile_targets.py:exits_on_first_call", "--json"]) == 1
+    d = json.loads(capsys.readouterr().out)
+    exit_ = next(f for f in d["findings"] if f["check"] == "exit")
+    assert "during setup" in exit_["evidence"] and "during probe ," not in exit_["evidence"], exit_
+    assert "Tq=3, Tk=3, d=8" in exit_["evidence"]
+    assert main(["check", "tests/hostile_targets.py:hangs_on_first_call", "--timeout", "2", "--json"]) == 1
+    d = json.loads(capsys.readouterr().out)
+    timeout = next(f for f in d["findings"] if f["check"] == "timeout")
+    # answered by the child's own watchdog (the call sleeps, releasing the GIL): no GIL excuse, the call named
+    assert "setup" in timeout["evidence"] and "Tq=3, Tk=3, d=8" in timeout["evidence"], timeout
+    assert "GIL" not in timeout["evidence"] and "(setup)" not in timeout["evidence"]
+
+
+def test_audit9_a_child_killed_for_holding_the_gil_names_the_call_in_flight(capsys, monkeypatch):
+    monkeypatch.chdir(os.path.dirname(HERE))
+    assert main(["check", "tests/hostile_targets.py:holds_the_gil_on_long_keys", "--timeout", "2", "--json"]) == 1
+    timeout = next(f for f in json.loads(capsys.readouterr().out)["findings"] if f["check"] == "timeout")
+    assert "probe long_keys did not finish within 2 s; the call in flight: B=2, H=2, H_kv=2, Tq=4, Tk=2048" in \
+        timeout["evidence"] and "holds the GIL" in timeout["evidence"], timeout
+
+
+def test_audit3_dropout_left_on_is_named_nondeterministic_not_three_other_bugs():
+    report = check_attention(dropout_left_on)
+    assert [f.check for f in report.causes] == ["determinism"], str(report)
+    assert "nondeterministic: dropout or randomness left on" in report.finding("determinism").evidence
+    assert "model.eval()" in report.finding("determinism").fix
+
+
+def test_audit3_a_module_in_training_mode_is_checked_in_eval_mode_and_says_so():
+    report = check_attention(DropoutMHA())                     # an instance, in training mode as built
+    assert report.passed, str(report)
+    assert report.finding("determinism").status == "info"
+    assert "differs from eval mode" in report.finding("determinism").evidence
+    assert any("training mode" in n and ".eval()" in n for n in report.notes), report.notes
+    report = check_attention(DropoutMHA(always=True))          # dropout whatever the mode: .eval() cannot help
+    assert [f.check for f in report.causes] == ["determinism"], str(report)
+
+
+def test_audit4_a_causal_mask_hiding_the_diagonal_is_the_root_cause():
+    report = check_attention(causal_hides_diagonal, expect_alignment="bottom-right")
+    assert [f.check for f in report.causes] == ["causal_mask"], str(report)
+    assert "normalization" in {f.check for f in report.failures}       # a consequence: row 0 has no key
+    assert "hides the diagonal too" in report.finding("causal_mask").evidence
+    report = check_attention(causal_hides_diagonal_nan, expect_alignment="bottom-right")
+    # row 0 left NaN: the causal mask is still the cause (and the NaN of fully masked rows a second bug)
+    assert {f.check for f in report.causes} == {"causal_mask", "fully_masked_rows"}, str(report)
+    evidence = report.finding("causal_mask").evidence
+    assert "leaks into the past" not in evidence and "hides the diagonal too" in evidence and "inf/NaN" in evidence
+
+
+def test_audit5_long_keys_states_the_pattern_its_evidence_shows():
+    report = check_attention(causal_hides_diagonal, expect_alignment="bottom-right")
+    evidence = report.finding("long_keys").evidence
+    # only the causal case fails, while Tk = 1000, 2900 and 333 (not multiples of 64) pass
+    assert "only the case(s) with is_causal fail" in evidence and "multiple of 64" not in evidence, evidence
+
+
+def test_audit10_nan_everywhere_is_one_cause_not_head_or_batch_mixing():
+    report = check_attention(returns_nan)
+    assert [f.check for f in report.causes] == ["finite_output"], str(report)
+    assert "every output is NaN" in report.finding("finite_output").evidence
+    for check in ("head_independence", "batch_independence", "gqa_grouping"):
+        assert report.finding(check).status == "skip" and "mixed" not in report.finding(check).evidence
+
+
+def test_audit11_normalization_range_has_digits_and_crashes_count_alike():
+    report = check_attention(fp16_everywhere)
+    evidence = report.finding("normalization").evidence
+    assert "1..1 times" not in evidence and "1.0000" in evidence, evidence
+    # the same RuntimeError (a float32 bias added to fp16 scores) is a crash in both checks
+    for check in ("decode", "additive_mask"):
+        f = report.finding(check)
+        assert f.status == "fail" and "RuntimeError" in f.evidence and "a legal input" in f.evidence, f

@@ -100,9 +100,13 @@ class FunctionTarget:
     returns_weights: bool = False
     accepts_enable_gqa: bool = False
     notes: list[str] = field(default_factory=list)
+    watch: object = None                   # watch(call) is told each setup call before it starts
 
     @classmethod
-    def build(cls, fn, kind: str) -> "FunctionTarget":
+    def build(cls, fn, kind: str, watch=None) -> "FunctionTarget":
+        """Read fn's parameters, then call it on plain inputs (and GQA-shaped K/V) to learn what it
+        accepts. watch(call), when given, is told each of those calls before it starts (the
+        checker runs this setup under its watchdog and names the call in flight)."""
         if not callable(fn):
             raise CheckError(f"expected a callable, got {type(fn).__name__}")
         names, var_kw = _param_names(fn)   # names == [] when unknown: let the probe call decide
@@ -120,6 +124,7 @@ class FunctionTarget:
             t = cls(fn, kind, "attention_mask", None, "scaling")
         else:
             raise ValueError(f"kind: expected 'sdpa' or 'hf', got {kind!r}")
+        t.watch = watch
         t._validate()
         return t
 
@@ -193,6 +198,7 @@ class FunctionTarget:
     def _validate(self) -> None:
         g = torch.Generator().manual_seed(1234)
         q, k, v = (torch.randn(1, 2, 3, 8, generator=g) for _ in range(3))
+        self._announce(q, k)
         try:
             out, w = self(q, k, v)
         except CheckError:
@@ -204,6 +210,11 @@ class FunctionTarget:
         if self.kind == "sdpa":
             self._detect_gqa()
 
+    def _announce(self, q, k, what: str = "") -> None:
+        if self.watch:
+            from multihead.checker.calls import describe      # calls imports this module
+            self.watch(describe(q, k, None, False) + what)
+
     def _detect_gqa(self) -> None:
         """Does fn take GQA-shaped K/V ([B, H_kv, T, d] with H_kv < H)? Try plain, then
         enable_gqa=True; otherwise the checker repeats heads itself (and says so)."""
@@ -211,6 +222,7 @@ class FunctionTarget:
         q = torch.randn(1, 4, 3, 8, generator=g)
         k, v = (torch.randn(1, 2, 3, 8, generator=g) for _ in range(2))
         for mode in ["native", "enable_gqa"] if self.accepts_enable_gqa else ["native"]:
+            self._announce(q, k, f" ({'enable_gqa=True' if mode == 'enable_gqa' else 'GQA-shaped k/v'})")
             try:
                 self._call_sdpa(q, k, v, None, False, None, gqa=mode)
                 self.gqa = mode
@@ -274,14 +286,20 @@ class ModuleTarget:
     notes: list[str] = field(default_factory=list)
     takes_mask: bool = True
     takes_causal: bool = True
+    was_training: bool = False             # the module was in training mode before the checker's .eval()
 
     @classmethod
-    def build(cls, obj, dtype: torch.dtype, device, sizes: tuple[int, int, int] = (64, 4, 2)) -> "ModuleTarget":
+    def build(cls, obj, dtype: torch.dtype, device, sizes: tuple[int, int, int] = (64, 4, 2),
+              watch=None) -> "ModuleTarget":
+        """Build (a class) or copy (an instance) the module, put it in eval mode and find its width
+        with dry forwards; watch(call), when given, is told each call of the target's code first."""
         import copy
 
+        watch = watch or (lambda call: None)
         if isinstance(obj, type):
             if not issubclass(obj, torch.nn.Module):
                 raise CheckError(f"{obj.__name__} is a class but not a torch.nn.Module")
+            watch(f"constructing {obj.__name__} (d_model, n_heads, n_kv_heads = {', '.join(map(str, sizes))})")
             module = instantiate(obj, *sizes)
         elif isinstance(obj, torch.nn.Module):
             module = copy.deepcopy(obj)   # we change dtype/device and mode; the caller's stays as it was
@@ -289,6 +307,7 @@ class ModuleTarget:
             raise CheckError(f"signature 'module' expects an nn.Module class or instance, got {type(obj).__name__}")
         n_heads = _attr(module, _H_NAMES) or 1
         n_kv = _attr(module, _HKV_NAMES) or n_heads
+        was_training = module.training
         module = module.to(device=device, dtype=dtype).eval()
         names, var_kw = _param_names(module.forward)
         # The model width D: every interpretation the module suggests (a width attribute, e.g. `d`
@@ -307,9 +326,10 @@ class ModuleTarget:
                              f"(or dim / embed_dim / hidden_size) attribute")
         tried, errors = [], []
         for d_model, why in cands.items():
-            t = cls(module, d_model, n_heads, n_kv)
+            t = cls(module, d_model, n_heads, n_kv, was_training=was_training)
             t.takes_mask, t.takes_causal = var_kw or "attn_mask" in names, var_kw or "is_causal" in names
             x = torch.randn(2, 3, d_model, generator=torch.Generator().manual_seed(99)).to(device=device, dtype=dtype)
+            watch(f"x [2, 3, {d_model}], mask: none (finding the model width: {why})")
             try:
                 y = t(x)
             except Exception as err:   # noqa: BLE001

@@ -53,6 +53,7 @@ class Recorder:
     coverage: Coverage = field(default_factory=Coverage)
     in_flight: str = ""                         # the call running now (for a timeout report)
     mutated: list[str] = field(default_factory=list)
+    watch: object = None                        # watch(call), if set, is told each call before it starts
 
     def __getattr__(self, name):                # kind, gqa, scale_arg, ... of the wrapped target
         return getattr(self.target, name)
@@ -62,6 +63,8 @@ class Recorder:
         call = describe(q, k, mask, is_causal)
         args = [t.clone() for t in (q, k, v)] + [mask.clone() if mask is not None else None]
         self.in_flight = call
+        if self.watch:
+            self.watch(call)
         try:
             out, w = self.target(*args, is_causal=is_causal, scale=scale)
         except Unsupported as err:
@@ -91,6 +94,7 @@ class ModuleRecorder:
     coverage: Coverage = field(default_factory=Coverage)
     in_flight: str = ""
     mutated: list[str] = field(default_factory=list)
+    watch: object = None
 
     def __getattr__(self, name):
         return getattr(self.target, name)
@@ -104,6 +108,8 @@ class ModuleRecorder:
         call = f"x [{B}, {T}, {D}], mask: {' + '.join(tags['mask'])}"
         x_in = x.clone()
         self.in_flight = call
+        if self.watch:
+            self.watch(call)
         try:
             y = t(x_in, mask=mask, is_causal=is_causal)
         except Exception as err:   # noqa: BLE001

@@ -11,7 +11,7 @@ import torch
 from multihead.checker import module_probes, path_probes, probes
 from multihead.checker.adapters import FunctionTarget, ModuleTarget, Unsupported
 from multihead.checker.calls import ModuleRecorder, Recorder, TargetExited, TargetRaised
-from multihead.checker.report import Finding, Report
+from multihead.checker.report import Finding, Report, stage
 
 SIGNATURES = ("auto", "sdpa", "module", "hf")
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16,
@@ -67,9 +67,13 @@ def check_attention(fn, *, signature: str = "auto", dtype="float32", device="cpu
     expect_alignment: None (report whichever causal alignment fn uses when Tq != Tk; only a mixed
     or off-by-one alignment fails), "bottom-right" (fn claims the KV-cache convention: top-left
     fails) or "top-left". module_sizes: (d_model, n_heads, n_kv_heads) for building a module class.
-    timeout: seconds one probe may take; a probe that takes longer stops the check with a
-    `timeout` finding naming the call in flight (in-process the hung call keeps its thread: run
+    timeout: seconds one probe may take (the setup too: the first calls, which learn what fn
+    accepts); a probe that takes longer stops the check with a `timeout` finding naming the call
+    in flight, and a target that calls sys.exit gets an `exit` finding (in-process the hung call keeps its thread: run
     untrusted code through the CLI, which isolates it in a child process).
+
+    Modules are checked in eval mode (on the checker's copy); a note says so, and the determinism
+    check compares training mode.
 
     Threads: every probe runs in a fresh thread and the checker changes no process-wide state
     (not torch's thread count either); set a thread count of your own with torch.set_num_threads.
@@ -137,14 +141,14 @@ def _run(check: str, probe, ctx, timeout: float) -> Finding:
     finding, err, finished = _in_thread(probe, ctx, timeout)
     if not finished:
         call = ctx.target.in_flight
-        raise _Stopped(Finding("timeout", "fail", f"probe {check} did not finish within {timeout:g} s"
+        raise _Stopped(Finding("timeout", "fail", f"{stage(check)} did not finish within {timeout:g} s"
                                + (f"; the call in flight: {call}" if call else ""), {"probe": check, "call": call,
                                                                                      "timeout_s": timeout}))
     if err is None:
         return finding
     if isinstance(err, (TargetExited, SystemExit)):
         what = str(err) if isinstance(err, TargetExited) else f"the target called sys.exit({err.code!r})"
-        raise _Stopped(Finding("exit", "fail", f"{what} during probe {check}", {"probe": check}))
+        raise _Stopped(Finding("exit", "fail", f"{what} during {stage(check)}", {"probe": check}))
     if isinstance(err, KeyboardInterrupt):
         raise err
     if isinstance(err, Unsupported):
@@ -172,10 +176,42 @@ def _mutation(recorder) -> Finding:
     return Finding("input_mutation", "pass", "q, k, v and the mask are unchanged after every call")
 
 
+def _setup(fn, sig, dt, dev, module_sizes, timeout: float, watch):
+    """Build the target (a module class is constructed, a function is called on plain inputs to
+    learn what it accepts) under the same watchdog as a probe: a target that hangs or exits on its
+    very first call is a `timeout` / `exit` finding, not a hung or ended caller."""
+    seen = {"call": ""}
+
+    def tell(call):
+        seen["call"] = call
+        watch(call)
+
+    def setup(_):
+        if sig == "module":
+            return ModuleTarget.build(fn, dt, dev, module_sizes, watch=tell)
+        return FunctionTarget.build(fn, sig, watch=tell)
+
+    built, err, finished = _in_thread(setup, None, timeout)
+    during, call = stage("setup"), seen["call"]
+    if not finished:
+        raise _Stopped(Finding("timeout", "fail", f"{during} did not finish within {timeout:g} s"
+                               + (f"; the call in flight: {call}" if call else ""),
+                               {"probe": "setup", "call": call, "timeout_s": timeout}))
+    if isinstance(err, SystemExit):
+        raise _Stopped(Finding("exit", "fail", f"the target called sys.exit({err.code!r})"
+                               + (f" on {call}" if call else "") + f" during {during}",
+                               {"probe": "setup", "call": call}))
+    if err is not None:
+        raise err
+    return built
+
+
 def _check(fn, signature, dtype, device, expect_alignment, seed, name, module_sizes, timeout,
            listener=None) -> Report:
-    """check_attention's body; listener(check) is told each probe before it starts (the CLI's
-    child process passes it on, so that a process that dies is reported with its probe)."""
+    """check_attention's body; listener("probe", check) is told each probe before it starts
+    ("setup" first: the calls that build the target) and listener("call", call) each call of the
+    target (the CLI's child process passes them on, so that a process that dies or hangs is
+    reported with its probe and call)."""
     t0 = time.perf_counter()
     sig = resolve_signature(fn, signature)
     dt = _dtype(dtype)
@@ -185,20 +221,33 @@ def _check(fn, signature, dtype, device, expect_alignment, seed, name, module_si
     if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
         raise ValueError(f"timeout: expected a positive number of seconds, got {timeout!r}")
     name = name or getattr(fn, "__qualname__", None) or type(fn).__name__
+    runs = _probes(sig)
+    watch = (lambda call: listener("call", call)) if listener else (lambda call: None)
+    if listener:
+        listener("probe", "setup")
+    try:
+        built = _setup(fn, sig, dt, dev, module_sizes, timeout, watch)
+    except _Stopped as stop:
+        findings = [stop.finding] + [Finding(c, "skip", f"not run: the check stopped at setup ({stop.finding.check})")
+                                     for c, _ in runs]
+        return Report(target=name, signature=sig, dtype=str(dt).replace("torch.", ""), device=str(dev),
+                      findings=findings, notes=["the target did not get through its first calls (setup): no "
+                                                "probe ran"], seconds=time.perf_counter() - t0)
     if sig == "module":
-        target = ModuleRecorder(ModuleTarget.build(fn, dt, dev, module_sizes), dt)
+        target = ModuleRecorder(built, dt, watch=watch)
         ctx = module_probes.ModuleCtx(target, dt, dev, seed)
         extra = module_probes.not_applicable()
-        notes = [f"module built/checked with D={target.d_model}, H={target.n_heads}, H_kv={target.n_kv_heads}"]
+        notes = [f"module built/checked with D={target.d_model}, H={target.n_heads}, H_kv={target.n_kv_heads}",
+                 module_probes.eval_note(built)]
     else:
-        target = Recorder(FunctionTarget.build(fn, sig))
+        target = Recorder(built, watch=watch)
         ctx = probes.Ctx(target, dt, dev, seed, expect_alignment)
         extra, notes = [], []
     notes += target.notes
-    findings, runs = [], _probes(sig)
+    findings = []
     for i, (check, probe) in enumerate(runs):
         if listener:
-            listener(check)
+            listener("probe", check)
         try:
             findings.append(_run(check, probe, ctx, timeout))
         except _Stopped as stop:

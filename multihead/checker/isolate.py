@@ -5,16 +5,18 @@ imports the target, runs check_attention and writes one JSON line per event to t
 
     {"event": "started"}                      the child's own imports done (torch); the target's next
     {"event": "loaded"}                       the target imported
-    {"event": "probe", "check": name}         a probe starts
+    {"event": "probe", "check": name}         a probe starts ("setup" first: the target's first calls)
+    {"event": "call", "call": "B=1, H=2, ..."} a call of the target starts (named if the child dies in it)
     {"event": "report", "report": {...}}      Report.to_dict(): the check finished
     {"event": "error", "message": "..."}      the target cannot be imported or called (exit 2)
 
-The parent turns a child that exits without a report (sys.exit, os._exit, a crash) into an
-`exit` finding naming the probe in flight (its exit is polled, so a helper process the target
-forked, which keeps the pipe open, does not hide it), and one that stops writing for longer than
-the time limit (+ GRACE_S) into a `timeout` finding, after killing it: whatever the target does
-(a call that holds the GIL stops the child's own watchdog), the answer comes within about a
-second of --timeout. The target's import is bounded by --timeout too. The child runs in its own
+The parent turns a child that exits without a report (os._exit, a crash; sys.exit is caught in
+the child) into an `exit` finding naming the probe and call in flight (its exit is polled, so a
+helper process the target forked, which keeps the pipe open, does not hide it), and a probe
+that takes longer than the time limit (+ GRACE_S) into a `timeout` finding, after killing the
+child. The child's own watchdog reports an ordinary hang itself, with the call in flight; the
+parent's deadline is for a call that keeps the child's watchdog from running (one that holds the
+GIL): whatever the target does, the answer comes within about a second of --timeout. The target's import is bounded by --timeout too. The child runs in its own
 process group, killed as a whole at the end, helpers included. The child's stdout goes to the parent's stderr,
 so a target's prints never mix with --json.
 """
@@ -28,7 +30,7 @@ import subprocess
 import sys
 import time
 
-from multihead.checker.report import Finding, Report, _json_safe
+from multihead.checker.report import Finding, Report, _json_safe, stage
 
 STARTUP_S = 120.0       # the child's own imports (torch, the checker), before the target's: not the target's time
 GRACE_S = 1.0           # after --timeout, for the child's own watchdog to answer before the parent kills it
@@ -84,7 +86,7 @@ def _follow(proc, fd: int, spec: str, options: dict, timeout: float) -> Report:
     The deadline is STARTUP_S until the child has started, then --timeout (+ GRACE_S) from each
     event: the target's import, and every probe. The child's exit is polled, not read from EOF: a
     helper the target forked keeps the pipe open after the child is gone."""
-    buf, phase, probe = b"", "start", ""
+    buf, phase, probe, call = b"", "start", "", ""
     last = time.monotonic()
     deadline = last + STARTUP_S
     eof = False
@@ -103,7 +105,7 @@ def _follow(proc, fd: int, spec: str, options: dict, timeout: float) -> Report:
     while True:
         now = time.monotonic()
         if now >= deadline:
-            return _timed_out(proc, spec, options, timeout, phase, probe, now - last)
+            return _timed_out(proc, spec, options, timeout, phase, probe, call, now - last)
         data = b""
         if not eof and select.select([fd], [], [], min(POLL_S, deadline - now))[0]:
             data = os.read(fd, 65536)
@@ -122,39 +124,49 @@ def _follow(proc, fd: int, spec: str, options: dict, timeout: float) -> Report:
                 raise ValueError(msg["message"])
             if event == "report":
                 return Report.from_dict(msg["report"])
+            if event == "call":          # the time limit is per probe: a call does not restart it
+                call = msg.get("call", "")
+                continue
             phase = {"started": "import", "loaded": "check", "probe": "check"}.get(event, phase)
-            probe = msg.get("check", probe)
+            probe, call = msg.get("check", probe), ""
             last = time.monotonic()
             deadline = last + timeout + GRACE_S
         if ended:
-            return _ended(proc, spec, options, phase, probe)
+            return _ended(proc, spec, options, phase, probe, call)
 
 
-def _timed_out(proc, spec: str, options: dict, timeout: float, phase: str, probe: str, silent: float) -> Report:
+def _timed_out(proc, spec: str, options: dict, timeout: float, phase: str, probe: str, call: str,
+               silent: float) -> Report:
     _kill_group(proc)
     if phase == "start":
         raise ValueError(f"check: the checker's child process did not start within {STARTUP_S:g} s (importing torch)")
     if phase == "import":
         raise ValueError(f"target: importing {spec} did not finish within {timeout:g} s (--timeout; the child "
                          f"process was killed after {silent:.1f} s)")
+    # Every call of the target runs under the child's own watchdog, which reports a hang by itself
+    # within --timeout; it did not answer either, so the call keeps the child's other threads from
+    # running (it holds the GIL) or the child is stuck outside Python.
     return _partial(spec, options, Finding(
-        "timeout", "fail", f"probe {probe or '(setup)'} did not finish within {timeout:g} s: the child process "
-                           f"did not answer for {silent:.1f} s and was killed (a call that holds the GIL or blocks "
-                           f"stops the child's own watchdog)",
-        {"probe": probe, "timeout_s": timeout, "killed_after_s": round(silent, 2)}))
+        "timeout", "fail", f"{stage(probe or 'setup')} did not finish within {timeout:g} s"
+                           + (f"; the call in flight: {call}" if call else "")
+                           + f": the child process did not answer for {silent:.1f} s and was killed (its own "
+                             f"watchdog did not answer either: the call holds the GIL or blocks the interpreter)",
+        {"probe": probe or "setup", "call": call, "timeout_s": timeout, "killed_after_s": round(silent, 2)}))
 
 
-def _ended(proc, spec: str, options: dict, phase: str, probe: str) -> Report:
+def _ended(proc, spec: str, options: dict, phase: str, probe: str, call: str) -> Report:
     code = proc.wait()
     how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
     left = _group_alive(proc.pid)                  # a helper it forked is still running
     helpers = "; it left a process running (killed)" if left else ""
     if phase != "check":
         raise ValueError(f"target: importing {spec} ended the process ({how}){helpers}")
-    return _partial(spec, options, Finding("exit", "fail", f"the process ended ({how}) during probe {probe}, "
-                                           f"without an exception: the target exits (sys.exit / os._exit) or "
-                                           f"crashes the interpreter{helpers}",
-                                           {"probe": probe, "exit": how, "left_processes": left}))
+    on = f" (the call in flight: {call})" if call else ""
+    return _partial(spec, options, Finding("exit", "fail", f"the process ended ({how}) during "
+                                           f"{stage(probe or 'setup')}{on}, without an exception: the target exits "
+                                           f"(os._exit / sys.exit) or crashes the interpreter{helpers}",
+                                           {"probe": probe or "setup", "call": call, "exit": how,
+                                            "left_processes": left}))
 
 
 def _partial(spec: str, options: dict, finding: Finding) -> Report:
@@ -178,8 +190,9 @@ def serve(spec: str, o: dict, send) -> int:
     send(event="loaded")
     try:
         report = _check(fn, o["signature"], o["dtype"], o["device"], o["expect_alignment"], o["seed"], spec,
-                        tuple(o["module_sizes"]), o["timeout"], listener=lambda check: send(event="probe",
-                                                                                               check=check))
+                        tuple(o["module_sizes"]), o["timeout"],
+                        listener=lambda kind, value: send(**{"event": kind, "check" if kind == "probe" else "call":
+                                                             value}))
     except CheckError as err:
         send(event="error", message=f"target: {spec}: {err}")
         return 2

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from multihead.checker.adapters import ModuleTarget
-from multihead.checker.probes import _fmt, _ranges, bound
+from multihead.checker.probes import _fmt, _ranges, bound, changed
 from multihead.checker.reference import normal
 from multihead.checker.report import Finding
 
@@ -177,6 +177,49 @@ def probe_overflow(ctx: ModuleCtx) -> Finding:
     return Finding("overflow", "pass", f"inputs x100 (logits far above 88.7): output finite{note}", {"nonfinite": 0})
 
 
+def eval_note(target: ModuleTarget) -> str:
+    """The note that says the checker switched the module to eval mode (a class is built in
+    training mode, nn.Module's default)."""
+    if not target.was_training:
+        return ("the module was in eval mode; the checks run it in eval mode (the determinism check also tries "
+                "training mode)")
+    return ("the module was in training mode; the checks run the checker's copy in eval mode (.eval(): dropout and "
+            "other training-only behaviour off, as at inference); the determinism check compares training mode")
+
+
+def probe_determinism(ctx: ModuleCtx) -> Finding:
+    """In eval mode two calls on the same x must agree (randomness left on in eval mode is a bug);
+    training mode is compared with eval mode and reported (INFO) when it differs, because every
+    other check ran in eval mode."""
+    g = ctx.gen(7)
+    B, T, D = 2, 12, ctx.target.d_model
+    x = ctx.randn(g, B, T, D)
+    y1, y2 = ctx.target(x), ctx.target(x)
+    tol = ctx.tol(y1)
+    d_eval = changed(y1, y2)
+    metrics = {"eval_values_that_differ": int((d_eval > tol).sum()), "eval_max_diff": d_eval.max().item()}
+    if metrics["eval_values_that_differ"]:
+        return Finding("determinism", "fail", f"in eval mode, two calls on the same x [{B}, {T}, {D}] gave different "
+                       f"outputs: {metrics['eval_values_that_differ']} of {d_eval.numel()} values differ, by up to "
+                       f"{_fmt(metrics['eval_max_diff'])}: nondeterministic: dropout or randomness left on (even "
+                       f"after .eval(): F.dropout(..., training=True) or random numbers drawn in forward)", metrics)
+    module = ctx.target.module
+    module.train()
+    try:
+        y_train = ctx.target(x)
+    finally:
+        module.eval()
+    d_train = changed(y_train, y1).max().item()
+    metrics["train_vs_eval_max_diff"] = d_train
+    if d_train > tol:
+        return Finding("determinism", "info", f"eval mode: two calls on the same x agree; in training mode (the "
+                       f"module {'as it was given' if ctx.target.was_training else 'switched to .train()'}) the output differs from eval mode by up to {_fmt(d_train)}: "
+                       f"dropout or another training-only path is active in training mode. Every other check ran in "
+                       f"eval mode: call .eval() before inference", metrics)
+    return Finding("determinism", "pass", f"two calls on the same x agree, and training mode gives the eval-mode "
+                   f"output (max diff {_fmt(d_train)})", metrics)
+
+
 def not_applicable() -> list[Finding]:
     why = ("a module's weights are its own, so there is no float64 reference to compare against; check the "
            "attention function it calls with signature='sdpa'")
@@ -185,5 +228,5 @@ def not_applicable() -> list[Finding]:
                     "it only matters against a checkpoint's weights (check the attention function instead)")]
 
 
-MODULE_PROBES = [probe_head_layout, probe_causal_mask, probe_mask_polarity, probe_fully_masked_rows,
+MODULE_PROBES = [probe_determinism, probe_head_layout, probe_causal_mask, probe_mask_polarity, probe_fully_masked_rows,
                  probe_batch_independence, probe_overflow]

@@ -7,7 +7,7 @@ import torch
 from multihead.checker import cases as C
 from multihead.checker.cases import Case
 from multihead.checker.coverage import heads_value
-from multihead.checker.paths import Outcome, conclude, err_against, run_all, run_case
+from multihead.checker.paths import Outcome, conclude, err_against, run_all, run_case, separating
 from multihead.checker.probes import Ctx, max_err
 from multihead.checker.reference import reference_attention
 from multihead.checker.report import Finding
@@ -116,8 +116,14 @@ def probe_long_keys(ctx: Ctx) -> Finding:
         diagnosis = _query_tail(r) or _tail_dropped(r) or _rescale(ctx, r, 2299)
         if diagnosis:
             break
-    if not diagnosis and out.failed and all(r.case.Tk % 64 for r in out.failed):
-        diagnosis = "only at key lengths that are not a multiple of 64: the last partial block is mishandled"
+    if not diagnosis:
+        diagnosis = separating(out, [
+            (lambda c: c.mask == "causal", "only the case(s) with is_causal fail, the ones without are right: the "
+             "causal mask is wrong on long keys (see causal_mask / causal_alignment if they fail too)"),
+            (lambda c: c.Tk % 64 != 0, "only at key lengths that are not a multiple of 64 (those that are pass): "
+             "the last partial block is mishandled"),
+            (lambda c: c.Tk >= 2048, "only at Tk >= 2048 (shorter caches are right): the path taken for long "
+             "sequences is wrong")])
     return conclude("long_keys", out, "Tk = 333..2900 keys (several blocks, max growing late, a spike in the "
                     "last partial block)", diagnosis)
 

@@ -15,8 +15,9 @@ with alternative explanations so that the evidence says which path and what mist
                    within a small multiple of what PyTorch itself loses in that dtype
 
 A case the function refuses deliberately (ValueError, TypeError, NotImplementedError,
-AssertionError) is listed as not tried; a crash (any other exception) on a case whose neighbours
-ran is a failure: a user would see the crash.
+AssertionError) is listed as not tried; a crash (any other exception) is a failure, whether or not
+the path's other cases ran: a user would see the crash. The one exception is a whole dtype that
+raises in probe_dtypes (a dtype the function does not run at all is not tried).
 """
 from __future__ import annotations
 
@@ -147,13 +148,27 @@ class Outcome:
 
     @property
     def crashed(self):
-        """Non-deliberate exceptions on cases of a path that otherwise runs."""
+        """Non-deliberate exceptions (a crash, not a refusal), whether or not the path's other cases
+        ran: the same RuntimeError counts the same in every check. Only probe_dtypes marks a whole
+        dtype that raises as refused (a dtype the function does not run at all)."""
         return [r for r in self.results if r.raised is not None and not r.raised.deliberate
-                and not r.extra.get("refused")] if self.ran else []
+                and not r.extra.get("refused")]
 
     @property
     def refused(self):
         return [r for r in self.results if r.raised is not None and r not in self.crashed]
+
+
+def separating(outcome: "Outcome", patterns) -> str:
+    """The text of the first (predicate(case), text) that holds for every failing case and for no
+    case that ran right: a pattern the evidence supports, never one it contradicts. "" if none."""
+    right = [r.case for r in outcome.ran if r.ok]
+    if not outcome.failed or not right:
+        return ""
+    for holds, text in patterns:
+        if all(holds(r.case) for r in outcome.failed) and not any(holds(c) for c in right):
+            return text
+    return ""
 
 
 def run_all(ctx: Ctx, cases: list[C.Case], salt: int, alignment: str | None = None) -> Outcome:
@@ -172,8 +187,9 @@ def conclude(check: str, outcome: Outcome, what: str, diagnosis: str = "", sympt
     if outcome.crashed:
         r = outcome.crashed[0]
         ok = [x.case.label for x in outcome.ran]
-        return Finding(check, "fail", f"raised {r.raised} on {r.case.label} ({r.raised.call}), a legal input, "
-                       f"while {', '.join(ok[:3])} ran", metrics,
+        ran = f", while {', '.join(ok[:3])} ran" if ok else " (every case of this check raised)"
+        return Finding(check, "fail", f"raised {r.raised} on {r.case.label} ({r.raised.call}), a legal input"
+                       f"{ran}", metrics,
                        symptom="The model crashes on inputs of this shape (a prompt length, batch or head layout "
                                "the others do not have), while the shapes its tests use work.",
                        fix="Handle every legal shape (lengths that are not a multiple of the block, Tq = 1, "

@@ -115,6 +115,65 @@ def _ranges(idx: list[int]) -> str:
     return ", ".join(str(i) for i in idx) if len(idx) <= 6 else f"{idx[0]}..{idx[-1]} ({len(idx)} of them)"
 
 
+def changed(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """|a - b| in float64 on the CPU, elementwise: 0 where both hold the same value, NaN and NaN
+    included (an output that is NaN before and after a perturbation did not move), inf where only
+    one of them is inf/NaN."""
+    a, b = a.detach().to("cpu", torch.float64), b.detach().to("cpu", torch.float64)
+    same = (a == b) | (a.isnan() & b.isnan())
+    return (a - b).abs().nan_to_num(math.inf).masked_fill(same, 0.0)
+
+
+def needs_finite(out: torch.Tensor, what: str) -> None:
+    """A probe that reads which outputs move cannot read it from inf/NaN outputs: skip it (the
+    finite_output check reports the NaN itself)."""
+    if not torch.isfinite(out).all():
+        raise Unsupported(f"the output is already inf/NaN on these plain inputs, so {what} cannot be seen "
+                          f"(see finite_output)")
+
+
+def _near_one(lo: float, hi: float) -> str:
+    """lo..hi with enough digits that a range that is not 1 never prints as 1..1."""
+    dev = max(abs(lo - 1), abs(hi - 1))
+    digits = 3 if not math.isfinite(dev) or dev == 0 or dev >= 1e-2 else min(17, 2 + math.ceil(-math.log10(dev)))
+    return f"{lo:.{digits}g}..{hi:.{digits}g}"
+
+
+# -- 0. sanity of a plain call: the same answer twice, and a finite one ----------------------------------
+def probe_determinism(ctx: Ctx) -> Finding:
+    """Two calls on the same inputs must give the same output: every other probe compares the
+    target with itself, so randomness (dropout left on) would otherwise read as a mask, head or
+    batch bug."""
+    g = ctx.gen(12)
+    q, k, v = ctx.qkv(g, 2, 4, 16, 16, 16)
+    out1, _ = ctx.target(q, k, v)
+    out2, _ = ctx.target(q, k, v)
+    delta = changed(out1, out2)
+    n, size = int((delta > ctx.tol).sum()), delta.max().item()
+    metrics = {"values_that_differ": n, "max_diff": size, "values": delta.numel()}
+    if n:
+        return Finding("determinism", "fail", f"two calls on the same q, k, v (B=2, H=4, Tq=Tk=16, d=16, no mask) "
+                       f"gave different outputs: {n} of {delta.numel()} values differ, by up to {_fmt(size)}: "
+                       f"nondeterministic: dropout or randomness left on", metrics)
+    return Finding("determinism", "pass", f"two calls on the same q, k, v give the same output (max diff "
+                   f"{_fmt(size)})", metrics)
+
+
+def probe_finite_output(ctx: Ctx) -> Finding:
+    g = ctx.gen(13)
+    q, k, v = ctx.qkv(g, 2, 4, 12, 12, 16)
+    out, _ = ctx.target(q, k, v)
+    o = out.detach()
+    n_nan, n_inf = int(o.isnan().sum()), int(o.isinf().sum())
+    metrics = {"nan": n_nan, "inf": n_inf, "values": o.numel()}
+    where = "random q, k, v of size about 1 (B=2, H=4, Tq=Tk=12, d=16, no mask, no is_causal)"
+    if n_nan or n_inf:
+        what = ("every output is NaN" if n_nan == o.numel() else
+                f"{n_nan + n_inf} of {o.numel()} outputs are inf/NaN ({n_nan} NaN, {n_inf} inf)")
+        return Finding("finite_output", "fail", f"{what} on {where}: the output is NaN on ordinary inputs", metrics)
+    return Finding("finite_output", "pass", f"every output is finite on {where}", metrics)
+
+
 # -- 1. plain accuracy ----------------------------------------------------------------------------
 SHAPES_REFERENCE = ((2, 4, 12, 12, 16), (1, 2, 5, 9, 32))    # (B, H, Tq, Tk, d): square, then Tq != Tk
 
@@ -319,7 +378,7 @@ def probe_causal_mask(ctx: Ctx) -> Finding:
         for t in (q2, k2, v2):
             t[:, :, j] += ctx.randn(g, *t[:, :, j].shape, std=2.0)
         out2, _ = ctx.target(q2, k2, v2, is_causal=True)
-        delta = (out2[:, :, :j] - out[:, :, :j]).abs().to(torch.float64).nan_to_num(math.inf).amax(dim=(0, 1, 3))
+        delta = changed(out2[:, :, :j], out[:, :, :j]).amax(dim=(0, 1, 3))
         moved = [i for i in range(j) if delta[i] > ctx.tol]
         if moved:
             leaks[j] = (moved, delta.max().item())
@@ -333,8 +392,15 @@ def probe_causal_mask(ctx: Ctx) -> Finding:
     metrics["err_vs_prefix_calls"] = err
     if err > ctx.tol:
         hint = ""
-        if max_err(out, self_reference(ctx, q, k, v, keep & ~torch.eye(T, dtype=torch.bool))) <= ctx.tol:
-            hint = ": it hides the diagonal too (a token cannot see itself)"
+        hidden = keep & ~torch.eye(T, dtype=torch.bool)
+        rows = hidden.any(-1)            # row 0 has no key left when the diagonal is hidden
+        if max_err(out[:, :, rows], self_reference(ctx, q, k, v, hidden)[:, :, rows]) <= ctx.tol:
+            first = out[:, :, ~rows].detach().to("cpu", torch.float64)
+            row0 = ("inf/NaN" if not torch.isfinite(first).all() else
+                    "0" if first.abs().max().item() <= ctx.tol else f"finite values up to {first.abs().max().item():.3g}")
+            hint = (f": it hides the diagonal too (a token cannot see itself; rows 1..{T - 1} equal attention over "
+                    f"keys 0..i-1, and row 0, left with no key, is {row0})")
+            metrics["hides_diagonal"] = True
         return Finding("causal_mask", "fail", f"no leak, but row i differs from attending keys 0..i without a mask "
                        f"by {_fmt(err)}{hint}", metrics)
     return Finding("causal_mask", "pass", f"no future token moves a past output (3 perturbations); row i equals "
@@ -495,7 +561,7 @@ def _moved_heads(ctx, out, q, k, v, heads_q: bool, h: int, g) -> list[int]:
     for t in targets:
         t[:, h] += ctx.randn(g, *t[:, h].shape)
     out2, _ = ctx.target(q2, k2, v2)
-    delta = (out2 - out).abs().to(torch.float64).nan_to_num(math.inf).amax(dim=(0, 2, 3))
+    delta = changed(out2, out).amax(dim=(0, 2, 3))
     return [i for i in range(out.shape[1]) if delta[i] > ctx.tol]
 
 
@@ -503,6 +569,7 @@ def probe_head_independence(ctx: Ctx) -> Finding:
     g = ctx.gen(8)
     q, k, v = ctx.qkv(g, 1, 4, 8, 8, 16)
     out, _ = ctx.target(q, k, v)
+    needs_finite(out, "which heads a perturbation moves")
     wrong = {}
     for h in (0, 2):
         moved = _moved_heads(ctx, out, q, k, v, True, h, g)
@@ -534,6 +601,7 @@ def probe_gqa_grouping(ctx: Ctx) -> Finding:
         grp = H // H_kv
         q, k, v = ctx.qkv(g, 1, H, 8, 8, 16, h_kv=H_kv)
         out, _ = ctx.target(q, k, v)
+        needs_finite(out, "which query heads a KV head feeds")
         # The same attention with K/V expanded by hand to H heads: what fn must reproduce.
         err = max_err(out, ctx.target(q, expand_kv(k, H), expand_kv(v, H))[0].detach().to("cpu", torch.float64))
         err_tile = max_err(out, ctx.target(q, expand_kv(k, H, "tile"), expand_kv(v, H, "tile"))[0]
@@ -560,11 +628,12 @@ def probe_batch_independence(ctx: Ctx) -> Finding:
     g = ctx.gen(10)
     q, k, v = ctx.qkv(g, 3, 2, 8, 8, 16)
     out, _ = ctx.target(q, k, v)
+    needs_finite(out, "whether one sequence moves another")
     q2, k2, v2 = q.clone(), k.clone(), v.clone()
     for t in (q2, k2, v2):
         t[1] += ctx.randn(g, *t[1].shape)
     out2, _ = ctx.target(q2, k2, v2)
-    delta = (out2 - out).abs().to(torch.float64).nan_to_num(math.inf).amax(dim=(1, 2, 3))
+    delta = changed(out2, out).amax(dim=(1, 2, 3))
     alone, _ = ctx.target(q[:1], k[:1], v[:1])
     d_alone = max_err(alone, out[:1].to(torch.float64))
     metrics = {"moved_other_sequences": [delta[0].item(), delta[2].item()], "alone_vs_batched": d_alone}
@@ -585,7 +654,7 @@ def probe_normalization(ctx: Ctx) -> Finding:
     q, k, _ = ctx.qkv(g, B, H, T, T, d)
     c = ctx.randn(g, B, H, 1, d)
     v = c.expand(B, H, T, d).contiguous()
-    parts, problems, metrics = [], [], {}
+    parts, problems, metrics, failed = [], [], {}, []
     for causal in (False, True):
         try:
             out, w = ctx.target(q, k, v, is_causal=causal)
@@ -597,23 +666,30 @@ def probe_normalization(ctx: Ctx) -> Finding:
         lo, hi = sums.nan_to_num(math.inf).min().item(), sums.nan_to_num(math.inf).max().item()
         metrics[f"{label}_implied_row_sum_min"], metrics[f"{label}_implied_row_sum_max"] = lo, hi
         if max(abs(lo - 1), abs(hi - 1)) > 10 * ctx.tol or max_err(out, c64.expand_as(o64)) > 10 * ctx.tol:
-            problems.append(f"{label}: with every value row equal, outputs are {lo:.3g}..{hi:.3g} times it (must be 1)")
+            problems.append(f"{label}: with every value row equal, outputs are {_near_one(lo, hi)} times it (must be 1)")
+            failed.append(label)
         if w is not None:
             ws = w.detach().to("cpu", torch.float64).sum(-1)
             w_err = (ws - 1).abs().nan_to_num(math.inf).max().item()
             metrics[f"{label}_returned_weight_row_sum_err"] = w_err
             if w_err > 10 * ctx.tol or (w.detach() < 0).any():
-                problems.append(f"{label}: returned weights' rows sum to {ws.min().item():.3g}..{ws.max().item():.3g}")
+                problems.append(f"{label}: returned weights' rows sum to {_near_one(ws.min().item(), ws.max().item())}")
+                failed.append(label)
             else:
                 parts.append(f"{label}: returned weights' rows sum to 1 (max err {_fmt(w_err)})")
     if not metrics:
         raise Unsupported("no call succeeded")
     if problems:
+        # Right without is_causal, wrong with it: the weights sum to 1 until the causal mask empties or
+        # changes rows, so the causal mask is the suspect (Report.causes reads this).
+        metrics["causal_only"] = "full_implied_row_sum_min" in metrics and set(failed) == {"causal"}
+        if metrics["causal_only"]:
+            problems[-1] += " (right without is_causal: see causal_mask)"
         return Finding("normalization", "fail", "; ".join(problems + parts), metrics)
     return Finding("normalization", "pass", "with every value row equal, every output equals it (weights sum to 1)"
                    + ("; " + "; ".join(parts) if parts else ""), metrics)
 
 
-BASIC_PROBES = [probe_reference, probe_scale, probe_overflow, probe_causal_mask, probe_causal_alignment,
+BASIC_PROBES = [probe_determinism, probe_finite_output, probe_reference, probe_scale, probe_overflow, probe_causal_mask, probe_causal_alignment,
                 probe_mask_polarity, probe_head_independence, probe_gqa_grouping, probe_batch_independence,
                 probe_normalization]

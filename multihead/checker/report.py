@@ -17,7 +17,13 @@ _PASSED = {"pass": True, "info": True, "fail": False, "skip": None}
 # in them too; among the paths, a long-key or mask bug also shows at decode and in other dtypes.
 # The relation is acyclic: a root cause is never explained away by its own consequence.
 _PATHS = {"gqa_masks", "long_keys", "decode", "padding", "additive_mask", "dtypes"}
+# A target that answers differently to the same input, or NaN on plain inputs, fails every check
+# that compares outputs: both come first, and explain everything else that compares outputs.
+_EVERY = {"reference", "scale", "overflow", "causal_mask", "causal_alignment", "mask_polarity", "fully_masked_rows",
+          "head_independence", "head_layout", "gqa_grouping", "batch_independence", "normalization"} | _PATHS
 _CONSEQUENCES = {
+    "determinism": _EVERY,
+    "finite_output": _EVERY,
     "head_layout": {"causal_mask", "mask_polarity", "fully_masked_rows", "normalization", "reference"},
     "head_independence": {"causal_mask", "mask_polarity", "fully_masked_rows", "normalization", "gqa_grouping",
                           "causal_alignment", "reference"} | _PATHS,
@@ -36,6 +42,14 @@ _CONSEQUENCES = {
     "additive_mask": {"decode"},
     "decode": {"dtypes"},
 }
+
+
+def stage(probe: str) -> str:
+    """How a timeout or exit finding names where the check was: "probe long_keys", or the setup
+    (the target's first calls, made to learn what it accepts, before any probe)."""
+    if probe in ("", "setup"):
+        return "setup (the target's first calls, which find out what it accepts, before any probe)"
+    return f"probe {probe}"
 
 
 @dataclass
@@ -79,6 +93,19 @@ def _json_safe(x):
     return x
 
 
+def _relation(failures: list[Finding]) -> dict[str, set[str]]:
+    """_CONSEQUENCES, adjusted to what this report's evidence shows. Weights that sum to 1
+    without is_causal but not with it (a causal mask that hides the diagonal leaves row 0 with no
+    key) point at the causal mask: then normalization is its consequence, not its cause, and
+    explains nothing itself (the checks without is_causal are not touched by it)."""
+    relation = dict(_CONSEQUENCES)
+    by = {f.check: f for f in failures}
+    if "causal_mask" in by and by.get("normalization") and by["normalization"].metrics.get("causal_only"):
+        relation["normalization"] = set()
+        relation["causal_mask"] = relation["causal_mask"] | {"normalization"}
+    return relation
+
+
 @dataclass
 class Report:
     target: str
@@ -112,9 +139,10 @@ class Report:
         """The failures to fix first: those not explained as consequences of another failure.
         `reference` (plain accuracy) is a consequence of any other failure."""
         failed = {f.check for f in self.failures}
+        relation = _relation(self.failures)
         explained = set()
         for check in failed:
-            explained |= _CONSEQUENCES.get(check, set())
+            explained |= relation.get(check, set())
             if check != "reference":
                 explained.add("reference")
         return [f for f in self.failures if f.check not in explained]

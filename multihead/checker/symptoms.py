@@ -15,6 +15,21 @@ class Symptom:
 
 
 CATALOGUE: dict[str, Symptom] = {
+    "determinism": Symptom(
+        "The same input gives the same output (no dropout or randomness left on)",
+        "The same prompt gives different replies, even with greedy decoding, and quality is lower than at "
+        "evaluation: dropout left on at inference zeroes a random part of the attention weights (and scales "
+        "the rest up) on every call. In tests every comparison of the function with itself sees noise, so "
+        "masks, heads and batches all look broken.",
+        "Turn dropout off at inference: pass dropout_p=0.0 (or training=self.training to F.dropout) when not "
+        "training, and call model.eval() before inference; draw no random numbers in the forward pass."),
+    "finite_output": Symptom(
+        "The output is finite on ordinary inputs (random q, k, v, no mask)",
+        "Every reply is empty or garbage from the first token on: one NaN in an attention output spreads "
+        "through every later layer and position.",
+        "Find the first operation that gives inf/NaN on plain inputs: a division by a zero sum, log(0), "
+        "inf - inf, an uninitialized buffer (torch.empty) returned without being filled, or a cast to a dtype "
+        "that overflows."),
     "reference": Symptom(
         "Output equals exact (float64) attention on ordinary inputs",
         "Hidden states drift away from the ones the model was trained with. Nothing crashes; the "
