@@ -81,7 +81,9 @@ class KVCache:
     ``k`` and ``v`` are page pools [L, num_pages, H_kv, page_size, d] (kernels/paged.py) with one
     ``block_table`` [B, max_pages] for all layers; pages are taken from a free list as sequences
     grow, so a sequence's pages interleave with the others' in the pool, and decode reads them in
-    place (multihead.kernels.paged). A paged cache is used through ``attend`` (not ``update``).
+    place (multihead.kernels.paged). A paged cache is used through ``attend`` (not ``update``;
+    MultiHeadAttention with an attn_mask or another dtype appends and reads it back gathered).
+    ``attend`` checks k/v before casting them, and a refused call leaves the cache as it was.
     """
 
     def __init__(self, batch: int, n_kv_heads: int, max_tokens: int, head_dim: int, n_layers: int = 1,
