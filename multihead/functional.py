@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
+import numbers
 from typing import Iterator
 
 import torch
@@ -22,7 +23,7 @@ from multihead.kernels.mods import ScoreMods
 from multihead.softmax_ops import compute_dtype
 
 __all__ = ["attention", "choose_backend", "score_mods", "score_limit", "max_score_bytes", "normalize_mask",
-           "MAX_SCORE_BYTES", "AUTO_REFERENCE_BYTES", "DECODE_MAX_TQ", "DECODE_MIN_TK"]
+           "check_score_limit", "MAX_SCORE_BYTES", "AUTO_REFERENCE_BYTES", "DECODE_MAX_TQ", "DECODE_MIN_TK"]
 
 # The reference backend refuses to materialize a score matrix larger than this (bytes, in the
 # compute dtype). It is the default, read once at import (2 GiB, or the environment variable
@@ -72,8 +73,45 @@ def score_limit(nbytes: int) -> Iterator[None]:
 
 
 def choose_backend(B: int, H: int, Tq: int, Tk: int, dtype: torch.dtype = torch.float32) -> str:
-    """The backend "auto" resolves to for these sizes (see DECODE_MAX_TQ, AUTO_REFERENCE_BYTES)."""
-    return auto_backend(B, H, Tq, Tk, compute_dtype(dtype).itemsize, fast_native.available())   # the one rule
+    """The backend "auto" resolves to for these sizes (see DECODE_MAX_TQ, AUTO_REFERENCE_BYTES):
+    never one that max_score_bytes() would refuse (reference only within both limits)."""
+    return auto_backend(B, H, Tq, Tk, compute_dtype(dtype).itemsize, fast_native.available(),
+                        max_score_bytes())   # the one rule
+
+
+# The backends that hold all B*H*Tq*Tk scores at once, so max_score_bytes() bounds them.
+SCORE_BACKENDS = ("reference", "decode")
+
+
+def check_score_limit(name: str, B: int, H: int, Tq: int, Tk: int, dtype: torch.dtype) -> None:
+    """Refuse, naming ``backend``, a reference / decode call whose scores exceed max_score_bytes()."""
+    if name not in SCORE_BACKENDS:
+        return
+    need = score_matrix_bytes(B, H, Tq, Tk, compute_dtype(dtype).itemsize)
+    limit = max_score_bytes()
+    if need > limit:
+        raise ValueError(
+            f"backend: {name!r} would materialize a [B, H, Tq, Tk] = [{B}, {H}, {Tq}, {Tk}] score "
+            f"matrix of {need:,.0f} bytes ({need / 1e9:.2f} GB), over the limit of {limit:,} bytes "
+            f"(raise it with multihead.functional.score_limit(n), or its default with the environment "
+            f"variable MULTIHEAD_MAX_SCORE_BYTES); "
+            f"use backend='tiled', whose memory grows with T, not T^2")
+
+
+def check_scale(scale, d: int) -> float:
+    """``scale`` as a float: None -> 1/sqrt(d); any finite real number (Python or NumPy, as SDPA
+    takes); a bool, a tensor, a string or a non-finite number is a ValueError naming it."""
+    if scale is None:
+        return 1.0 / math.sqrt(d)
+    if isinstance(scale, bool) or not isinstance(scale, numbers.Real) or not math.isfinite(scale):
+        raise ValueError(f"scale: expected a finite number, got {scale!r}")
+    return float(scale)
+
+
+def check_flag(name: str, value) -> None:
+    """is_causal / return_lse: exactly True or False (a truthy string is not a flag)."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{name}: expected True or False, got {value!r}")
 
 
 def _check_qkv(q: Tensor, k: Tensor, v: Tensor) -> None:
@@ -224,16 +262,12 @@ def attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None = None, 
             out = out.to(q.dtype)
         return (out, lse) if return_lse else out
     _check_qkv(q, k, v)
-    if not isinstance(is_causal, bool):
-        raise ValueError(f"is_causal: expected True or False, got {is_causal!r}")
-    d = q.shape[3]
-    if scale is None:
-        scale = 1.0 / math.sqrt(d)
-    elif isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale):
-        raise ValueError(f"scale: expected a finite number, got {scale!r}")
+    check_flag("is_causal", is_causal)
+    check_flag("return_lse", return_lse)
+    scale = check_scale(scale, q.shape[3])
     mask = normalize_mask(attn_mask, q, k)
     mods = score_mods(q, window_size, softcap, alibi_slopes)
-    out, lse = _run(q, k, v, mask, is_causal, float(scale), mods, backend)
+    out, lse = _run(q, k, v, mask, is_causal, scale, mods, backend)
     out = out.to(q.dtype)
     return (out, lse) if return_lse else out
 
@@ -250,7 +284,7 @@ def _decode_fast_path(q, k, v, attn_mask, is_causal, scale, window_size, softcap
         return None
     if type(softcap) not in (int, float) or softcap != 0 or window_size != (-1, -1):
         return None
-    if type(is_causal) is not bool or not (scale is None or type(scale) is float):
+    if type(is_causal) is not bool or type(return_lse) is not bool or not (scale is None or type(scale) is float):
         return None
     return fast_decode.fast_call(q, k, v, is_causal, scale, bool(return_lse))
 
@@ -263,16 +297,7 @@ def _run(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, is_causal: bool, 
     if not isinstance(backend, str) or (backend != "auto" and backend not in BACKENDS):
         raise ValueError(f"backend: expected 'auto' or one of {sorted(BACKENDS)}, got {backend!r}")
     name = choose_backend(B, H, Tq, Tk, q.dtype) if backend == "auto" else backend
-    if name in ("reference", "decode"):      # both hold all B*H*Tq*Tk scores at once
-        need = score_matrix_bytes(B, H, Tq, Tk, compute_dtype(q.dtype).itemsize)
-        limit = max_score_bytes()
-        if need > limit:
-            raise ValueError(
-                f"backend: {name!r} would materialize a [B, H, Tq, Tk] = [{B}, {H}, {Tq}, {Tk}] score "
-                f"matrix of {need:,.0f} bytes ({need / 1e9:.2f} GB), over the limit of {limit:,} bytes "
-                f"(raise it with multihead.functional.score_limit(n), or its default with the environment "
-                f"variable MULTIHEAD_MAX_SCORE_BYTES); "
-                f"use backend='tiled', whose memory grows with T, not T^2")
+    check_score_limit(name, B, H, Tq, Tk, q.dtype)      # reference / decode hold all B*H*Tq*Tk scores
 
     if not mods.active:
         if name == "fast_decode" and mask is None:      # later calls of this shape skip the checks
@@ -284,4 +309,6 @@ def _run(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, is_causal: bool, 
     if mods.score_only and not grad:      # a window alone: the fast kernel on band slices
         return window.attention(BACKENDS[name], q, k, v, mask, is_causal=is_causal, scale=scale, mods=mods)
     name = MODS_FALLBACK.get(name, "tiled")
+    if name in SCORE_BACKENDS and score_matrix_bytes(B, H, Tq, Tk, compute_dtype(q.dtype).itemsize) > max_score_bytes():
+        name = "tiled"               # our fallback (fast_decode's), never beyond the score limit
     return BACKENDS[name](q, k, v, mask, is_causal=is_causal, scale=scale, mods=mods)

@@ -8,12 +8,11 @@ softcap, ALiBi and backend arguments are multihead.attention's (functional.py).
 """
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import Tensor
 
-from multihead.functional import _FLOAT_DTYPES, _run, choose_backend, score_mods
+from multihead.functional import (_FLOAT_DTYPES, SCORE_BACKENDS, _run, check_flag, check_scale, check_score_limit,
+                                  choose_backend, max_score_bytes, score_mods)
 from multihead.kernels import BACKENDS, paged
 from multihead.kernels.mods import ScoreMods
 
@@ -82,9 +81,9 @@ def attention_varlen(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Tensor, cu_s
     for name, bound, lengths in (("max_seqlen_q", max_seqlen_q, lq), ("max_seqlen_k", max_seqlen_k, lk)):
         if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int) or bound < max(lengths)):
             raise ValueError(f"{name}: expected an integer >= the longest sequence ({max(lengths)}), got {bound!r}")
-    if not isinstance(is_causal, bool):
-        raise ValueError(f"is_causal: expected True or False, got {is_causal!r}")
-    scale = _scale(scale, q.shape[-1])
+    check_flag("is_causal", is_causal)
+    check_flag("return_lse", return_lse)
+    scale = check_scale(scale, q.shape[-1])
     mods = score_mods(q, window_size, softcap, alibi_slopes, batch=len(lq))
     outs, lses = [], []
     q0 = k0 = 0
@@ -105,14 +104,6 @@ def attention_varlen(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Tensor, cu_s
         return out
     lse_dtype = torch.float64 if q.dtype == torch.float64 else torch.float32     # the kernels' lse dtype
     return out, torch.cat(lses, dim=1) if lses else torch.zeros(q.shape[1], 0, dtype=lse_dtype, device=q.device)
-
-
-def _scale(scale, d: int) -> float:
-    if scale is None:
-        return 1.0 / math.sqrt(d)
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale):
-        raise ValueError(f"scale: expected a finite number, got {scale!r}")
-    return float(scale)
 
 
 def _empty(q: Tensor, d_v: int) -> tuple[Tensor, Tensor]:
@@ -206,19 +197,31 @@ def attention_with_kvcache(q: Tensor, k_cache: Tensor, v_cache: Tensor, k: Tenso
     if max(ends) > T_max or any(s > e for s, e in zip(starts, ends)):
         raise ValueError(f"cache_seqlens: sequences need {ends} tokens (after {T_new} new) with left padding "
                          f"{starts}; the cache holds {T_max} per sequence")
-    if not isinstance(is_causal, bool):
-        raise ValueError(f"is_causal: expected True or False, got {is_causal!r}")
-    scale = _scale(scale, d)
+    check_flag("is_causal", is_causal)
+    check_flag("return_lse", return_lse)
+    scale = check_scale(scale, d)
     mods = score_mods(q, window_size, softcap, alibi_slopes)
     if not isinstance(backend, str) or (backend != "auto" and backend not in BACKENDS):
         raise ValueError(f"backend: expected 'auto' or one of {sorted(BACKENDS)}, got {backend!r}")
+    grad = torch.is_grad_enabled() and q.requires_grad
+    in_place = block_table is not None and not mods.active and not grad
+    if backend in SCORE_BACKENDS and not mods.active and (in_place or block_table is None):
+        # the contiguous path's limit (one batched call for equal ranges, else one call per sequence),
+        # checked before anything is written; paged calls hold less (bounded page batches)
+        lengths = [e - s for s, e in zip(starts, ends)]
+        same = len(set(starts)) == 1 and len(set(ends)) == 1
+        check_score_limit(backend, B if same else 1, H, Tq, max(lengths), q.dtype)
     if T_new:
         _append(k_cache, v_cache, k, v, block_table, seqlens)
-    grad = torch.is_grad_enabled() and q.requires_grad
-    if block_table is not None and not mods.active and not grad:
-        name = choose_backend(1, H, Tq, k_cache.shape[2], q.dtype) if backend == "auto" else backend
+    if in_place:
+        P = k_cache.shape[2]
+        if backend == "auto":        # per call shape: a batch of pages, and an edge (<= 2 pages + Tq - 1 keys)
+            name, edge = choose_backend(1, H, Tq, P, q.dtype), choose_backend(1, H, Tq, 2 * P + Tq - 1, q.dtype)
+        else:
+            name = edge = backend
+        limit = max_score_bytes() if name in SCORE_BACKENDS else None
         out, lse = paged.attention(BACKENDS[name], q, k_cache, v_cache, block_table, starts, ends,
-                                   is_causal=is_causal, scale=scale)
+                                   is_causal=is_causal, scale=scale, edge_kernel=BACKENDS[edge], score_bytes=limit)
     else:
         out, lse = _each_sequence(q, k_cache, v_cache, block_table, starts, ends, is_causal, scale, mods, backend)
     out = out.to(q.dtype)

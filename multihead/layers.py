@@ -14,7 +14,7 @@ import torch
 from torch import Tensor, nn
 
 from multihead.cost.counts.formulas import attention_params, kv_cache_bytes
-from multihead.functional import attention
+from multihead.functional import attention, normalize_mask, score_mods
 from multihead.functional_kv import attention_with_kvcache
 from multihead.kernels import paged
 
@@ -81,7 +81,9 @@ class KVCache:
     ``k`` and ``v`` are page pools [L, num_pages, H_kv, page_size, d] (kernels/paged.py) with one
     ``block_table`` [B, max_pages] for all layers; pages are taken from a free list as sequences
     grow, so a sequence's pages interleave with the others' in the pool, and decode reads them in
-    place (multihead.kernels.paged). A paged cache is used through ``attend`` (not ``update``).
+    place (multihead.kernels.paged). A paged cache is used through ``attend`` (not ``update``;
+    MultiHeadAttention with an attn_mask or another dtype appends and reads it back gathered).
+    ``attend`` checks k/v before casting them, and a refused call leaves the cache as it was.
     """
 
     def __init__(self, batch: int, n_kv_heads: int, max_tokens: int, head_dim: int, n_layers: int = 1,
@@ -155,16 +157,33 @@ class KVCache:
         every cached token from each sequence's ``leftpad`` on; ``kwargs`` are
         attention_with_kvcache's (is_causal, scale, window_size, softcap, alibi_slopes, backend)."""
         self._check_layer(layer)
-        t0, n = self._lengths[layer], k_new.shape[2] if isinstance(k_new, Tensor) and k_new.dim() == 4 else 0
+        self._check_new(k_new, v_new)               # before any cast: int / complex / lists are refused
+        t0, n = self._lengths[layer], k_new.shape[2]
         self._check_room(layer, t0, n)
-        if self.page_size is not None:
-            self._take_pages(t0 + n)
-        k_cache = self.k[layer]                     # (B, H_kv, T_max, d) or (pages, H_kv, P, d)
-        out = attention_with_kvcache(q, k_cache, self.v[layer], k_new.to(self.dtype), v_new.to(self.dtype),
-                                     cache_seqlens=t0, cache_leftpad=self.leftpad,
-                                     block_table=self.block_table, **kwargs)
+        taken = self._take_pages(t0 + n) if self.page_size is not None else []
+        try:
+            out = attention_with_kvcache(q, self.k[layer], self.v[layer], k_new.to(self.dtype),
+                                         v_new.to(self.dtype), cache_seqlens=t0, cache_leftpad=self.leftpad,
+                                         block_table=self.block_table, **kwargs)
+        except BaseException:
+            self._give_back(taken)                  # a refused call leaves the cache as it was
+            raise
         self._lengths[layer] = t0 + n
         return out
+
+    def _check_new(self, k_new, v_new) -> None:
+        """k_new, v_new: float tensors [B, H_kv, T, d] of the same shape (checked before any cast)."""
+        want = (self.batch, self.n_kv_heads, None, self.head_dim)
+        for name, t in (("k_new", k_new), ("v_new", v_new)):
+            if not isinstance(t, Tensor) or t.dim() != 4 or any(
+                    w is not None and s != w for s, w in zip(t.shape, want)):
+                got = tuple(t.shape) if isinstance(t, Tensor) else type(t).__name__
+                raise ValueError(f"{name}: expected shape [B, H_kv, T, d] = [{self.batch}, {self.n_kv_heads}, "
+                                 f"T, {self.head_dim}], got {got}")
+            if not t.is_floating_point():      # a cast would turn int/bool/complex into floats silently
+                raise ValueError(f"{name}: expected a floating-point tensor, got dtype {t.dtype}")
+        if k_new.shape != v_new.shape:
+            raise ValueError(f"v_new: shape {tuple(v_new.shape)} does not match k_new's {tuple(k_new.shape)}")
 
     def _check_room(self, layer: int, t0: int, n: int) -> None:
         if t0 + n > self.max_tokens:
@@ -172,13 +191,39 @@ class KVCache:
                 f"kv_cache: layer {layer} holds {t0} tokens; appending {n} would need {t0 + n} > "
                 f"max_tokens={self.max_tokens}; allocate a larger KVCache or reset() it")
 
-    def _take_pages(self, tokens: int) -> None:
-        """Give every sequence pages for ``tokens`` tokens, from the free list, sequence by sequence."""
+    def _take_pages(self, tokens: int) -> list[int]:
+        """Give every sequence pages for ``tokens`` tokens, from the free list, sequence by sequence;
+        return the pages taken, in order (for _give_back)."""
         need = -(-tokens // self.page_size)
+        taken: list[int] = []
         while self._pages < need:
             for b in range(self.batch):
-                self.block_table[b, self._pages] = self._free.pop(0)
+                taken.append(self._free.pop(0))
+                self.block_table[b, self._pages] = taken[-1]
             self._pages += 1
+        return taken
+
+    def _give_back(self, taken: list[int]) -> None:
+        """Undo _take_pages: the pages go back to the front of the free list, in their order."""
+        if taken:
+            self._free[:0] = taken
+            self._pages -= len(taken) // self.batch
+
+    def _append_and_read(self, layer: int, k_new: Tensor, v_new: Tensor) -> tuple[Tensor, Tensor]:
+        """Append k_new, v_new to ``layer`` and return everything it holds [B, H_kv, length, d]:
+        update()'s views for a contiguous cache, copies gathered from the pages for a paged one."""
+        if self.page_size is None:
+            return self.update(layer, k_new, v_new)
+        self._check_layer(layer)
+        self._check_new(k_new, v_new)
+        t0, n = self._lengths[layer], k_new.shape[2]
+        self._check_room(layer, t0, n)
+        self._take_pages(t0 + n)
+        starts = torch.full((self.batch,), t0, dtype=torch.int64, device=self.device)
+        paged.write(self.k[layer], self.block_table, starts, k_new.to(self.dtype))
+        paged.write(self.v[layer], self.block_table, starts, v_new.to(self.dtype))
+        self._lengths[layer] = t0 + n
+        return self.get(layer)
 
     def get_pages(self, layer: int = 0) -> tuple[Tensor, Tensor, Tensor]:
         """A paged cache's (k pool, v pool, block_table) for ``layer``: [num_pages, H_kv, P, d] x 2, [B, max_pages]."""
@@ -191,17 +236,7 @@ class KVCache:
         self._check_layer(layer)
         if self.page_size is not None:
             raise ValueError("kv_cache: a paged KVCache has no contiguous views; use attend(layer, q, k, v)")
-        want = (self.batch, self.n_kv_heads, None, self.head_dim)
-        for name, t in (("k_new", k_new), ("v_new", v_new)):
-            if not isinstance(t, Tensor) or t.dim() != 4 or any(
-                    w is not None and s != w for s, w in zip(t.shape, want)):
-                got = tuple(t.shape) if isinstance(t, Tensor) else type(t).__name__
-                raise ValueError(f"{name}: expected shape [B, H_kv, T, d] = [{self.batch}, {self.n_kv_heads}, "
-                                 f"T, {self.head_dim}], got {got}")
-            if not t.is_floating_point():      # copy_ would cast int/bool/complex silently
-                raise ValueError(f"{name}: expected a floating-point tensor, got dtype {t.dtype}")
-        if k_new.shape != v_new.shape:
-            raise ValueError(f"v_new: shape {tuple(v_new.shape)} does not match k_new's {tuple(k_new.shape)}")
+        self._check_new(k_new, v_new)
         t0, n = self._lengths[layer], k_new.shape[2]
         self._check_room(layer, t0, n)
         self.k[layer, :, :, t0:t0 + n].copy_(k_new)            # (B, H_kv, n, d), cast to cache dtype
@@ -231,6 +266,17 @@ class KVCache:
         return (f"KVCache(batch={self.batch}, n_kv_heads={self.n_kv_heads}, max_tokens={self.max_tokens}, "
                 f"head_dim={self.head_dim}, n_layers={self.n_layers}, dtype={self.dtype}, page_size={self.page_size}, "
                 f"lengths={self._lengths}, nbytes={self.nbytes:,})")
+
+
+def _with_leftpad(attn_mask: Tensor | None, q: Tensor, k: Tensor, leftpad: Tensor) -> Tensor | None:
+    """attn_mask (validated here) with the keys before each sequence's leftpad dropped too."""
+    mask = normalize_mask(attn_mask, q, k)                      # 4 dims, or None
+    if not bool(leftpad.any()):
+        return mask
+    keep = torch.arange(k.shape[2], device=k.device) >= leftpad.view(-1, 1, 1, 1)   # (B, 1, 1, Tk)
+    if mask is None or mask.dtype == torch.bool:
+        return keep if mask is None else mask & keep
+    return torch.where(keep, mask, torch.full((), float("-inf"), dtype=mask.dtype, device=mask.device))
 
 
 # (q [B, H, T, d], k [B, H_kv, T, d], pos0) -> (q, k) with positions pos0 .. pos0 + T - 1 applied.
@@ -266,6 +312,11 @@ class MultiHeadAttention(nn.Module):
         from multihead.kernels import BACKENDS
         if not isinstance(backend, str) or (backend != "auto" and backend not in BACKENDS):
             raise ValueError(f"backend: expected 'auto' or one of {sorted(BACKENDS)}, got {backend!r}")
+        # window_size / softcap / alibi_slopes checked now, as backend is (not at the first forward):
+        # score_mods on a stand-in q of this module's heads (alibi_slopes [H], or [B, H] for one B).
+        b = alibi_slopes.shape[0] if isinstance(alibi_slopes, Tensor) and alibi_slopes.dim() == 2 else 1
+        where = alibi_slopes.device if isinstance(alibi_slopes, Tensor) else "meta"
+        score_mods(torch.empty(b, n_heads, 1, head_dim, device=where), window_size, softcap, alibi_slopes)
         self.bias, self.backend = bias, backend
         self.window_size, self.softcap = tuple(window_size), softcap
         self.register_buffer("alibi_slopes", alibi_slopes, persistent=False)
@@ -285,8 +336,12 @@ class MultiHeadAttention(nn.Module):
 
         attn_mask: broadcastable to [B, H, T, Tk] (Tk = T, or cached + T with a cache).
         kv_cache: append this call's K/V to ``kv_cache`` at ``layer`` and attend to everything
-        cached; with is_causal the mask is aligned bottom-right, so prefill followed by one-token
-        steps equals one causal forward over the whole sequence.
+        cached from each sequence's leftpad on; with is_causal the mask is aligned bottom-right, so
+        prefill followed by one-token steps equals one causal forward over the whole sequence. A
+        cache in this module's dtype without attn_mask is attended in place (KVCache.attend);
+        otherwise (an attn_mask, or a cache in another dtype, e.g. bf16 under an fp32 module) the
+        cached K/V are read back (views, or copies gathered from the pages of a paged cache),
+        upcast to q's dtype and attended with the mask and the cache's left padding.
         rotary: optional position encoding applied to q and k before caching, called as
         rotary(q, k, pos0) with pos0 the number of tokens already cached (0 without a cache).
         """
@@ -308,8 +363,9 @@ class MultiHeadAttention(nn.Module):
             y = kv_cache.attend(layer, q, k, v, is_causal=is_causal, backend=self.backend, **mods)
         else:
             if kv_cache is not None:
-                k, v = kv_cache.update(layer, k, v)               # (B, H_kv, pos0 + T, d)
+                k, v = kv_cache._append_and_read(layer, k, v)     # (B, H_kv, pos0 + T, d)
                 k, v = k.to(q.dtype), v.to(q.dtype)               # a lower-precision cache is upcast
+                attn_mask = _with_leftpad(attn_mask, q, k, kv_cache.leftpad)
             y = attention(q, k, v, attn_mask, is_causal=is_causal, backend=self.backend, **mods)  # (B, H, T, d)
         # Heads back after time BEFORE merging them: (B, H, T, d) -> (B, T, H, d) -> (B, T, H*d).
         # Reshaping (B, H, T, d) straight to (B, T, H*d) runs without error and scrambles tokens.

@@ -16,6 +16,7 @@ like the attention kernels' lse); fp32 and fp64 are computed in their own precis
 from __future__ import annotations
 
 import math
+import numbers
 
 import torch
 from torch import Tensor
@@ -45,6 +46,16 @@ def _check_mask(x: Tensor, mask: Tensor | None) -> None:
         raise ValueError(f"mask: expected dtype bool (True = keep) or a float dtype (additive), got {mask.dtype}")
 
 
+def _check_dim(x: Tensor, dim) -> None:
+    """``dim`` as torch takes it: one integer in [-n, n-1] for an n-dim x (a 0-dim x has [-1, 0]);
+    a TypeError / IndexError naming ``dim`` otherwise, as torch.softmax raises."""
+    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral):
+        raise TypeError(f"dim: expected an integer, got {dim!r}")
+    n = max(x.dim(), 1)
+    if not -n <= dim < n:
+        raise IndexError(f"dim: expected an integer in [{-n}, {n - 1}] for x of shape {tuple(x.shape)}, got {dim}")
+
+
 def _logits(x: Tensor, temperature: float, mask: Tensor | None, dim: int) -> tuple[Tensor, Tensor | float]:
     """(z, shift) with x / temperature + mask = z + shift along ``dim``, z in the compute dtype
     (-inf where dropped). ``shift`` is constant along ``dim``, so softmax(z) is the answer and
@@ -57,6 +68,7 @@ def _logits(x: Tensor, temperature: float, mask: Tensor | None, dim: int) -> tup
     if not isinstance(x, Tensor) or not x.is_floating_point():
         raise ValueError(f"x: expected a floating-point tensor, got "
                          f"{x.dtype if isinstance(x, Tensor) else type(x).__name__}")
+    _check_dim(x, dim)
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) \
             or not math.isfinite(temperature) or temperature <= 0:
         raise ValueError(f"temperature: expected a finite number > 0, got {temperature!r}")

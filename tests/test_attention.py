@@ -18,6 +18,7 @@ from hypothesis import given, settings, strategies as st
 from torch.utils.flop_counter import FlopCounterMode
 
 import multihead as mh
+from attention_oracle import oracle
 from conftest import attention_fp64, attention_sdpa, bottom_right_causal
 from multihead import functional
 from multihead.cost.counts.formulas import attention_flops, score_matrix_bytes
@@ -228,6 +229,64 @@ def test_the_score_limit_has_one_override(monkeypatch):
     with functional.score_limit(10):
         with pytest.raises(ValueError, match=r"score_limit\(n\).*MULTIHEAD_MAX_SCORE_BYTES"):
             mh.attention(q, q[:, :1], q[:, :1], backend="reference")
+
+
+def test_auto_stays_within_a_lowered_score_limit(monkeypatch):
+    """A limit below auto's own reference threshold (64 MiB): auto picks a kernel the limit
+    allows (it picked the reference, which then refused: "use backend='tiled'"), and a fallback
+    auto chose (fast_decode with softcap -> decode) never holds more scores than the limit."""
+    q = torch.randn(1, 1, 100, 8)
+    with functional.score_limit(1000):
+        assert functional.choose_backend(1, 1, 100, 100) not in ("reference", "decode")
+        ref, _ = attention_fp64(q, q, q)
+        assert max_err(mh.attention(q, q, q), ref) < 1e-5
+    need = score_matrix_bytes(1, 1, 100, 100, 4)
+    with functional.score_limit(need):                       # within both limits: still the reference
+        assert functional.choose_backend(1, 1, 100, 100) == "reference"
+    seen = []
+    for name in ("reference", "decode"):
+        def spy(q, k, v, mask, *, is_causal, scale, mods=None, _kernel=BACKENDS[name]):
+            seen.append(q.shape[0] * q.shape[1] * q.shape[2] * k.shape[2] * 4)
+            return _kernel(q, k, v, mask, is_causal=is_causal, scale=scale, mods=mods)
+        monkeypatch.setitem(BACKENDS, name, spy)
+    qd, kd = torch.randn(1, 4, 2, 16), torch.randn(1, 2, 3000, 16)
+    with functional.score_limit(4096):
+        out = mh.attention(qd, kd, kd, softcap=5.0, backend="fast_decode")
+        mh.attention(qd, kd, kd, softcap=5.0)
+    assert all(n <= 4096 for n in seen)
+    assert (out - oracle(qd, kd, kd, softcap=5.0)[0]).abs().max() < 1e-5
+
+
+def test_auto_under_a_low_env_limit_runs():
+    """The audit's MULTIHEAD_MAX_SCORE_BYTES=16000000 reproducer, in a fresh process."""
+    import subprocess
+    import sys
+    code = ("import torch, multihead as mh; q = torch.randn(1, 8, 1024, 64); "
+            "print(mh.attention(q, q, q, is_causal=True).shape)")
+    env = dict(__import__("os").environ, MULTIHEAD_MAX_SCORE_BYTES="16000000")
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-500:]
+
+
+def test_flags_are_bools_and_numpy_scales_are_numbers():
+    """return_lse is checked like is_causal (a truthy string was taken as True, also on the
+    remembered decode path); a NumPy float scale is a number, as SDPA takes it."""
+    np = pytest.importorskip("numpy")
+    q, k, v = torch.randn(1, 4, 1, 8), torch.randn(1, 2, 40, 8), torch.randn(1, 2, 40, 8)
+    mh.attention(q, k, v)                                     # a shape the decode path remembers
+    for call in (lambda **kw: mh.attention(q, k, v, **kw),
+                 lambda **kw: mh.attention(q.expand(1, 4, 3, 8), k, v, **kw),
+                 lambda **kw: mh.attention_with_kvcache(q, k, v, cache_seqlens=40, **kw),
+                 lambda **kw: mh.attention_varlen(q[0].transpose(0, 1), k[0].transpose(0, 1), v[0].transpose(0, 1),
+                                                  torch.tensor([0, 1]), torch.tensor([0, 40]), **kw)):
+        with pytest.raises(ValueError, match=r"^return_lse: expected True or False, got 'yes'"):
+            call(return_lse="yes")
+        with pytest.raises(ValueError, match=r"^scale: expected a finite number"):
+            call(scale=np.float32("nan"))
+        with pytest.raises(ValueError, match=r"^scale: expected a finite number"):
+            call(scale=torch.tensor(0.5))
+        for scale in (np.float32(0.5), np.float64(0.5), np.int64(2)):
+            assert torch.equal(call(scale=scale), call(scale=float(scale)))
 
 
 def test_noncontiguous_inputs_and_grad():

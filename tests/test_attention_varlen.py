@@ -165,3 +165,112 @@ def test_kvcache_errors_name_the_argument(bad, match):
     args.update(bad)
     with pytest.raises(ValueError, match=match):
         mh.attention_with_kvcache(q, kc, kc.clone(), args.pop("k"), args.pop("v"), **args)
+
+
+# --- the library audit: paged isolation, bounded memory, the score limit ---------------------------
+
+def _interleaved(B=2, H_kv=2, T=64, d=16, page=4, seed=0):
+    """A shuffled pool (_pool) whose sequences' pages mix: one strided kernel call holds pages of
+    both sequences, so their partials meet in one merge."""
+    g = torch.Generator().manual_seed(seed)
+    k_cache, v_cache = torch.randn(2, B, H_kv, T, d, generator=g)
+    return k_cache, v_cache, *_pool(k_cache, v_cache, page)
+
+
+@pytest.mark.parametrize("backend", BACKEND_NAMES)
+@pytest.mark.parametrize("tq,causal", [(1, False), (3, True)])
+@pytest.mark.parametrize("where", ["k NaN", "v +inf", "q NaN"])
+@pytest.mark.parametrize("chunk", ["default", "one page per call"])
+def test_paged_nan_stays_in_its_sequence(where, tq, causal, backend, chunk, monkeypatch):
+    """A NaN / inf in sequence 0's keys, values or queries leaves sequence 1 exactly as without it
+    (the per-sequence sums were a one-hot matmul: 0 x NaN = NaN reached every sequence), and
+    sequence 0 stays non-finite (NaN in, NaN out), with each call's partials merged at once or
+    one page per call."""
+    if chunk != "default":
+        monkeypatch.setattr(paged, "CHUNK_BYTES", 1)
+    k_cache, v_cache, kp, vp, table = _interleaved()
+    q = torch.randn(2, 4, tq, 16, generator=torch.Generator().manual_seed(1))
+    kw = dict(cache_seqlens=torch.tensor([45, 58]), block_table=table, is_causal=causal, backend=backend)
+    clean = mh.attention_with_kvcache(q, kp, vp, **kw)
+    k2, v2, q2 = kp.clone(), vp.clone(), q.clone()
+    page = int(table[0, 3])                                   # a whole page only sequence 0 reads
+    if where == "k NaN":
+        k2[page, 0, 1, 0] = float("nan")
+    elif where == "v +inf":
+        v2[page, 0, 1, 0] = float("inf")
+    else:
+        q2[0, 0, 0, 0] = float("nan")
+    out = mh.attention_with_kvcache(q2, k2, v2, **kw)
+    assert torch.equal(out[1], clean[1])
+    ref, _ = oracle(q[1:], k_cache[1:, :, :58], v_cache[1:, :, :58], None, causal)
+    assert (out[1] - ref[0]).abs().max() < 2e-5
+    assert not torch.isfinite(out[0]).all()
+
+
+def test_paged_kernel_calls_are_bounded(monkeypatch):
+    """A chunked prefill over many pages: each kernel call holds at most CHUNK_BYTES of page
+    batch (q was copied once per page of the whole cache in one call: memory pages x Tq), and
+    the result is still exact."""
+    B, H, H_kv, T, d, page, tq = 2, 4, 2, 512, 16, 8, 24
+    g = torch.Generator().manual_seed(2)
+    k_cache, v_cache = torch.randn(2, B, H_kv, T, d, generator=g)
+    kp, vp, table = _pool(k_cache, v_cache, page)
+    q = torch.randn(B, H, tq, d, generator=g)
+    per_page = 4 * H * tq * (2 * d + d + page)                # q copy, out, out x w, scores (fp32)
+    monkeypatch.setattr(paged, "CHUNK_BYTES", 5 * per_page)
+    pages_per_call = []
+
+    def spy(q, k, v, mask, *, is_causal, scale):
+        pages_per_call.append(q.shape[0])
+        return BACKENDS["reference"](q, k, v, mask, is_causal=is_causal, scale=scale)
+
+    ends = [T, T - 37]
+    out, lse = paged.attention(spy, q, kp, vp, table, [0, 5], ends, is_causal=True, scale=d ** -0.5)
+    assert max(pages_per_call) == 5 and len(pages_per_call) > 2 * T // page // 5
+    for b, (s, e) in enumerate(zip([0, 5], ends)):
+        ref, ref_lse = oracle(q[b:b + 1], k_cache[b:b + 1, :, s:e], v_cache[b:b + 1, :, s:e], None, True)
+        assert (out[b] - ref[0]).abs().max() < 2e-5
+        assert (lse[b] - ref_lse[0]).abs().max() < 2e-5
+
+
+@pytest.mark.parametrize("backend", ["reference", "decode"])
+def test_paged_score_limit_is_the_contiguous_one(backend):
+    """reference / decode on a paged cache refuse above max_score_bytes() as on a contiguous one
+    (the paged call compared nothing: it passed the page size as Tk), before writing the new
+    tokens; at the limit both layouts run."""
+    from multihead.functional import score_limit
+    from multihead.cost.counts.formulas import score_matrix_bytes
+    k_cache, v_cache, kp, vp, table = _interleaved()
+    q = torch.randn(2, 4, 3, 16)
+    k_new, v_new = torch.randn(2, 2, 2, 2, 16)
+    kw = dict(cache_seqlens=40, is_causal=True, backend=backend)
+    need = score_matrix_bytes(2, 4, 3, 42, 4)
+    for kc, vc, bt in [(k_cache.clone(), v_cache.clone(), None), (kp.clone(), vp.clone(), table)]:
+        before = kc.clone()
+        with score_limit(need - 1):
+            with pytest.raises(ValueError, match=rf"^backend: '{backend}' would materialize .*\[2, 4, 3, 42\]"):
+                mh.attention_with_kvcache(q, kc, vc, k_new, v_new, block_table=bt, **kw)
+        assert torch.equal(kc, before)                                   # nothing written
+        with score_limit(need):
+            mh.attention_with_kvcache(q, kc, vc, k_new, v_new, block_table=bt, **kw)
+
+
+def test_paged_auto_stays_within_a_low_score_limit(monkeypatch):
+    """Under a score limit far below the usual sizes, auto on a paged cache runs, exactly, and no
+    reference / decode call holds more scores than the limit."""
+    from multihead.functional import max_score_bytes, score_limit
+    k_cache, v_cache, kp, vp, table = _interleaved()
+    q = torch.randn(2, 4, 20, 16)
+    seen = []
+    for name in ("reference", "decode"):
+        def spy(q, k, v, mask, *, is_causal, scale, _kernel=BACKENDS[name]):
+            seen.append(q.shape[0] * q.shape[1] * q.shape[2] * k.shape[2] * 4 <= max_score_bytes())
+            return _kernel(q, k, v, mask, is_causal=is_causal, scale=scale)
+        monkeypatch.setitem(BACKENDS, name, spy)
+    with score_limit(4 * 4 * 20 * 4 * 3):                  # three pages' scores of one sequence
+        out = mh.attention_with_kvcache(q, kp, vp, cache_seqlens=torch.tensor([50, 64]), block_table=table,
+                                         is_causal=True)
+    assert seen and all(seen)
+    for b, n in enumerate([50, 64]):
+        ref, _ = oracle(q[b:b + 1], k_cache[b:b + 1, :, :n], v_cache[b:b + 1, :, :n], None, True)
+        assert (out[b] - ref[0]).abs().max() < 2e-5

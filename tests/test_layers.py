@@ -252,3 +252,81 @@ def test_paged_cache_pages_interleave_and_reset_returns_them():
     assert cache.length(0) == 0 and cache._free == list(range(10))
     with pytest.raises(ValueError, match="^leftpad: expected"):
         cache.set_leftpad(torch.tensor([1.0, 0.0]))
+
+
+# --- the library audit: the cache's refusals, the module's other cache paths, build-time checks ---
+
+@pytest.mark.parametrize("page_size", [None, 4])
+@pytest.mark.parametrize("bad,match", [
+    (torch.ones(1, 2, 1, 8, dtype=torch.int64), r"^k_new: expected a floating-point tensor, got dtype torch.int64"),
+    (torch.ones(1, 2, 1, 8, dtype=torch.complex64), r"^k_new: expected a floating-point tensor"),
+    ([1], r"^k_new: expected shape \[B, H_kv, T, d\] = \[1, 2, T, 8\], got list"),
+    (torch.ones(1, 2, 1, 7), r"^k_new: expected shape"),
+])
+def test_attend_refuses_bad_k_v_before_casting(bad, match, page_size):
+    """attend (MultiHeadAttention's path) refused nothing: int and complex k/v were cast, a list
+    gave AttributeError. Refused by name, the cache unchanged."""
+    c = mh.KVCache(batch=1, n_kv_heads=2, max_tokens=8, head_dim=8, page_size=page_size)
+    with pytest.raises(ValueError, match=match):
+        c.attend(0, torch.randn(1, 4, 1, 8), bad, bad)
+    assert c.length(0) == 0
+
+
+def test_refused_paged_attend_keeps_its_pages():
+    """A paged attend refused by attention_with_kvcache (q's d does not match) gives its pages back."""
+    c = mh.KVCache(batch=2, n_kv_heads=2, max_tokens=8, head_dim=8, page_size=4)
+    c.attend(0, torch.randn(2, 4, 3, 8), torch.randn(2, 2, 3, 8), torch.randn(2, 2, 3, 8))
+    free, table = list(c._free), c.block_table.clone()
+    with pytest.raises(ValueError, match=r"^k_cache: expected .*d=7"):
+        c.attend(0, torch.randn(2, 4, 5, 7), torch.randn(2, 2, 5, 8), torch.randn(2, 2, 5, 8))
+    assert c.length(0) == 3 and c._pages == 1 and c._free == free
+    assert torch.equal(c.block_table[:, :1], table[:, :1])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("masked", [False, True])
+def test_paged_cache_with_a_mask_or_another_dtype_equals_the_contiguous_one(dtype, masked):
+    """MultiHeadAttention with a paged cache in another dtype, or with attn_mask, works (it raised
+    'a paged KVCache has no contiguous views; use attend(...)') and equals the contiguous cache;
+    a left-padded sequence's pad keys are ignored on this path too, for both layouts."""
+    torch.manual_seed(6)
+    m = mh.MultiHeadAttention(32, 4, 2)
+    x = torch.randn(2, 9, 32)
+    pad = torch.tensor([3, 0])
+    outs = {}
+    with torch.no_grad():
+        for page_size in (None, 4):
+            cache = mh.KVCache(2, 2, 9, 8, page_size=page_size, dtype=dtype)
+            cache.set_leftpad(pad)
+            steps = []
+            for t0, t1 in [(0, 6), (6, 7), (7, 9)]:
+                mask = torch.ones(t1 - t0, t1, dtype=torch.bool) if masked else None
+                steps.append(m(x[:, t0:t1], attn_mask=mask, is_causal=True, kv_cache=cache))
+            outs[page_size] = torch.cat(steps, dim=1)
+            assert cache.length(0) == 9
+        assert (outs[None] - outs[4]).abs().max() < 1e-5
+        for b in range(2):                                   # each sequence alone, from its first real token
+            p = int(pad[b])
+            kv = mh.KVCache(1, 2, 9, 8, dtype=dtype)
+            alone = torch.cat([m(x[b:b + 1, p:6], is_causal=True, kv_cache=kv),
+                               m(x[b:b + 1, 6:7], is_causal=True, kv_cache=kv),
+                               m(x[b:b + 1, 7:9], is_causal=True, kv_cache=kv)], dim=1)
+            assert (outs[4][b, p:] - alone[0]).abs().max() < 1e-5
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"softcap": -1}, r"^softcap: expected a finite number >= 0"),
+    ({"softcap": float("nan")}, r"^softcap"),
+    ({"window_size": (1,)}, r"^window_size: expected \(left, right\)"),
+    ({"window_size": 5}, r"^window_size"),
+    ({"window_size": (-2, 0)}, r"^window_size"),
+    ({"alibi_slopes": torch.ones(3)}, r"^alibi_slopes: expected a float tensor of shape \[H\] = \[6\]"),
+    ({"alibi_slopes": torch.ones(6, dtype=torch.int64)}, r"^alibi_slopes"),
+    ({"alibi_slopes": [0.1] * 6}, r"^alibi_slopes"),
+])
+def test_module_checks_its_score_mods_when_built(kwargs, match):
+    """window_size / softcap / alibi_slopes are checked by MultiHeadAttention(...), like backend
+    (they were first refused at the first forward)."""
+    with pytest.raises(ValueError, match=match):
+        mh.MultiHeadAttention(48, 6, **kwargs)
+    mh.MultiHeadAttention(48, 6, window_size=(4, 0), softcap=2.0, alibi_slopes=torch.rand(6))

@@ -143,6 +143,31 @@ def test_bad_arguments_name_themselves(kwargs, match):
         mh.softmax(torch.randn(2, 3), **kwargs)
 
 
+@pytest.mark.parametrize("fn", [mh.softmax, mh.log_softmax, mh.logsumexp])
+@pytest.mark.parametrize("dim,error,match", [
+    (2, IndexError, r"^dim: expected an integer in \[-2, 1\] for x of shape \(2, 3\), got 2"),
+    (-3, IndexError, r"^dim: expected an integer in \[-2, 1\]"),
+    (5, IndexError, r"^dim: "),
+    (1.0, TypeError, r"^dim: expected an integer, got 1.0"),
+    (None, TypeError, r"^dim: expected an integer, got None"),
+    ((0, 1), TypeError, r"^dim: expected an integer"),
+    (True, TypeError, r"^dim: expected an integer"),
+])
+def test_bad_dim_names_dim(fn, dim, error, match):
+    """A bad dim is torch's kind of error (IndexError / TypeError) naming dim, not 'tuple index
+    out of range' from inside."""
+    with pytest.raises(error, match=match):
+        fn(torch.randn(2, 3), dim=dim)
+
+
+def test_good_dims_match_torch():
+    x = torch.randn(2, 3)
+    for dim in (0, 1, -1, -2):
+        assert torch.allclose(mh.softmax(x, dim=dim), torch.softmax(x, dim=dim))
+        assert torch.allclose(mh.logsumexp(x, dim=dim), torch.logsumexp(x, dim=dim))
+    assert torch.equal(mh.softmax(torch.tensor(3.0), dim=0), torch.softmax(torch.tensor(3.0), dim=0))
+
+
 def test_integer_input_rejected():
     with pytest.raises(ValueError, match=r"^x: expected a floating-point tensor"):
         mh.softmax(torch.tensor([1, 2, 3]))

@@ -29,6 +29,13 @@ sequence are merged by their lse:
 
     m = max_c lse_c      w_c = exp(lse_c - m)      out = sum_c w_c out_c / sum_c w_c
 
+Bounded memory: each page of a strided call carries a copy of its owner's Tq queries and its own
+[H, Tq, d_v] output, so a call takes at most CHUNK_BYTES of that work (and, when the caller says
+so, at most its score-byte limit of scores): a run of pages is cut into calls of at most that
+many pages, and each call's partials are merged into a running (m, sum) per sequence at once, so
+nothing grows with the number of pages times Tq. The sums per sequence read only that sequence's
+partials (a NaN or inf in one sequence's keys, values or queries stays in that sequence).
+
 Window, softcap and ALiBi calls gather the keys a sequence's window reaches instead (see
 functional.attention_with_kvcache): exact, O(window) per sequence, but a copy.
 """
@@ -42,6 +49,7 @@ from multihead.kernels._common import compute_dtype
 MAX_GAP = 8     # unowned pages computed between two owned runs before the run is cut in two
 MIN_STRIDED = 8     # a level of uses with fewer pages is gathered rather than run by stride
 GATHER_PAGES = 256  # pages copied per gathered kernel call (bounds the copy)
+CHUNK_BYTES = 32 * 1024**2  # page-batch work per kernel call: owners' q copies, outputs, scores (bytes)
 
 
 def gather(pages: Tensor, table_row: Tensor, t0: int, t1: int) -> Tensor:
@@ -73,12 +81,24 @@ def _runs(page_ids: list[int]) -> list[tuple[int, int]]:
 
 
 def attention(kernel, q: Tensor, k_pages: Tensor, v_pages: Tensor, block_table: Tensor,
-              starts: list[int], ends: list[int], *, is_causal: bool, scale: float) -> tuple[Tensor, Tensor]:
+              starts: list[int], ends: list[int], *, is_causal: bool, scale: float,
+              edge_kernel=None, score_bytes: int | None = None) -> tuple[Tensor, Tensor]:
     """q [B, H, Tq, d] over the paged keys [starts[b], ends[b]) of each sequence, with ``kernel``
-    (multihead.kernels' contract; chosen by the caller). Returns (out [B, H, Tq, d_v], lse [B, H, Tq])
-    in the compute dtype."""
-    B, H, Tq, _ = q.shape
-    P = k_pages.shape[2]
+    (multihead.kernels' contract; chosen by the caller) on the whole pages and ``edge_kernel``
+    (default: ``kernel``) on the gathered edges. Returns (out [B, H, Tq, d_v], lse [B, H, Tq]) in
+    the compute dtype.
+
+    Memory is bounded: one kernel call takes at most CHUNK_BYTES of page-batch work (its copies of
+    the owners' queries, outputs and scores) and, with ``score_bytes``, at most that many bytes of
+    scores; the partials of each call are merged into the running result at once (_Merge)."""
+    B, H, Tq, d = q.shape
+    P, d_v = k_pages.shape[2], v_pages.shape[-1]
+    edge_kernel = kernel if edge_kernel is None else edge_kernel
+    item = compute_dtype(q.dtype).itemsize
+    per_page = item * H * Tq * (d + 2 * d_v + P)                    # q copy, out, out x w, scores
+    step = max(1, CHUNK_BYTES // per_page)
+    if score_bytes is not None:
+        step = max(1, min(step, score_bytes // (item * H * Tq * P)))
     table = block_table.tolist()
     uses: dict[int, list[int]] = {}                   # page id -> the sequences using it as a whole page
     edges: list[tuple[int, int, int, bool]] = []      # (sequence, t0, t1, causal)
@@ -94,7 +114,7 @@ def attention(kernel, q: Tensor, k_pages: Tensor, v_pages: Tensor, block_table: 
             edges.append((b, starts[b], lead_end, False))
         if tail_start < ends[b]:
             edges.append((b, tail_start, ends[b], is_causal))
-    outs, lses, seqs = [], [], []                     # partial results and their sequence ids
+    merge = _Merge(q, d_v)
     gathered: list[tuple[int, int]] = []              # (page id, sequence) of the small levels
     for level in range(max(map(len, uses.values()), default=0)):
         owner = {p: who[level] for p, who in uses.items() if len(who) > level}
@@ -102,50 +122,81 @@ def attention(kernel, q: Tensor, k_pages: Tensor, v_pages: Tensor, block_table: 
             gathered += sorted(owner.items())
             continue
         for lo, hi in _runs(sorted(owner)):
-            who = torch.tensor([owner.get(p, -1) for p in range(lo, hi)], device=q.device)
-            qs = q[who.clamp(min=0)]                                          # (n, H, Tq, d)
-            ks, vs = k_pages[lo:hi], v_pages[lo:hi]                          # (n, H_kv, P, d) views
-            o, lse = kernel(qs, ks, vs, None, is_causal=False, scale=scale)  # (n, H, Tq, d_v), (n, H, Tq)
-            outs.append(o)
-            lses.append(lse)
-            seqs.append(who)                                                 # -1: not this level's, dropped
-    for c in range(0, len(gathered), GATHER_PAGES):
-        ids, who = (torch.tensor(col, device=q.device) for col in zip(*gathered[c:c + GATHER_PAGES]))
+            for c in range(lo, hi, step):                                    # at most `step` pages a call
+                c1 = min(hi, c + step)
+                who = torch.tensor([owner.get(p, -1) for p in range(c, c1)], device=q.device)
+                qs = q[who.clamp(min=0)]                                      # (n, H, Tq, d), n <= step
+                ks, vs = k_pages[c:c1], v_pages[c:c1]                        # (n, H_kv, P, d) views
+                o, lse = kernel(qs, ks, vs, None, is_causal=False, scale=scale)  # (n, H, Tq, d_v), (n, H, Tq)
+                merge.add(o, lse, who)                                       # -1: not this level's, dropped
+    for c in range(0, len(gathered), min(GATHER_PAGES, step)):
+        ids, who = (torch.tensor(col, device=q.device) for col in zip(*gathered[c:c + min(GATHER_PAGES, step)]))
         o, lse = kernel(q[who], k_pages[ids], v_pages[ids], None, is_causal=False, scale=scale)
-        outs.append(o)
-        lses.append(lse)
-        seqs.append(who)
+        merge.add(o, lse, who)
+    outs, lses, seqs = [], [], []                     # the edges: at most two per sequence, merged together
     for b, t0, t1, causal in edges:
         kb, vb = gather(k_pages, block_table[b], t0, t1), gather(v_pages, block_table[b], t0, t1)
-        o, lse = kernel(q[b:b + 1], kb, vb, None, is_causal=causal, scale=scale)
+        o, lse = edge_kernel(q[b:b + 1], kb, vb, None, is_causal=causal, scale=scale)
         outs.append(o)
         lses.append(lse)
-        seqs.append(torch.tensor([b], device=q.device))
-    return _merge(q, v_pages.shape[-1], outs, lses, seqs)
+        seqs.append(b)
+    if outs:
+        merge.add(torch.cat(outs), torch.cat(lses), torch.tensor(seqs, device=q.device))
+    return merge.result()
 
 
-def _merge(q: Tensor, d_v: int, outs: list[Tensor], lses: list[Tensor],
-           seqs: list[Tensor]) -> tuple[Tensor, Tensor]:
-    """Merge partials (out [n, H, Tq, d_v], lse [n, H, Tq]) into their sequences (ids [n]; -1 is
-    dropped) by log-sum-exp, all sequences at once (scatter by sequence id, no per-page loop)."""
-    B, H, Tq, _ = q.shape
-    ct = compute_dtype(q.dtype)
-    lse_dtype = torch.float64 if ct == torch.float64 else torch.float32
-    lse = torch.full((B, H, Tq), float("-inf"), dtype=lse_dtype, device=q.device)
-    if not outs:
-        return torch.zeros(B, H, Tq, d_v, dtype=ct, device=q.device), lse
-    cat = (lambda ts: ts[0] if len(ts) == 1 else torch.cat(ts))   # noqa: E731  (no copy for one run)
-    sid, o, ls = cat(seqs), cat(outs).to(ct), cat(lses).to(lse_dtype)
-    if bool((sid < 0).any()):                                      # pages nobody owns: drop them
-        keep = sid >= 0
-        sid, o, ls = sid[keep], o[keep], ls[keep]
-    m = lse.scatter_reduce(0, sid.view(-1, 1, 1).expand_as(ls), ls, "amax")       # (B, H, Tq)
-    m = torch.where(torch.isneginf(m), torch.zeros_like(m), m)
-    w = torch.exp(ls - m[sid])                                                  # 0 for empty partials
-    # Sums per sequence as one matmul with the [B, n] one-hot of the ids (index_add_ with
-    # repeated ids was ~50x slower here: it serializes on the shared rows).
-    onehot = (sid.view(1, -1) == torch.arange(B, device=q.device).view(-1, 1))   # (B, n)
-    total = (onehot.to(w.dtype) @ w.flatten(1)).view(B, H, Tq)                    # (B, H, Tq)
-    out = (onehot.to(ct) @ (o * w.unsqueeze(-1).to(ct)).flatten(1)).view(B, H, Tq, d_v)
-    out /= torch.where(total > 0, total, torch.ones_like(total)).unsqueeze(-1).to(ct)
-    return out, m + torch.log(total)
+class _Merge:
+    """The running log-sum-exp merge of partials (out [n, H, Tq, d_v], lse [n, H, Tq]) into their
+    sequences (ids [n]; -1 is dropped), all sequences at once (no per-page loop).
+
+    It keeps, per sequence, the largest lse m seen so far, sum_c w_c out_c and sum_c w_c with
+    w_c = exp(lse_c - m); a later call with a larger m rescales both by exp(m_old - m_new). Each
+    sequence's sum reads only its own partials: a NaN or inf in one sequence stays there."""
+
+    def __init__(self, q: Tensor, d_v: int):
+        B, H, Tq, _ = q.shape
+        self.B, self.ct = B, compute_dtype(q.dtype)          # the kernels' out and lse dtype alike
+        self.m = torch.full((B, H, Tq), float("-inf"), dtype=self.ct, device=q.device)
+        self.out = torch.zeros(B, H, Tq, d_v, dtype=self.ct, device=q.device)      # sum_c w_c out_c
+        self.total = torch.zeros(B, H, Tq, dtype=self.ct, device=q.device)         # sum_c w_c
+
+    def add(self, o: Tensor, ls: Tensor, sid: Tensor) -> None:
+        o, ls = o.to(self.ct), ls.to(self.ct)
+        if bool((sid < 0).any()):                                      # pages nobody owns: drop them
+            keep = sid >= 0
+            sid, o, ls = sid[keep], o[keep], ls[keep]
+        if not len(sid):
+            return
+        m_old = self.m
+        m_new = m_old.scatter_reduce(0, sid.view(-1, 1, 1).expand_as(ls), ls, "amax")   # (B, H, Tq)
+        base = torch.where(torch.isneginf(m_new), torch.zeros_like(m_new), m_new)
+        w = torch.exp(ls - base[sid])                                  # (n, H, Tq); 0 for empty partials
+        # exp(-inf - base) is 0 already unless base is very negative too (then 0 x inf = NaN): 0 by hand.
+        rescale = torch.where(torch.isneginf(m_old), torch.zeros_like(m_old), torch.exp(m_old - base))
+        self.out = self.out * rescale.unsqueeze(-1) + _sum_by_sequence(o * w.unsqueeze(-1), sid, self.B)
+        self.total = self.total * rescale + _sum_by_sequence(w, sid, self.B)
+        self.m = m_new
+
+    def result(self) -> tuple[Tensor, Tensor]:
+        out = self.out / torch.where(self.total > 0, self.total, torch.ones_like(self.total)).unsqueeze(-1)
+        base = torch.where(torch.isneginf(self.m), torch.zeros_like(self.m), self.m)
+        return out, base + torch.log(self.total)                       # log(0) = -inf: no key seen
+
+
+def _sum_by_sequence(x: Tensor, sid: Tensor, B: int) -> Tensor:
+    """Sum the rows of x [n, ...] into B rows by sequence id sid [n] (ids in [0, B)).
+
+    One matmul with the [B, n] one-hot of the ids (index_add_ with repeated ids was ~50x slower
+    here: it serializes on the shared rows). But 0 x NaN = NaN, so a non-finite row would reach
+    every sequence's sum: when the result is not all finite (which it is whenever x is), the
+    matmul is redone on x with its non-finite entries zeroed, and those entries are added back to
+    their own sequence by index_add_ over the (few) rows holding them."""
+    flat = x.flatten(1)                                                # (n, F)
+    onehot = (sid.view(1, -1) == torch.arange(B, device=x.device).view(-1, 1)).to(x.dtype)   # (B, n)
+    out = onehot @ flat                                                # (B, F)
+    if not bool(torch.isfinite(out).all()):
+        finite = torch.isfinite(flat)
+        out = onehot @ torch.where(finite, flat, torch.zeros_like(flat))
+        bad = ~finite.all(dim=1)                                       # rows with a NaN / inf
+        out.index_add_(0, sid[bad], torch.where(finite[bad], torch.zeros_like(flat[bad]), flat[bad]))
+    return out.view(B, *x.shape[1:])

@@ -105,12 +105,16 @@ DECODE_MIN_TK = 1024
 AUTO_REFERENCE_BYTES = 64 * 1024**2
 
 
-def auto_backend(batch: int, heads: int, tq: int, tk: int, compute_bytes: int, native: bool) -> str:
+def auto_backend(batch: int, heads: int, tq: int, tk: int, compute_bytes: int, native: bool,
+                 score_limit: int | None = None) -> str:
     """The backend "auto" resolves to: ``compute_bytes`` per score in the accumulation dtype (4 for
-    fp32/fp16/bf16, 8 for fp64), ``native``: whether the C kernels are built."""
+    fp32/fp16/bf16, 8 for fp64), ``native``: whether the C kernels are built, ``score_limit``: the
+    reference backend's limit in force (multihead.functional.max_score_bytes(); None: none), so
+    auto never picks the reference above a limit the user lowered below AUTO_REFERENCE_BYTES."""
     if tq <= DECODE_MAX_TQ and (tk >= DECODE_MIN_TK or native):
         return "fast_decode"
-    if score_matrix_bytes(batch, heads, tq, tk, compute_bytes) <= AUTO_REFERENCE_BYTES:
+    threshold = AUTO_REFERENCE_BYTES if score_limit is None else min(AUTO_REFERENCE_BYTES, score_limit)
+    if score_matrix_bytes(batch, heads, tq, tk, compute_bytes) <= threshold:
         return "reference"
     return "fast_prefill"
 
