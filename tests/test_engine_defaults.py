@@ -88,3 +88,25 @@ def test_stated_bandwidth_efficiency_is_monotone(capsys):
         d = _json(capsys, "plan", "Llama-3.1-8B", "--tokens", "8192", "--bandwidth-efficiency", e)
         tpot.append(d["serving"]["tpot_s_one_request"])
     assert tpot == sorted(tpot, reverse=True) and len(set(tpot)) == len(tpot)
+
+
+@pytest.mark.parametrize("flag, value, profile", [("--max-num-seqs", "1024", "2048 tokens / 1024 seqs"),
+                                                   ("--max-num-batched-tokens", "8192", "8192 tokens / 256 seqs")])
+def test_a_value_equal_to_an_old_default_is_still_given(capsys, flag, value, profile):
+    """On an L40S vLLM picks 2048 / 256; a user who types 1024 or 8192 gets it, in the account and the
+    command (a docs audit found them read as 'not given' and replaced by the GPU's default)."""
+    argv = ["serving", "meta-llama/Llama-3.1-8B", "--gpu", "L40S", "--max-model-len", "8192", flag, value]
+    d = _json(capsys, *argv)
+    s = d.get("serving", d)
+    assert profile in next(t for t in s["terms"] if "profile run" in t.get("source", ""))["source"]
+    assert _flags(_launch_text(capsys, argv))[flag] == value
+
+
+def test_a_search_row_launches_the_sequences_it_timed(capsys):
+    d = _json(capsys, "plan", "Llama-3.1-8B", "--search", "--slo", "tpot=300ms", "--concurrency", "600",
+              "--input-len", "1024", "--output-len", "256", "--gpu", "A100-80GB", "--gpus-max", "1", "--top", "3")
+    rows = d["search"]["results"]
+    assert rows
+    for row in rows:
+        assert _flags(row["command"]["text"])["--max-num-seqs"] == str(row["max_num_seqs"])
+        assert row["at"]["max_num_seqs"] == row["max_num_seqs"]

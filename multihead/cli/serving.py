@@ -47,15 +47,17 @@ def add_engine_flags(p: argparse.ArgumentParser, for_plan: bool = False) -> None
     g.add_argument("--max-model-len", type=A.int_range(1, A.MAX_TOKENS),
                    help="the longest request, tokens" + (" (default: --tokens; and --tokens defaults to it)"
                                                           if for_plan else ""))
-    g.add_argument("--max-num-batched-tokens", type=A.int_range(1, A.MAX_TOKENS), default=8192,
-                   help="tokens per engine step: the chunked-prefill chunk (default 8192)")
-    g.add_argument("--max-num-seqs", type=A.int_range(1, 1 << 20), default=1024,
-                   help="requests per step (default 1024, vLLM's default on 80 GB-class GPUs)")
+    g.add_argument("--max-num-batched-tokens", type=A.int_range(1, A.MAX_TOKENS), default=None,
+                   help="tokens per engine step: the chunked-prefill chunk (default: the engine's; vLLM v0.19: "
+                        "8192 on GPUs of >= 70 GiB not named A100, else 2048)")
+    g.add_argument("--max-num-seqs", type=A.int_range(1, 1 << 20), default=None,
+                   help="requests per step (default: the engine's; vLLM v0.19: 1024 on GPUs of >= 70 GiB not "
+                        "named A100, else 256)")
     g.add_argument("--kv-cache-dtype", choices=["auto", "fp8", "fp8_e4m3", "fp8_e5m2"],
                    default=None if for_plan else "auto", help="KV cache storage (auto: the model dtype)")
     g.add_argument("--dtype", choices=["auto", "bfloat16", "float16", "float32"], default="auto",
                    help="weights and activations (auto: the checkpoint's; float32 checkpoints run in bfloat16)")
-    g.add_argument("--block-size", type=int, choices=[1, 8, 16, 32, 64, 128], default=16,
+    g.add_argument("--block-size", type=int, choices=[1, 8, 16, 32, 64, 128], default=None,
                    help="tokens per KV-cache page (default 16; SGLang's --page-size, default 1 there)")
     g.add_argument("--engine", choices=list(ENGINES), default="vllm",
                    help="whose memory account (and launch command): vLLM's, SGLang's or TensorRT-LLM's (default vllm)")
@@ -161,10 +163,10 @@ def request_from(args, name: str, cfg: dict):
     length = args.max_model_len or _max_position(cfg)
     if length is None:
         raise ValueError("max-model-len: the config states no max_position_embeddings; give --max-model-len")
+    flags = {k: getattr(args, k) for k in S.ENGINE_DEFAULTS if getattr(args, k) is not None}
     return S.Request(tensor_parallel_size=args.tensor_parallel_size, pipeline_parallel_size=args.pipeline_parallel_size,
                      gpu_memory_utilization=args.gpu_memory_utilization, max_model_len=length,
-                     max_num_batched_tokens=args.max_num_batched_tokens, max_num_seqs=args.max_num_seqs,
-                     block_size=args.block_size, model=name, gpu=gpu, kv_cache_dtype=args.kv_cache_dtype,
+                     **flags, given=frozenset(flags), model=name, gpu=gpu, kv_cache_dtype=args.kv_cache_dtype,
                      dtype=args.dtype, quantization=args.quantization, engine=args.engine,
                      engine_version=args.engine_version, mem_fraction_static=args.mem_fraction_static,
                      kv_cache_free_gpu_memory_fraction=args.kv_cache_free_gpu_memory_fraction,

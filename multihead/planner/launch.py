@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from multihead.cost.serving.answer import GPUS_PER_NODE, batched_tokens
+from multihead.cost.serving.answer import GPUS_PER_NODE, batched_tokens, given_flags
 from multihead.engines import LaunchPlan, command
 
 
@@ -19,11 +19,14 @@ def launch_plan(req, dtype: str, fraction: float | None = None, hf_overrides: di
     must override (cost.serving.answer.length_override's rope_override); ``total_bytes``: the GPU's
     memory when it is not a catalog name (for vLLM's default --max-num-batched-tokens); ``config``: the model's
     config.json, whose ``auto_map`` (code shipped with the checkpoint: Kimi, DeepSeek-V3/R1, MiniMax-M2) makes the
-    command trust remote code, as the engines require to load it."""
+    command trust remote code, as the engines require to load it. --max-num-seqs and --block-size are
+    stated when the request sets them (given_flags), else left to the engine, whose defaults the
+    accounts and the times used (cost.serving.answer.engine_batch)."""
+    given = given_flags(req)
     return LaunchPlan(req.model, req.tensor_parallel_size, req.pipeline_parallel_size, GPUS_PER_NODE,
                       req.gpu_memory_utilization if fraction is None else fraction, req.max_model_len,
-                      batched_tokens(req, total_bytes), req.max_num_seqs if req.max_num_seqs != 1024 else None,
-                      req.kv_cache_dtype, dtype, req.quantization, req.block_size if req.block_size != 16 else None,
+                      batched_tokens(req, total_bytes), req.max_num_seqs if "max_num_seqs" in given else None,
+                      req.kv_cache_dtype, dtype, req.quantization, req.block_size if "block_size" in given else None,
                       1 if getattr(req, "enable_dp_attention", False) else req.data_parallel_size, hf_overrides,
                       req.data_parallel_size if getattr(req, "enable_dp_attention", False) else 1,
                       expert_parallel_size=req.expert_parallel_size,

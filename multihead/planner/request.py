@@ -108,9 +108,10 @@ FIELDS: dict[str, _Field] = {
     "enable_dp_attention": _Field(V.flag, False),     # SGLang's; data_parallel_size is then its --dp-size
     "gpu_memory_utilization": _Field(_FRACTION, 0.9, aliases=("memory_utilization",)),
     "max_model_len": _Field(V.IntRange(1, MAX_TOKENS)),
-    "max_num_batched_tokens": _Field(V.IntRange(1, MAX_TOKENS), 8192),
-    "max_num_seqs": _Field(V.IntRange(1, 1 << 20), 1024),
-    "block_size": _Field(V.choices(BLOCK_SIZES), 16),
+    # None: the engine's own default (vLLM's by version and GPU: cost.serving.answer.engine_batch)
+    "max_num_batched_tokens": _Field(V.IntRange(1, MAX_TOKENS)),
+    "max_num_seqs": _Field(V.IntRange(1, 1 << 20)),
+    "block_size": _Field(V.choices(BLOCK_SIZES)),
     "engine": _Field(V.choices(ENGINES), "vllm"),
     "engine_version": _Field(V.Text(40), None),       # None: the newest modelled (the engine account checks it)
     "mem_fraction_static": _Field(_FRACTION, None),    # SGLang's --mem-fraction-static
@@ -176,9 +177,9 @@ class PlanRequest:
     enable_dp_attention: bool = False
     gpu_memory_utilization: float = 0.9
     max_model_len: int | None = None
-    max_num_batched_tokens: int = 8192
-    max_num_seqs: int = 1024
-    block_size: int = 16
+    max_num_batched_tokens: int | None = None
+    max_num_seqs: int | None = None
+    block_size: int | None = None
     engine: str = "vllm"
     engine_version: str | None = None
     mem_fraction_static: float | None = None

@@ -551,8 +551,9 @@ def search_report(req) -> dict:
                     slo=parse_slo(req.slo), objective=req.objective, max_model_len=req.max_model_len,
                     prices=parse_prices(req.price.split(",") if req.price else None))
     name = m.model_id or str(req.model)
-    base = S.Request(model=name, gpu_memory_utilization=req.gpu_memory_utilization,
-                     max_num_batched_tokens=req.max_num_batched_tokens, block_size=req.block_size,
+    stated = {k: getattr(req, k) for k in ("max_num_batched_tokens", "block_size") if getattr(req, k) is not None}
+    base = S.Request(model=name, gpu_memory_utilization=req.gpu_memory_utilization, **stated,
+                     given=frozenset({*stated, "max_num_seqs"}),    # each candidate states its max_num_seqs
                      dtype=precision.get("dtype") or req.dtype,
                      engine=req.engine, engine_version=req.engine_version,
                      mem_fraction_static=req.mem_fraction_static)

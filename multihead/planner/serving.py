@@ -109,7 +109,8 @@ def engine_for(accounts, model: str, tokens: int, options: dict | None) -> Engin
                   mem_fraction_static=o.get("mem_fraction_static"), data_parallel_size=o.get("data_parallel_size") or 1,
                   kv_cache_free_gpu_memory_fraction=o.get("kv_cache_free_gpu_memory_fraction"),
                   expert_parallel_size=o.get("expert_parallel_size") or 1, batching=o.get("batching") or "continuous",
-                  enable_dp_attention=bool(o.get("enable_dp_attention")), measured=o.get("measured"))
+                  enable_dp_attention=bool(o.get("enable_dp_attention")), measured=o.get("measured"),
+                  given=frozenset(k for k in _FLAGS if o.get(k) is not None))
     a, dtype = serving_account(cfg, req, spec=accounts.spec, gpu_bytes=total)
     from multihead.cost.serving.answer import length_override
     refusal = length_override(accounts.spec, req.max_model_len)[1]   # a length no rope override reaches

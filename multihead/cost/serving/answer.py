@@ -54,6 +54,9 @@ class Request(EngineArgs):
     batching: str = "continuous"             # the time model's: "static" prefills a batch together
     measured: str | None = None              # one run of this deployment the times are scaled to (measured_point.py)
     kv_cache_free_gpu_memory_fraction: float | None = None   # TensorRT-LLM's; None: its default 0.9
+    # the engine flags of ENGINE_DEFAULTS the caller set (the rest take the engine's own defaults, which
+    # engine_batch resolves); None: a library caller's request, read as "those away from ENGINE_DEFAULTS"
+    given: frozenset | None = None
 
 
 ENGINES = ("vllm", "sglang", "tensorrt-llm")
@@ -61,7 +64,12 @@ ENGINE_DEFAULTS = {"max_num_batched_tokens": 8192, "max_num_seqs": 1024, "block_
 
 
 def given_flags(req: Request) -> set[str]:
-    """The engine flags the request sets away from the CLI defaults (the rest take the engine's own)."""
+    """The engine flags (of ENGINE_DEFAULTS) the request sets: ``req.given`` when the caller said (the CLI,
+    the page, the search: an explicit value equal to the default is still given), else those away from
+    ENGINE_DEFAULTS. The rest take the engine's own defaults (engine_batch)."""
+    given = getattr(req, "given", None)
+    if given is not None:
+        return set(given) & ENGINE_DEFAULTS.keys()
     return {k for k, v in ENGINE_DEFAULTS.items() if getattr(req, k) != v}
 
 
@@ -200,8 +208,7 @@ def engine_batch(req: Request, total_bytes: float | None = None) -> tuple[int, i
     """(--max-num-batched-tokens, --max-num-seqs) the engine runs with: each flag when given, else
     (vLLM) the default of the modelled version for this GPU and length (vllm_versions.batch_defaults),
     which the memory account profiled and the time model's slots follow; other engines: the request's.
-    ``total_bytes``: the GPU's memory when it is not a catalog name. A flag set to the CLI's own
-    default (8192 / 1024) reads as not given (given_flags)."""
+    ``total_bytes``: the GPU's memory when it is not a catalog name."""
     tokens, seqs = req.max_num_batched_tokens, req.max_num_seqs
     if req.engine != "vllm":
         return tokens, seqs
