@@ -394,6 +394,9 @@ def test_generation_refuses_more_tokens_than_the_model_has_positions(monkeypatch
     for bad in (0, -1, 2.5, True):
         with pytest.raises(ValueError, match="--max-new-tokens"):
             greedy_generate(model, ids, max_new_tokens=bad)
+    for T in (128, 130):                       # the prompt alone fills the positions: it, not --max-new-tokens, is named
+        with pytest.raises(ValueError, match=rf"^--prompt: {T} tokens .* 128 positions .* at most 127 tokens"):
+            greedy_generate(model, torch.randint(3, 97, (1, T)), max_new_tokens=1)
     assert built == []
 
 
