@@ -1,5 +1,6 @@
 """``multihead gpu-time MODEL``: one serving point from the inputs a user states, with 80% intervals."""
 import json
+from pathlib import Path
 
 import pytest
 
@@ -75,3 +76,60 @@ def test_plan_refuses_expert_parallel_for_a_dense_model_by_name(capsys):
                  "--expert-parallel-size", "2", "--json"]) == 2
     out = capsys.readouterr()          # refused (session 17's audit), no longer a plan without its times
     assert not out.out and "expert-parallel-size" in out.err and "no routed experts" in out.err
+
+
+# -- setups no engine runs are refused by the planner's own checks (audit finding 7) ---------------------
+
+@pytest.mark.parametrize("argv, flag", [
+    (["Qwen/Qwen3-8B", "-tp", "3"], "tensor-parallel-size: expected a divisor of heads=32"),     # plan refuses it too
+    (["SmolLM2-135M", "-tp", "2"], "tensor-parallel-size: expected a divisor of heads=9"),
+    (["Llama-3.1-405B", "--gpu", "L4"], "gpu:"),                          # ~756 GiB of bf16 weights on 22 GiB
+    (["Llama-3.1-405B", "--gpu", "L4", "--engine", "gpt-fast"], "gpu:"),
+    (["Qwen/Qwen3-8B", "--input-len", "10000000"], "input-len:"),         # past the model's 40,960 positions
+    (["Qwen/Qwen3-8B", "--input-len", "40705"], "input-len:"),            # 40,705 + 256 = one past them
+    (["Qwen/Qwen3-8B", "--gpu", "L4", "--input-len", "30000"], "input-len:"),   # within positions, not in L4's KV
+])
+def test_setups_that_cannot_run_are_refused_by_name(capsys, argv, flag):
+    assert main(["gpu-time", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert flag in err and "\n" not in err and "Traceback" not in err and "TTFT" not in err, err
+
+
+def test_the_refusal_bounds_are_the_accounts_not_stricter(capsys):
+    """Just inside each bound still predicts: the model's positions (40,960) and the KV pool of one L4."""
+    from multihead.cost.serving.answer import Request, serving_account
+    from multihead.cost.spec.lookup import find_model
+    assert _json(capsys, "Qwen/Qwen3-8B", "--input-len", "40704")["ttft_s"] > 0      # 40,704 + 256 = 40,960
+    found = find_model("Qwen/Qwen3-8B")
+    fit = serving_account(found.config, Request(model=found.model_id, gpu="L4", max_model_len=30256),
+                          spec=found.spec)[0].max_model_len_fit                      # the account's longest request
+    assert 256 < fit < 30256
+    assert _json(capsys, "Qwen/Qwen3-8B", "--gpu", "L4", "--input-len", str(fit - 256))["ttft_s"] > 0
+    assert main(["gpu-time", "Qwen/Qwen3-8B", "--gpu", "L4", "--input-len", str(fit - 256 + 64)]) == 2
+
+
+# -- flags the mode would ignore are refused by name (audit finding 8) -------------------------------------
+
+@pytest.mark.parametrize("argv, flags", [
+    (["--gpu", "A100-SXM"], "--gpu"),
+    (["--gpu", "H100-SXM"], "--gpu"),                                    # typed, even at the default value
+    (["--concurrency", "5"], "--concurrency"),
+    (["-tp", "2", "--input-len", "512"], "--tensor-parallel-size, --input-len"),
+    (["--enable-dp-attention"], "--enable-dp-attention"),
+    (["--cv", "--fit"], "--fit"),
+    (["Llama-3.1-8B", "--fit"], "--fit"),
+    (["Llama-3.1-8B", "--cv"], "--cv"),
+    (["Llama-3.1-8B", "--measurements", str(Path(__file__).parents[1] / "reports/gpu-time/measurements.json")],
+     "--measurements"),
+])
+def test_flags_that_do_not_apply_to_the_mode_are_refused(capsys, argv, flags):
+    assert main(["gpu-time", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.split("error: ", 1)[1].startswith(flags + ":") and "\n" not in err, err
+
+
+def test_out_without_fit_or_with_model_writes_nothing(capsys, tmp_path):
+    for argv in (["Llama-3.1-8B", "--fit", "--out", str(tmp_path / "r")], ["--out", str(tmp_path / "r")]):
+        assert main(["gpu-time", *argv]) == 2
+        assert "--out" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

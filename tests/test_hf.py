@@ -294,6 +294,48 @@ def test_cli_perplexity_and_generate_json(capsys, smollm2):
     assert main(["perplexity", "--windows", "0"]) == 2
 
 
+@pytest.mark.models
+@needs_smollm2
+@pytest.mark.parametrize("attention", ["multihead_tiled"])
+def test_cli_perplexity_pinned_kernel_in_a_fresh_process(attention, smollm2):
+    """--attention multihead_<backend> loads in a process where nothing registered the names yet
+    (this module's autouse fixture registers them here, so the CLI runs in a child process)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from multihead.hf.perplexity import perplexity
+    from multihead.hf.text import eval_windows
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root), "OMP_NUM_THREADS": "1"}
+    run = subprocess.run([sys.executable, "-m", "multihead", "perplexity", "--attention", attention, "--windows", "1",
+                          "--window-tokens", "32", "--json"], capture_output=True, text=True, env=env, cwd=root,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    r = json.loads(run.stdout)
+    assert r["attention"] == attention and r["tokens"] == 31
+    model, tok = smollm2
+    model.set_attn_implementation("sdpa")
+    expected = perplexity(model, eval_windows(tok, 1, 32, seed=0)).perplexity
+    assert abs(r["perplexity"] / expected - 1) < 1e-4, (r["perplexity"], expected)
+
+
+def test_cli_attention_choices_are_the_registered_names():
+    from multihead.cli.perplexity import ATTENTIONS
+    assert set(ATTENTIONS) == {"sdpa", "eager", *hf.registered_names()}
+
+
+@needs_smollm2
+def test_cli_perplexity_refuses_more_windows_than_the_corpus_before_loading_weights(monkeypatch, capsys):
+    import multihead.hf.loading as loading
+    from multihead.cli import main
+    monkeypatch.setattr(loading, "load_smollm2", lambda *a, **k: pytest.fail("the model was loaded"))
+    assert main(["perplexity", "--windows", "100000", "--window-tokens", "64"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "--windows:" in err and "n_windows" not in err, err
+
+
 # ----------------------------------------------------------------------------- one NLL, one cache, bounds
 
 def test_nll_sums_in_fp64():
@@ -352,6 +394,9 @@ def test_generation_refuses_more_tokens_than_the_model_has_positions(monkeypatch
     for bad in (0, -1, 2.5, True):
         with pytest.raises(ValueError, match="--max-new-tokens"):
             greedy_generate(model, ids, max_new_tokens=bad)
+    for T in (128, 130):                       # the prompt alone fills the positions: it, not --max-new-tokens, is named
+        with pytest.raises(ValueError, match=rf"^--prompt: {T} tokens .* 128 positions .* at most 127 tokens"):
+            greedy_generate(model, torch.randint(3, 97, (1, T)), max_new_tokens=1)
     assert built == []
 
 

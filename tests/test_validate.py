@@ -120,6 +120,18 @@ def test_missing_profile_is_a_clear_error(tmp_path, capsys):
     assert "multihead calibrate" in capsys.readouterr().err
 
 
+def test_a_bad_profile_file_names_profile_not_gpu(tmp_path, capsys):
+    """The profile reader's checks speak of the planner's --gpu; validate's message names --profile."""
+    from multihead.cli import main
+    (tmp_path / "code.py").write_text("x = 1\n")
+    (tmp_path / "noname.json").write_text('{"x": 1}')
+    for name, said in (("code.py", "is not valid JSON"), ("noname.json", "lacks the field 'name'")):
+        assert main(["validate", "--quick", "--profile", str(tmp_path / name)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("multihead validate: error: --profile: ") and said in err and "gpu:" not in err, err
+        assert "\n" not in err
+
+
 def _synthetic_result():
     spec = DeviceSpec("d", 1e9, 1e10, {"fp32": 1e11}, 1.0, 1.0, kind="measured")
     rows = [row(1.0, 1.1, band=(0.9, 1.1)), row(0.01, 0.012, "decode", band=(0.009, 0.011))]

@@ -66,6 +66,19 @@ def run(args) -> int:
     t.add_row("T x T score matrix (what 'reference' would hold)", _bytes(m["score_matrix_bytes"]))
     t.add_row("tiled: measured peak extra allocation", _bytes(m["tiled_peak_extra_bytes"]))
     t.add_row("  of which the output itself (T x d)", _bytes(m["output_bytes"]))
-    t.add_row("ratio score matrix / tiled peak", f"{m['score_matrix_bytes'] / max(1, m['tiled_peak_extra_bytes']):,.0f}x")
+    t.add_row("ratio score matrix / tiled peak", ratio_text(m["score_matrix_bytes"], m["tiled_peak_extra_bytes"]))
     console.print(t)
     return 0
+
+
+def ratio_text(scores: float, tiled: float) -> str:
+    """score matrix / tiled peak with the digits it needs; below 1 (a small T, where tiled's fixed
+    block buffers outweigh the T x T matrix) it says how many times MORE tiled holds."""
+    if tiled <= 0:
+        return "tiled allocated nothing measurable"
+    r = scores / tiled
+    if r >= 10:
+        return f"{r:,.0f}x"
+    if r >= 1:
+        return f"{r:.1f}x"
+    return f"{r:.2g}x (tiled holds {1 / r:.1f}x more)"

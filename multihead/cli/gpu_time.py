@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 
 from multihead import jsonout
 from multihead.cli import _args as A
@@ -89,7 +90,42 @@ def register(subparsers) -> None:
     p.add_argument("--cv", action="store_true",
                    help="4-fold cross-validation inside the fitted rows (how model variants are chosen; slow)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
-    p.set_defaults(func=run)
+    # The serving-point flags default to None here so that run() knows which were typed (a flag that
+    # does not apply to the mode is refused by name); _predict fills in add_time_flags' defaults.
+    p.set_defaults(func=run, **dict.fromkeys(_time_flag_defaults()))
+
+
+@functools.cache
+def _time_flag_defaults() -> dict:
+    """dest -> default of every serving-point flag, read from add_time_flags (their one definition)."""
+    p = argparse.ArgumentParser(add_help=False)
+    add_time_flags(p)
+    return vars(p.parse_args([]))
+
+
+def _flag(dest: str) -> str:
+    return "--" + dest.replace("_", "-")
+
+
+def _check_mode(args: argparse.Namespace) -> None:
+    """ValueError naming every typed flag that the chosen mode would ignore: the serving-point flags
+    without MODEL; --fit, --out, --measurements and --cv with MODEL; --out without --fit; --fit/--out with --cv."""
+    if args.model:
+        typed = [_flag(d) for d in ("fit", "cv", "measurements", "out") if getattr(args, d) not in (None, False)]
+        if typed:
+            raise ValueError(f"{', '.join(typed)}: validate the measurements table, so they apply only without MODEL "
+                             f"(with MODEL {args.model!r} gpu-time predicts one serving point); drop them or MODEL")
+        return
+    typed = [_flag(d) for d in _time_flag_defaults() if getattr(args, d) is not None]
+    if typed:
+        raise ValueError(f"{', '.join(typed)}: describe one serving point, so they apply only with MODEL "
+                         f"(multihead gpu-time MODEL {typed[0]} ...); without MODEL gpu-time validates the "
+                         f"measurements table")
+    if args.cv and (args.fit or args.out is not None):
+        typed = [_flag(d) for d in ("fit", "out") if getattr(args, d) not in (None, False)]
+        raise ValueError(f"{', '.join(typed)}: --cv only cross-validates (it writes nothing); drop --cv to refit")
+    if args.out is not None and not args.fit:
+        raise ValueError("--out: the report folder of --fit; without --fit nothing is written")
 
 
 def _predict(args) -> int:
@@ -99,11 +135,19 @@ def _predict(args) -> int:
     from multihead.cost.spec.quantization import from_flag
     from multihead.cost.serving.answer import gpu_memory_bytes
     from multihead.cost.spec.lookup import find_model
+    for dest, default in _time_flag_defaults().items():     # the flags not typed: add_time_flags' defaults
+        if getattr(args, dest) is None:
+            setattr(args, dest, default)
     found = find_model(args.model)           # the one model door: a catalog's stated params come with it
     name = found.model_id
     spec = found.spec.with_overrides(name=name)
     gpu_name, _ = gpu_memory_bytes(args.gpu)
     gpu = cost.catalog_gpu(gpu_name)
+    time_request.check(spec, tensor_parallel_size=args.tensor_parallel_size,
+                       expert_parallel_size=args.expert_parallel_size, data_parallel_size=args.data_parallel_size,
+                       enable_dp_attention=args.enable_dp_attention, engine=args.engine,
+                       engine_version=args.engine_version, batching=args.batching)
+    _check_runs(found, name, gpu_name, args)
     quantization = from_flag(args.quantization) if args.quantization else spec.quantization
     weights = "fp16" if spec.dtype == "fp16" else "bf16"
     out = time_request.predict(spec, gpu, tensor_parallel_size=args.tensor_parallel_size,
@@ -136,8 +180,48 @@ def _predict(args) -> int:
     return 0
 
 
+def _check_runs(found, name: str, gpu_name: str, args) -> None:
+    """ValueError naming the flag when the serving point is one no engine would run, by the checks the
+    planner and ``multihead serving`` use: the model's positions (cost.spec.positions.coverage: an engine
+    refuses a longer max-model-len without a rope override, which gpu-time does not price), tensor
+    parallelism's placement rule, and the engine's memory account (cost.serving.answer.serving_account:
+    the weights per GPU, then one request's KV cache of input-len + output-len tokens)."""
+    import dataclasses
+
+    from multihead.cost.serving.answer import ENGINES, Request, engine_version, serving_account
+    from multihead.cost.spec.positions import coverage
+    spec, tokens = found.spec, args.input_len + args.output_len
+    covered = coverage(spec).covered
+    if covered is not None and tokens > covered:
+        raise ValueError(f"input-len: {args.input_len:,} prompt + {args.output_len:,} output tokens exceed {name}'s "
+                         f"{covered:,} positions ({coverage(spec).how}); the engines refuse a longer request without "
+                         f"a rope-scaling override (multihead plan --max-model-len prices one)")
+    # gpt-fast has no memory account here: vLLM's stands in (the same weights and KV bytes per GPU)
+    engine = args.engine if args.engine in ENGINES else "vllm"
+    req = Request(tensor_parallel_size=args.tensor_parallel_size, max_model_len=tokens, model=name, gpu=gpu_name,
+                  kv_cache_dtype=args.kv_cache_dtype, quantization=args.quantization, engine=engine,
+                  engine_version=args.engine_version if engine == args.engine else None,
+                  data_parallel_size=args.data_parallel_size, enable_dp_attention=args.enable_dp_attention,
+                  expert_parallel_size=args.expert_parallel_size)
+    try:
+        engine_version(req)
+    except ValueError:                       # a version the time model knows but the memory account does not
+        req = dataclasses.replace(req, engine_version=None)     # model: the newest modelled one's account
+    # the TP placement rule (cost.counts.memory.check_tensor_parallel) is checked inside, naming tensor-parallel-size
+    account, _ = serving_account(found.config, req, spec=spec)
+    if account.fits:
+        return
+    shortest, _ = serving_account(found.config, dataclasses.replace(req, max_model_len=args.output_len + 1), spec=spec)
+    gpus = f"{args.tensor_parallel_size} x {gpu_name}" if args.tensor_parallel_size > 1 else f"one {gpu_name}"
+    if not shortest.fits:                    # not even a one-token prompt: the weights (or the workspace)
+        raise ValueError(f"gpu: {name} does not fit {gpus}: {shortest.reason}")
+    raise ValueError(f"input-len: one request of {args.input_len:,} prompt + {args.output_len:,} output tokens "
+                     f"does not fit the KV cache of {gpus}: {account.reason}")
+
+
 def run(args: argparse.Namespace) -> int:
     from multihead.fits import timing_validation as tv
+    _check_mode(args)
     if args.model:
         return _predict(args)
     if args.cv:

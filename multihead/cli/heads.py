@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -111,12 +112,46 @@ def _threads(args) -> None:
         torch.set_num_threads(args.threads)
 
 
-def _text(args):
+# TextConfig's fields and the flags that set them: its checks' messages name the field, the CLI the flag
+_TEXT_FLAGS = {f: "--" + f.replace("_", "-")
+               for f in ("windows", "window_tokens", "calib_windows", "importance_windows", "batch_rows")}
+
+
+def _flags_named(message: str) -> str:
+    """A TextConfig check's message with the field names it leads with or cites spelled as the CLI's flags."""
+    key, sep, rest = message.partition(":")
+    if sep and key in _TEXT_FLAGS:
+        message = f"{_TEXT_FLAGS[key]}:{rest}"
+    return re.sub(r"\b(" + "|".join(f for f in _TEXT_FLAGS if "_" in f) + r")\b",
+                  lambda m: _TEXT_FLAGS[m.group(1)], message)
+
+
+def _text(args, importance: bool = False, extra_windows: int = 0):
+    """The text windows the flags ask for, checked before any model loads: TextConfig's own checks (and
+    ``check_importance`` when the importance windows are used), then that the corpus holds N + M windows
+    (+ ``extra_windows``: merge-kv's uptraining windows) of T tokens (the tokenizer alone, not the weights)."""
     from multihead.heads.experiments import TextConfig
     _threads(args)
     cfg = TextConfig(args.windows, args.window_tokens, args.calib_windows, args.importance_windows,
                      args.seed, args.batch_rows)
-    cfg.validate()
+    try:
+        cfg.validate()
+        if importance:
+            cfg.check_importance()
+    except ValueError as err:
+        raise ValueError(_flags_named(str(err))) from None
+    from multihead.hf.errors import MissingModelError
+    from multihead.hf.loading import load_smollm2_tokenizer
+    from multihead.hf.text import windows_available
+    try:
+        available = windows_available(load_smollm2_tokenizer(), cfg.window_tokens)
+    except MissingModelError:
+        return cfg          # the model's own load says what to install (a result given in full needs no model)
+    needed = cfg.windows + cfg.calib_windows + extra_windows
+    if needed > available:
+        said = "--windows + --calib-windows" + (" + --uptrain-windows" if extra_windows else "")
+        raise ValueError(f"{said}: the corpus holds {available:,} windows of {cfg.window_tokens} tokens "
+                         f"(--window-tokens), got {needed:,}")
     return cfg
 
 
@@ -136,7 +171,8 @@ def _finish(args, result: dict, plot_fn, table_fn) -> int:
 def run_importance(args) -> int:
     from multihead.heads import plots
     from multihead.heads.experiments import run_importance as run
-    return _finish(args, run(_text(args), progress=not args.json), plots.importance_heatmap, _print_importance)
+    return _finish(args, run(_text(args, importance=True), progress=not args.json), plots.importance_heatmap,
+                   _print_importance)
 
 
 def _read_importance(path: Path) -> dict:
@@ -166,7 +202,8 @@ def run_prune(args) -> int:
     from multihead.heads import plots
     from multihead.heads.experiments import run_prune as run
     importance = _read_importance(args.importance) if args.importance else None
-    result = run(_text(args), importance, args.fractions, tuple(args.random_seeds), progress=not args.json)
+    result = run(_text(args, importance=importance is None), importance, args.fractions, tuple(args.random_seeds),
+                 progress=not args.json)
     return _finish(args, result, plots.prune_plot, _print_prune)
 
 
@@ -177,7 +214,8 @@ def run_merge(args) -> int:
     if args.model == "smollm2":
         merge = MergeConfig(fit_iters=args.fit_iters, uptrain_steps=args.uptrain_steps, uptrain_lr=args.uptrain_lr,
                             uptrain_params=args.uptrain_params, uptrain_windows=args.uptrain_windows)
-        result = run_merge_lm(_text(args), merge, kv, progress=not args.json)
+        uptrain = args.uptrain_windows if args.uptrain_steps > 0 else 0
+        result = run_merge_lm(_text(args, extra_windows=uptrain), merge, kv, progress=not args.json)
         return _finish(args, result, plots.merge_lm_plot, _print_merge)
     enc = EncoderConfig(args.sentences, args.calib_sentences, args.seed, fit_iters=args.fit_iters)
     _threads(args)
@@ -193,7 +231,8 @@ def run_report(args) -> int:
     enc = EncoderConfig(args.sentences, args.calib_sentences, args.seed, fit_iters=args.fit_iters)
     command = "multihead " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:2] == ["heads"] \
         else "multihead heads report"
-    result = build_report(args.out_dir, _text(args), merge, enc, command, reuse=args.reuse, progress=not args.json)
+    text = _text(args, importance=True, extra_windows=args.uptrain_windows if args.uptrain_steps > 0 else 0)
+    result = build_report(args.out_dir, text, merge, enc, command, reuse=args.reuse, progress=not args.json)
     if args.json:
         print(jsonout.dumps(result))
     else:

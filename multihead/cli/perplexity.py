@@ -7,7 +7,10 @@ from multihead import jsonout
 from multihead.cli import _args as A
 from multihead.hf.shipped import SMOLLM2
 
-ATTENTIONS = ["multihead", "sdpa", "eager", "multihead_reference", "multihead_tiled", "multihead_decode"]
+# sdpa, eager and multihead.hf.registered_names() (one per kernel in multihead.kernels.BACKENDS), spelled
+# out so that building the parser imports no torch; tests/test_hf.py checks the two lists agree.
+ATTENTIONS = ["multihead", "sdpa", "eager", "multihead_reference", "multihead_tiled", "multihead_decode",
+              "multihead_fast_decode", "multihead_fast_prefill"]
 
 EXAMPLES = """examples:
   multihead perplexity --attention multihead

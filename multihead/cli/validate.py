@@ -52,6 +52,19 @@ def _profile(args) -> Path:
     return path
 
 
+def _load_profile(path: Path, name: str):
+    """The profile read once, here, so that its checks (cost.time.cpu_profile, whose messages name the
+    planner's --gpu, which can be a profile path) name this command's argument instead."""
+    from multihead.cost.time.cpu_profile import load_device
+    try:
+        return load_device(str(path))
+    except ValueError as err:
+        said = str(err).removeprefix("gpu: ")
+        hint = "write one with `multihead calibrate --out FILE`" if name == "--profile" else \
+            "delete it and run `multihead calibrate` again"
+        raise ValueError(f"{name}: {said} ({hint})") from None
+
+
 def run(args) -> int:
     from multihead.figures import save
     from multihead.measure.plots import validation_figure
@@ -60,8 +73,9 @@ def run(args) -> int:
     if args.clock == "cpu" and args.threads not in (None, 1):
         raise ValueError("--clock: 'cpu' sums the CPU time of every thread; it needs --threads 1")
     path = _profile(args)
+    device = _load_profile(path, "--profile" if args.profile is not None else "profile")
     plan = ValidationPlan.quick() if args.quick else ValidationPlan()
-    result = validate(str(path), plan, models=not args.no_models, threads=args.threads, clock=args.clock,
+    result = validate(device, plan, models=not args.no_models, threads=args.threads, clock=args.clock,
                       progress=not args.json)
     result["profile"] = str(path)
     if args.plot:

@@ -38,10 +38,14 @@ def check_new_tokens(config, prompt_tokens: int, max_new_tokens) -> None:
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
         raise ValueError(f"--max-new-tokens: expected an integer >= 1, got {max_new_tokens!r}")
     limit = max_positions(config)
+    if prompt_tokens >= limit:               # no --max-new-tokens could help: the prompt is what is too long
+        raise ValueError(f"--prompt: {prompt_tokens} tokens (the longest prompt, chat template included) leave no room "
+                         f"for a new token in the model's {limit} positions (max_position_embeddings); "
+                         f"shorten it to at most {limit - 1} tokens")
     if prompt_tokens + max_new_tokens > limit:
         raise ValueError(f"--max-new-tokens: the prompt's {prompt_tokens} tokens + {max_new_tokens} new ones exceed "
                          f"the model's {limit} positions (max_position_embeddings); at most "
-                         f"{max(limit - prompt_tokens, 0)} new tokens fit")
+                         f"{limit - prompt_tokens} new tokens fit (or shorten --prompt)")
 
 
 def greedy_generate(model, input_ids: torch.Tensor, max_new_tokens: int, eos_token_id: int | list[int] | None = None,

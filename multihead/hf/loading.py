@@ -112,30 +112,52 @@ def _convert_smollm2(target: Path) -> None:
             raise
 
 
+def _smollm2_cache() -> Path:
+    """The de-quantized SmolLM2 folder, converted from the GGUF on first use."""
+    target = smollm2_cache_path()
+    if not (target / "config.json").is_file():
+        smollm2_package_dir()                          # clear error before the slow part
+        _convert_smollm2(target)
+    return target
+
+
+def _cache_error(target: Path, err: Exception) -> MissingModelError:
+    return MissingModelError(
+        f"could not load the SmolLM2 cache at {target}: {err!r}; delete that directory to "
+        f"rebuild it from the GGUF, and check the install: {INSTALL_HINT}")
+
+
+def load_smollm2_tokenizer():
+    """SmolLM2-135M-Instruct's tokenizer alone (a fraction of a second once the cache exists):
+    lets a caller check token counts before the model's weights load."""
+    tf = _transformers()
+    target = _smollm2_cache()
+    try:
+        return tf.AutoTokenizer.from_pretrained(target, **LOCAL)
+    except Exception as err:  # noqa: BLE001
+        raise _cache_error(target, err) from err
+
+
 def load_smollm2(attn_implementation: str = "sdpa", dtype: torch.dtype = torch.float32):
     """SmolLM2-135M-Instruct as ``(LlamaForCausalLM in eval mode, tokenizer)``.
 
-    attn_implementation: "sdpa", "eager", or "multihead" (registers multihead.hf first).
+    attn_implementation: "sdpa", "eager", or one of ``multihead.hf.registered_names()``
+    ("multihead", "multihead_<backend>"; registers multihead.hf first).
     dtype: parameter dtype. The cache holds fp32; on this CPU bf16/fp16 matmuls are ~400x
     slower than fp32, so keep fp32 unless you are on a GPU.
     Config: 30 layers, 9 query heads, 3 KV heads, head_dim 64, hidden 576, vocab 49152.
     """
     tf = _transformers()
-    if attn_implementation == "multihead":
-        from multihead.hf.attention import register
+    from multihead.hf.attention import register, registered_names
+    if attn_implementation in registered_names():
         register()
-    target = smollm2_cache_path()
-    if not (target / "config.json").is_file():
-        smollm2_package_dir()                          # clear error before the slow part
-        _convert_smollm2(target)
+    target = _smollm2_cache()
     try:
         tokenizer = tf.AutoTokenizer.from_pretrained(target, **LOCAL)
         model = tf.LlamaForCausalLM.from_pretrained(target, dtype=dtype, attn_implementation=attn_implementation,
                                                    **LOCAL)
     except Exception as err:  # noqa: BLE001
-        raise MissingModelError(
-            f"could not load the SmolLM2 cache at {target}: {err!r}; delete that directory to "
-            f"rebuild it from the GGUF, and check the install: {INSTALL_HINT}") from err
+        raise _cache_error(target, err) from err
     return model.eval(), tokenizer
 
 

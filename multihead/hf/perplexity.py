@@ -82,17 +82,22 @@ def smollm2_perplexity(attention: str = "multihead", windows: int = 8, window_to
                        batch_size: int = 4, progress: bool = False) -> dict:
     """SmolLM2-135M-Instruct's perplexity on the Wikipedia sample's seeded windows, with one attention.
 
-    Every argument is checked before the model loads; ``window_tokens`` is bounded by the model's
-    positions (``max_position_embeddings``) once its config is read. Returns PerplexityResult's
-    fields plus attention, seed, model and load_seconds.
+    Every argument is checked before the model's weights load (``windows`` against what the corpus
+    holds, which needs only the tokenizer); ``window_tokens`` is bounded by the model's positions
+    (``max_position_embeddings``) once its config is read. Errors name the CLI flags
+    (``--windows``, ...). Returns PerplexityResult's fields plus attention, seed, model and load_seconds.
     """
     from multihead.hf.cache import max_positions
-    from multihead.hf.loading import load_smollm2
-    from multihead.hf.text import eval_windows
+    from multihead.hf.loading import load_smollm2, load_smollm2_tokenizer
+    from multihead.hf.text import eval_windows, windows_available
     for name, value, low in (("--windows", windows, 1), ("--window-tokens", window_tokens, 2),
                              ("--batch-size", batch_size, 1), ("--seed", seed, 0)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise ValueError(f"{name}: expected an integer >= {low}, got {value!r}")
+    available = windows_available(load_smollm2_tokenizer(), window_tokens)
+    if windows > available:
+        raise ValueError(f"--windows: the corpus holds {available:,} windows of {window_tokens} tokens "
+                         f"(--window-tokens), got {windows:,}")
     t0 = time.perf_counter()
     model, tokenizer = load_smollm2(attn_implementation=attention)
     load_seconds = time.perf_counter() - t0

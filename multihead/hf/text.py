@@ -194,6 +194,13 @@ def corpus_tokens(tokenizer) -> torch.Tensor:
     return _TOKEN_CACHE[key]
 
 
+def windows_available(tokenizer, window_tokens: int) -> int:
+    """How many non-overlapping windows of ``window_tokens`` tokens the corpus holds (``eval_windows``'s bound)."""
+    if window_tokens < 2:
+        raise ValueError(f"window_tokens: expected >= 2, got {window_tokens}")
+    return corpus_tokens(tokenizer).numel() // window_tokens
+
+
 def eval_windows(tokenizer, n_windows: int, window_tokens: int, seed: int = 0) -> torch.LongTensor:
     """``n_windows`` non-overlapping windows of ``window_tokens`` tokens from the corpus: LongTensor [N, T].
 
@@ -203,10 +210,8 @@ def eval_windows(tokenizer, n_windows: int, window_tokens: int, seed: int = 0) -
     """
     if n_windows < 1:
         raise ValueError(f"n_windows: expected >= 1, got {n_windows}")
-    if window_tokens < 2:
-        raise ValueError(f"window_tokens: expected >= 2, got {window_tokens}")
     tokens = corpus_tokens(tokenizer)
-    available = tokens.numel() // window_tokens
+    available = windows_available(tokenizer, window_tokens)
     if n_windows > available:
         raise ValueError(f"n_windows: the corpus holds {available} windows of {window_tokens} tokens, got {n_windows}")
     chunks = tokens[: available * window_tokens].view(available, window_tokens)   # (available, T)
