@@ -938,3 +938,27 @@ def test_audit11_normalization_range_has_digits_and_crashes_count_alike():
     for check in ("decode", "additive_mask"):
         f = report.finding(check)
         assert f.status == "fail" and "RuntimeError" in f.evidence and "a legal input" in f.evidence, f
+
+
+class _InferenceOnly(nn.Module):
+    """A correct module that refuses training mode (review: the determinism check's .train() call failed it)."""
+
+    def __init__(self, d_model: int = 64, n_heads: int = 4):
+        super().__init__()
+        self.d_model, self.n_heads = d_model, n_heads
+        self.qkv, self.o = nn.Linear(d_model, 3 * d_model), nn.Linear(d_model, d_model)
+
+    def forward(self, x, attn_mask=None, is_causal=False):
+        if self.training:
+            raise RuntimeError("inference-only module: call .eval()")
+        B, T, D = x.shape
+        q, k, v = (t.view(B, T, self.n_heads, -1).transpose(1, 2) for t in self.qkv(x).chunk(3, -1))
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, is_causal=is_causal)
+        return self.o(y.transpose(1, 2).reshape(B, T, D))
+
+
+def test_review_an_inference_only_module_is_not_failed_by_the_training_mode_comparison():
+    report = check_attention(_InferenceOnly().eval())
+    det = next(f for f in report.findings if f.check == "determinism")
+    assert det.status == "info" and "not compared" in det.evidence and "RuntimeError" in det.evidence
+    assert not [f.check for f in report.findings if f.status == "fail"]

@@ -836,8 +836,9 @@ def test_audit17_plan_refuses_search_and_points_to_the_search_endpoint(client):
             r = client.post(path, json={"options": options})
             assert r.status_code == 400 and r.json()["field"] == "search", (path, r.text)
             assert "/api/search" in r.json()["error"]
-    ok = client.post("/api/plan", json={"options": {"model": "GPT-2", "tokens": 100, "search": False}})
-    assert ok.status_code == 200 and "search" not in ok.json()
+    for unset in (False, None, ""):          # null and "" mean unset, as in PlanRequest.from_json (review)
+        ok = client.post("/api/plan", json={"options": {"model": "GPT-2", "tokens": 100, "search": unset}})
+        assert ok.status_code == 200 and "search" not in ok.json(), (unset, ok.text)
 
 
 def test_audit17_every_answer_carries_the_security_headers(client):
@@ -871,6 +872,12 @@ def test_audit17_origin_is_this_servers_name_and_port(client, origin, ok):
     c = TestClient(create_app(), base_url="http://localhost")
     assert c.get("/api/catalog", headers={"origin": "http://localhost"}).status_code == 200
     assert c.get("/api/catalog", headers={"origin": "http://localhost:8000"}).status_code == 403
+    # behind a proxy that ends TLS and forwards 'Host: name' (review): https://name is this server's page
+    proxied = TestClient(create_app(allowed_hosts=("myhost.example",)), base_url="http://myhost.example")
+    assert proxied.post("/api/softmax", json={"logits": [1, 2]},
+                        headers={"origin": "https://myhost.example"}).status_code == 200
+    assert proxied.post("/api/softmax", json={"logits": [1, 2]},
+                        headers={"origin": "https://myhost.example:8443"}).status_code == 403
 
 
 def test_audit17_other_methods_are_405_not_415(client):

@@ -204,9 +204,13 @@ def probe_determinism(ctx: ModuleCtx) -> Finding:
                        f"{_fmt(metrics['eval_max_diff'])}: nondeterministic: dropout or randomness left on (even "
                        f"after .eval(): F.dropout(..., training=True) or random numbers drawn in forward)", metrics)
     module = ctx.target.module
-    module.train()
+    module.train()             # the checker's own copy (adapters: deepcopy); its buffers may move, the caller's do not
     try:
         y_train = ctx.target(x)
+    except Exception as err:    # noqa: BLE001 - an inference-only module may refuse training mode: nothing to compare
+        return Finding("determinism", "info", f"eval mode: two calls on the same x agree; training mode is not "
+                       f"compared: the module raised {type(err).__name__}: {str(err)[:120]} in it (every other check "
+                       f"ran in eval mode)", metrics)
     finally:
         module.eval()
     d_train = changed(y_train, y1).max().item()

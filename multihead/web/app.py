@@ -104,7 +104,8 @@ def _own_origin(origin: str, host: str, names) -> bool:
     if rest is None or _host_name(rest) not in names:
         return False
     default = 443 if origin.strip().lower().startswith("https:") else 80
-    return _port_of(rest, default) == _port_of(host, 80)
+    # a Host without a port is the scheme's default (a TLS-ending proxy forwards 'Host: name' for https://name)
+    return _port_of(rest, default) == _port_of(host, default)
 
 
 # What every answer carries (docs/web.md, "Security"): no MIME sniffing, no framing by another site,
@@ -280,7 +281,7 @@ def _plan_body(body: dict) -> tuple:
 def _no_search(options) -> None:
     """/api/plan and /api/plan/curve answer one plan: a request for a search goes to /api/search
     (one request, one answer: the CLI's ``plan --search`` is a search or an error, never a plan)."""
-    if isinstance(options, dict) and "search" in options and options["search"] is not False:
+    if isinstance(options, dict) and options.get("search") not in (None, "", False):    # null / "": unset
         raise BadRequest("search: this endpoint answers one plan; for a search POST the same options to "
                          "/api/search (without \"search\")", "search")
 

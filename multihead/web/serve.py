@@ -22,6 +22,10 @@ def listen(host: str, port: int) -> socket.socket:
     except (socket.gaierror, UnicodeError) as err:
         raise ValueError(f"host: cannot listen on {host[:80]!r}: not an address or a name this machine "
                          f"resolves ({getattr(err, 'strerror', None) or err})") from None
+    # a name without ':' listens on IPv4 when it resolves there, as uvicorn does ("localhost" resolving to
+    # ::1 first would otherwise leave http://127.0.0.1:PORT unanswered); an IPv6 literal on IPv6
+    if ":" not in host:
+        infos = [i for i in infos if i[0] == socket.AF_INET] or infos
     family, kind, proto, _, address = infos[0]
     sock = socket.socket(family, kind, proto)
     try:
