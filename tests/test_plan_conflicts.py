@@ -86,3 +86,13 @@ def test_a_decision_says_when_the_two_accounts_disagree(capsys):
     assert d["decision"] == "chunked" and d["chunked"]["fits"] is False
     assert "the two accounts disagree here" in d["reason"]
     assert "两本账在这里不一致" in translate(d["reason"], "zh")
+
+
+def test_serving_takes_a_catalog_gpu_with_its_memory_overridden_as_plan_does(capsys):
+    """Review: plan took --gpu A100-80GB --gpu-memory-gb 40, serving refused it; both give one account now."""
+    argv = ["meta-llama/Llama-3.1-8B", "--gpu", "A100-80GB", "--gpu-memory-gb", "40", "--json"]
+    main(["plan", *argv])
+    plan = json.loads(capsys.readouterr().out)["serving"]
+    assert main(["serving", *argv]) == 0
+    serving = json.loads(capsys.readouterr().out)["serving"]
+    assert serving["kv_cache_tokens"] == plan["kv_cache_tokens"] and serving["ttft_s"] == plan["ttft_s"]

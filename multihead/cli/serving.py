@@ -118,8 +118,8 @@ def run(args) -> int:
         return _list()
     if not args.model:
         raise ValueError("model: expected a catalog HF id or a config.json path (see --list)")
-    if args.gpu_memory_gb is None:       # the plan's view: one request, one account (issue 27)
-        out = planner.report(PlanRequest.from_args(args))["serving"]
+    if args.gpu_memory_gb is None or args.gpu is not None:   # the plan's view: one request, one account
+        out = planner.report(PlanRequest.from_args(args))["serving"]   # (a catalog GPU's memory overridden too)
     else:                                # a GPU outside the catalog by its memory alone: the account only
         out = _memory_only(args)
     if args.json:

@@ -61,7 +61,8 @@ def check_precision(req: PlanRequest) -> None:
         raise ValueError(f"kv-dtype: {kv} disagrees with kv-cache-dtype {req.kv_cache_dtype}; give one of them")
     if w is not None and q is not None and flag_weights(q) != w:
         raise ValueError(f"weights-dtype: {w} disagrees with quantization {q} ({flag_weights(q)} weights); "
-                         "give one of them")
+                         "give one of them (a checkpoint quantized otherwise, e.g. 8-bit GPTQ: give its config.json, "
+                         "whose quantization_config states its bits)")
     served = ENGINE_TO_PLAN_DTYPE.get(d or "auto")
     if w in ENGINE_TO_PLAN_DTYPE.values() and served is not None and served != w:
         raise ValueError(f"weights-dtype: {w} disagrees with dtype {d}; give one of them")
