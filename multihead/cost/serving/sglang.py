@@ -97,7 +97,23 @@ def resolve(version: str | None) -> str:
         if v == known or v.startswith(known + "."):
             return known
     raise ValueError(f"engine-version: SGLang {version} is not modelled (modelled: {', '.join(SGLANG_VERSIONS)}; "
-                     "older versions chose the default --mem-fraction-static differently)")
+                     f"{_why_not(v)})")
+
+
+def _why_not(v: str) -> str:
+    """Why an unmodelled SGLang version is refused: older or newer than the modelled lines."""
+    try:
+        key = tuple(int(x) for x in v.split(".")[:2])
+    except ValueError:
+        return "not a version number of the form MAJOR.MINOR"
+    oldest, newest = (tuple(int(x) for x in s.split(".")) for s in (SGLANG_VERSIONS[0], SGLANG_VERSIONS[-1]))
+    if key > newest:
+        return (f"newer than the newest modelled, {SGLANG_VERSIONS[-1]}: its start-up account has not been read, "
+                "so it is not assumed to be the same")
+    if key < oldest:
+        return (f"older than the oldest modelled, {SGLANG_VERSIONS[0]}: its start-up account "
+                "(e.g. the default --mem-fraction-static) has not been read")
+    return "its start-up account has not been read"
 
 
 def default_chunk_and_graph_bs(gpu_mib: float, tp: int) -> tuple[int, int]:
