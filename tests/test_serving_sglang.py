@@ -109,6 +109,24 @@ def test_versions_are_resolved_or_refused_by_name():
         G.resolve("0.3")
 
 
+def test_a_refusal_gives_the_reason_that_fits_the_version():
+    """Audit (docs) finding 7: vLLM 0.20 was refused as 'the V1 engine before v0.19', SGLang 0.6 as an
+    older version; each reason must fit the version's place relative to the modelled ones."""
+    def why(resolve, v):
+        with pytest.raises(ValueError, match="^engine-version: ") as e:
+            resolve(v)
+        return str(e.value)
+    v020 = why(VV.resolve, "0.20.1")
+    assert "before v0.19" not in v020 and "between the modelled v0.19 and v0.21" in v020
+    assert "V1 engine before v0.19" in why(VV.resolve, "0.18")
+    assert "CUDA graph memory profiling" in why(VV.resolve, "0.21")
+    assert "before v0.5" in why(VV.resolve, "0.4")
+    newer = why(G.resolve, "0.6")
+    assert "newer than the newest modelled, 0.5" in newer and "older" not in newer
+    assert "older than the oldest modelled, 0.4" in why(G.resolve, "0.3")
+    assert "not a version number" in why(G.resolve, "latest") and "not a version number" in why(VV.resolve, "x.y")
+
+
 def test_vllm_v0_counts_every_layer_full_and_profiles_the_whole_length():
     kinds = (("full", None),) * 2 + (("sliding", 512),) * 2
     args = sv.EngineArgs(max_model_len=16384)

@@ -19,13 +19,35 @@ covers exactly the coverage table printed with it.
 """
 
 
+OUTCOMES = ("timeout", "exit")     # the catalogue's entries for a probe that hangs or ends the process
+MODULE_ONLY = ("head_layout",)     # x -> x targets only (checker/module_probes.py)
+MODULE_CHECKS = 10                 # findings of a module run (tests/test_checker.py checks it against the checker)
+
+
+def checks_text() -> str:
+    """The checks as the checker's own catalogue names them (symptoms.CATALOGUE, torch-free: --help loads
+    no torch), and how many a function and a module target run."""
+    import textwrap
+
+    from multihead.checker.symptoms import CATALOGUE
+    names = [n for n in CATALOGUE if n not in OUTCOMES]
+    function = [n for n in names if n not in MODULE_ONLY]
+    text = (f"The checks (multihead.checker.CATALOGUE, in its order): {', '.join(names)}. A function (sdpa, hf) "
+            f"runs {len(function)}, all but {', '.join(MODULE_ONLY)}; a module runs {MODULE_CHECKS} (scale and "
+            f"gqa_grouping reported as skipped: its weights are its own, no float64 reference). A probe that "
+            f"hangs past --timeout or ends the process is reported as {' / '.join(OUTCOMES)}.")
+    return textwrap.fill(text, 100)
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "check", help="find the classic attention bugs (scale, overflow, masks, causal, heads, GQA) in any implementation",
         description="Black-box probes of an attention function or module: accuracy against a float64 reference, "
                     "the 1/sqrt(d_k) scale, large-logit overflow, causal leaks and alignment, mask polarity, fully "
-                    "masked rows, head layout, GQA grouping, batch independence and weight normalization. Each "
-                    "failure says what a user of a model with the bug would see, and the fix.",
+                    "masked rows, head layout, GQA grouping, batch independence and weight normalization, and the "
+                    "paths real models take (GQA with masks, long keys, decode, padding, additive masks, other "
+                    "dtypes). Each failure says what a user of a model with the bug would see, and the fix.\n\n"
+                    + checks_text(),
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("target", type=_target,
                    help="package.module:name or path/to/file.py:name (a function, module class or instance)")

@@ -74,7 +74,8 @@ def add_time_flags(p: argparse.ArgumentParser) -> None:
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "gpu-time", help="validate the GPU-time model (TTFT, TPOT, throughput) against published measurements",
+        "gpu-time", help="predict TTFT, TPOT and throughput of one serving point for a MODEL; without one, "
+                         "validate the GPU-time model against published measurements",
         description="Predict every row of reports/gpu-time/measurements.json (published TTFT, decode tokens/s, "
                     "ITL and throughput on A100, L40S, H100, H200, B200, GB200, MI300X and MI325X) with the committed constants and print "
                     "the error by split: the training rows and the seen sets (every set already looked at), and a "

@@ -1,10 +1,10 @@
-"""``multihead web``: the planner and the lesson playground as a local web page."""
+"""``multihead web``: the planner, the configuration search and the lesson playground as a local web page."""
 from __future__ import annotations
 
 EXAMPLES = """examples:
   multihead web                         # http://127.0.0.1:8000
   multihead web --port 8080
-  multihead web --screenshot docs/img   # write planner.png and lesson.png, print page-load timings
+  multihead web --screenshot docs/web   # rewrite the docs' planner.png, lesson.png, lesson-zh.png; print load times
 """
 
 
@@ -14,9 +14,10 @@ def register(subparsers) -> None:
     from multihead.cli import _args as A
 
     p = subparsers.add_parser(
-        "web", help="the planner and the lesson playground as a local web page",
-        description="Serve the planner (every number from `multihead plan --json`) and the lesson's "
-                    "playground and quiz on a local web server. The page works offline.",
+        "web", help="the planner, the configuration search and the lesson playground as a local web page",
+        description="Serve three pages on a local web server: the planner (/, every number from "
+                    "`multihead plan --json`), the configuration search (/search, `multihead plan --search`) "
+                    "and the lesson's playground and quiz (/lesson). The pages work offline.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=A.int_range(1, 65535), default=8000, help="port (default 8000)")
@@ -27,8 +28,9 @@ def register(subparsers) -> None:
                    help="a folder whose config.json files the page may name (default: none; the page takes "
                         "catalog names and dropped files only, never a server path)")
     p.add_argument("--screenshot", metavar="DIR",
-                   help="instead of serving: open both pages in headless Chromium, write planner.png and "
-                        "lesson.png to DIR and print the page-load timings")
+                   help="instead of serving: open the planner and the lesson (not /search) in headless "
+                        "Chromium, write planner.png, lesson.png and lesson-zh.png to DIR (an existing "
+                        "folder; the docs' images are in docs/web) and print the planner's page-load timings")
     p.set_defaults(func=run)
 
 

@@ -1,7 +1,7 @@
 """The launch command of a serving answer: the engine's command line for the request, or for the
 one search's cheapest setting when the request does not fit (planner/search.py).
 
-The planner builds it from the serving object (cost/serving_answer.answer); cost/ never imports
+The planner builds it from the serving object (cost/serving/answer.py answer); cost/ never imports
 the engines (tests/test_layout.py).
 """
 from __future__ import annotations

@@ -10,6 +10,8 @@ deleting its row here (tests/test_names.py then checks nothing else still writes
 """
 from __future__ import annotations
 
+from multihead.cost.serving.vllm import BYTE_TWINS
+
 # old top-level key -> the name it is now (HF config / vLLM flag names)
 RENAMED = {
     "n_kv_heads": "num_kv_heads",            # vLLM's name (HF: num_key_value_heads)
@@ -18,12 +20,9 @@ RENAMED = {
     "d_model": "hidden_size",                # HF config.json
     "gpus": "tensor_parallel_size",          # vLLM's --tensor-parallel-size
 }
-# the serving object's GiB keys and their byte twins (the JSON's one unit of memory)
-SERVING_BYTES = {
-    "kv_cache_gib": "kv_cache_pool_bytes", "weights_gib": "weights_bytes", "activation_gib": "activation_bytes",
-    "non_torch_gib": "non_torch_bytes", "requested_gib": "requested_bytes", "total_gib": "physical_memory_bytes",
-}
-GIB = 1 << 30
+# the serving object's GiB keys and their byte twins (the JSON's one unit of memory): the accounts write
+# both, the twin from the unrounded bytes (cost/serving/vllm.py ServingAccount.to_json)
+SERVING_BYTES = BYTE_TWINS
 
 
 def with_aliases(d: dict) -> dict:
@@ -36,9 +35,10 @@ def with_aliases(d: dict) -> dict:
 
 
 def serving_bytes(d: dict) -> dict:
-    """The serving object with a ``_bytes`` twin of every GiB key (rounded as the GiB key is: 1e-4 GiB)."""
-    out = dict(d)
-    for gib, twin in SERVING_BYTES.items():
-        if isinstance(out.get(gib), (int, float)):
-            out[twin] = round(out[gib] * GIB)
-    return out
+    """The serving object, checked to carry the exact ``_bytes`` twin of every GiB key it has (the account
+    writes them from the unrounded bytes; rebuilding one from the GiB rounded to 1e-4 was off by up to
+    ~54 KB, audit finding 9)."""
+    missing = [twin for gib, twin in SERVING_BYTES.items() if isinstance(d.get(gib), (int, float)) and twin not in d]
+    if missing:
+        raise ValueError(f"serving object without the byte twins {missing}: build it from ServingAccount.to_json")
+    return dict(d)

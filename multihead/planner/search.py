@@ -2,9 +2,9 @@
 
 The space is GPU type x tensor-parallel size x pipeline-parallel size x data-parallel replicas x
 weight quantization x KV-cache dtype x max_num_seqs, within ``gpus_max`` GPUs in all. Each
-candidate is sized by the engine's memory account (cost/serving_answer: does one request of
+candidate is sized by the engine's memory account (cost/serving/answer.py answer: does one request of
 ``max_model_len`` fit, how many requests the KV pool holds) and timed at the operating point by
-the one GPU time model (cost/operating_point.evaluate: concurrency or request rate). Candidates
+the one GPU time model (cost/time/operating_point.evaluate: concurrency or request rate). Candidates
 that meet the SLO are ranked by the objective:
 
     gpus        fewest GPUs in all, then highest output tokens/s per GPU

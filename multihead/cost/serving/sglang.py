@@ -46,7 +46,7 @@ import math
 from dataclasses import dataclass
 
 from multihead.cost.serving.vllm import (CHUNKED, GIB, SLIDING, Fit, ServingAccount, ServingShape, check_args,
-                                    kv_bytes_per_token_layer, non_torch_bytes, EngineArgs)
+                                    kv_bytes_per_token_layer, memory_keys, non_torch_bytes, EngineArgs)
 
 SGLANG_VERSIONS = ("0.4", "0.5")    # newest last; the default
 SWA_FULL_TOKENS_RATIO = 0.8         # server_args.py: swa_full_tokens_ratio default
@@ -97,7 +97,23 @@ def resolve(version: str | None) -> str:
         if v == known or v.startswith(known + "."):
             return known
     raise ValueError(f"engine-version: SGLang {version} is not modelled (modelled: {', '.join(SGLANG_VERSIONS)}; "
-                     "older versions chose the default --mem-fraction-static differently)")
+                     f"{_why_not(v)})")
+
+
+def _why_not(v: str) -> str:
+    """Why an unmodelled SGLang version is refused: older or newer than the modelled lines."""
+    try:
+        key = tuple(int(x) for x in v.split(".")[:2])
+    except ValueError:
+        return "not a version number of the form MAJOR.MINOR"
+    oldest, newest = (tuple(int(x) for x in s.split(".")) for s in (SGLANG_VERSIONS[0], SGLANG_VERSIONS[-1]))
+    if key > newest:
+        return (f"newer than the newest modelled, {SGLANG_VERSIONS[-1]}: its start-up account has not been read, "
+                "so it is not assumed to be the same")
+    if key < oldest:
+        return (f"older than the oldest modelled, {SGLANG_VERSIONS[0]}: its start-up account "
+                "(e.g. the default --mem-fraction-static) has not been read")
+    return "its start-up account has not been read"
 
 
 def default_chunk_and_graph_bs(gpu_mib: float, tp: int) -> tuple[int, int]:
@@ -265,9 +281,9 @@ def account(shape: ServingShape, args: SGLangArgs, fit: Fit, total_bytes: float,
     return ServingAccount(
         kv_cache_tokens=tokens if reason is None else 0,
         max_concurrency=round(groups * tokens / args.context_length, 4) if reason is None else 0.0,
-        kv_cache_gib=round(kv_gib, 4), weights_gib=g(weights), activation_gib=g(free * (1 - frac)),
-        non_torch_gib=g(total_bytes - free), max_model_len_fit=min(tokens, cap) if tokens > 0 else 0,
-        requested_gib=g(free * frac), total_gib=g(total_bytes), num_gpu_blocks=raw // args.page_size,
+        **memory_keys(kv_cache_gib=max(rest, 0.0), weights_gib=weights, activation_gib=free * (1 - frac),
+                      non_torch_gib=total_bytes - free, requested_gib=free * frac, total_gib=total_bytes),
+        max_model_len_fit=min(tokens, cap) if tokens > 0 else 0, num_gpu_blocks=raw // args.page_size,
         kv_cache_groups=1 if swa_tokens is None else 2, layers_per_group=shape.num_layers,
         blocks_per_request=math.ceil(args.context_length / args.page_size),
         page_bytes=int(per_layer * args.page_size), max_model_len=args.context_length, fits=reason is None,

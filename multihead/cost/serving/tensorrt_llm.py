@@ -51,8 +51,8 @@ import re
 from dataclasses import dataclass
 
 from multihead.cost.serving.vllm import (GIB, EngineArgs, Fit, ServingAccount, ServingShape, activation_bytes,
-                                         check_args, kv_bytes_per_token_layer, non_torch_bytes, stage_layers,
-                                         stage_weight_bytes)
+                                         check_args, kv_bytes_per_token_layer, memory_keys, non_torch_bytes,
+                                         stage_layers, stage_weight_bytes)
 
 ENGINE = "tensorrt-llm"
 TRTLLM_VERSIONS = ("0.x", "1.x")          # oldest first; the last is the default (newest modelled)
@@ -184,14 +184,13 @@ def account(shape: ServingShape, args: TRTLLMArgs, fit: Fit, total_bytes: float,
     f = fraction(args)
     kv_budget = max(worst.free, 0.0) * f
     reason = _reason(worst, args, total_bytes, tokens, f)
-    g = lambda x: round(x / GIB, 4)  # noqa: E731
     return ServingAccount(
         kv_cache_tokens=tokens if reason is None else 0,
         max_concurrency=round(blocks / bpr, 4) if reason is None else 0.0,
-        kv_cache_gib=g(blocks * tpb * worst.per_token), weights_gib=g(worst.weights),
-        activation_gib=g(worst.workspace), non_torch_gib=g(worst.non_torch),
-        max_model_len_fit=min(tokens, cap), requested_gib=g(total_bytes - max(worst.free, 0.0) * (1 - f)),
-        total_gib=g(total_bytes), num_gpu_blocks=blocks, kv_cache_groups=1, layers_per_group=len(worst.layers),
+        **memory_keys(kv_cache_gib=blocks * tpb * worst.per_token, weights_gib=worst.weights,
+                      activation_gib=worst.workspace, non_torch_gib=worst.non_torch,
+                      requested_gib=total_bytes - max(worst.free, 0.0) * (1 - f), total_gib=total_bytes),
+        max_model_len_fit=min(tokens, cap), num_gpu_blocks=blocks, kv_cache_groups=1, layers_per_group=len(worst.layers),
         blocks_per_request=bpr, page_bytes=int(per_token_layer * tpb), max_model_len=args.max_seq_len,
         fits=reason is None, reason=reason, terms=_terms(args, worst, total_bytes, kv_budget, max_tokens, blocks))
 

@@ -40,6 +40,12 @@ from multihead.cost.counts.memory import check_tensor_parallel, kv_heads_per_gpu
 from multihead.cost.spec.model import LayerKind
 
 GIB = 1 << 30
+# the account's GiB keys (rounded to 1e-4 GiB, as the engines' logs print) and their byte twins, written
+# from the unrounded bytes (the JSON's one unit of memory; planner/names.py re-exports it)
+BYTE_TWINS = {
+    "kv_cache_gib": "kv_cache_pool_bytes", "weights_gib": "weights_bytes", "activation_gib": "activation_bytes",
+    "non_torch_gib": "non_torch_bytes", "requested_gib": "requested_bytes", "total_gib": "physical_memory_bytes",
+}
 FULL, SLIDING, CHUNKED = (k.short for k in (LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED))   # LayerKind's
 NOT_FIT_HINT = ("Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
                 "initializing the engine.")
@@ -127,9 +133,23 @@ class ServingAccount:
     fits: bool
     reason: str | None = None
     terms: list[dict] = field(default_factory=list)     # each memory term: name, GiB, source
+    exact_bytes: dict[str, float] = field(default_factory=dict, repr=False)   # GiB key -> its unrounded bytes
 
     def to_json(self) -> dict:
-        return asdict(self)
+        """The contracted keys, each GiB key with its ``_bytes`` twin (BYTE_TWINS) from the unrounded bytes."""
+        out = asdict(self)
+        exact = out.pop("exact_bytes")
+        out.update({BYTE_TWINS[k]: round(v) for k, v in exact.items()})
+        return out
+
+
+def memory_keys(**exact: float) -> dict:
+    """ServingAccount's GiB keywords from byte counts (``kv_cache_gib=bytes, ...``): each rounded to 1e-4
+    GiB, and the bytes themselves kept for the exact ``_bytes`` twins (not rebuilt from the rounded GiB)."""
+    unknown = set(exact) - set(BYTE_TWINS)
+    if unknown:
+        raise TypeError(f"memory_keys: not a GiB key of the account: {sorted(unknown)}")
+    return {**{k: round(v / GIB, 4) for k, v in exact.items()}, "exact_bytes": dict(exact)}
 
 
 # -- pages and groups ------------------------------------------------------------------------------
@@ -308,10 +328,10 @@ def account(shape: ServingShape, args: EngineArgs, fit: Fit, total_bytes: float,
     return ServingAccount(
         kv_cache_tokens=tokens if reason is None else 0,
         max_concurrency=round(worst.num_blocks / bpr, 4) if reason is None else 0.0,
-        kv_cache_gib=round(max(worst.available, 0.0) / GIB, 4), weights_gib=round(worst.weights / GIB, 4),
-        activation_gib=round(worst.activation / GIB, 4), non_torch_gib=round(worst.non_torch / GIB, 4),
-        max_model_len_fit=fit_len, requested_gib=round(total_bytes * args.gpu_memory_utilization / GIB, 4),
-        total_gib=round(total_bytes / GIB, 4), num_gpu_blocks=worst.num_blocks, kv_cache_groups=n_groups,
+        **memory_keys(kv_cache_gib=max(worst.available, 0.0), weights_gib=worst.weights,
+                      activation_gib=worst.activation, non_torch_gib=worst.non_torch,
+                      requested_gib=total_bytes * args.gpu_memory_utilization, total_gib=total_bytes),
+        max_model_len_fit=fit_len, num_gpu_blocks=worst.num_blocks, kv_cache_groups=n_groups,
         layers_per_group=worst.layers_per_group, blocks_per_request=bpr, page_bytes=worst.page_bytes,
         max_model_len=args.max_model_len, fits=reason is None, reason=reason,
         terms=_terms(args, worst, total_bytes))

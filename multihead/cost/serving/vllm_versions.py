@@ -28,7 +28,8 @@ of at least 70 GiB whose name has no "a100" profiles 8192 tokens / 1024 sequence
 (A100s, L40S, A6000, 24 GB cards) 2048 tokens / 256 sequences (the offline LLM class: 16384 / 8192
 tokens; not modelled: the account is the server's) -- ``v1_batch_defaults``.
 
-Not modelled, refused by name: the V1 line before 0.19 (0.8-0.18) and 0.21 on. The early V1 worker
+Not modelled, refused by name: the V1 line before 0.19 (0.8-0.18), 0.20 (between 0.19 and 0.21's
+CUDA-graph change; nothing about its account has been read) and 0.21 on; before 0.5. The early V1 worker
 (vllm/v1/worker/gpu_worker.py ``determine_available_memory`` of the 0.8 line, commit 0012cf69 in
 vllm-project/vllm) already has v0.19's budget, total x utilization - (torch peak, weights included,
 + non-torch allocations), but its non-torch term is every byte in use on the device outside this
@@ -95,15 +96,20 @@ def _why_not(v: str) -> str:
     try:
         major, minor = (int(x) for x in v.split(".")[:2])
     except ValueError:
-        return "other versions account differently"
+        return "not a version number of the form MAJOR.MINOR"
     if (major, minor) >= (0, 21):
         return ("from v0.21.0 CUDA graph memory profiling is on by default and puts the captured graphs inside "
                 "the --gpu-memory-utilization budget; their size is not modelled "
                 "(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 turns it off)")
+    if (major, minor) == (0, 20):
+        return ("v0.20 lies between the modelled v0.19 and v0.21's CUDA-graph change, and nothing about its "
+                "start-up account has been read; it is not assumed to be v0.19's")
     if (major, minor) >= (0, 8):
         return ("the V1 engine before v0.19 is not modelled: its worker has v0.19's budget, but counts other "
                 "processes' and kv-connector memory as non-torch before vllm-project/vllm#19312, and its "
                 "profile run's size is not checked against v0.19")
+    if (major, minor) < (0, 5):
+        return "versions before v0.5 (older than the V0 line modelled as 0.6) have not been read"
     return "other versions account differently"
 
 

@@ -1,6 +1,6 @@
 """Time keys of the ``serving`` object: TTFT, TPOT and aggregate tokens/s at the account's max concurrency.
 
-The serving account (serving_answer.answer) says how many requests of ``max_model_len`` tokens
+The serving account (cost/serving/answer.py answer) says how many requests of ``max_model_len`` tokens
 fit; this adds how fast they run (cost/time/timing.py): requests of ``input_len`` prompt tokens and
 ``output_len`` new tokens, on the request's GPU, TP x PP, dtype, quantization and KV dtype, with
 the fixed costs of the vLLM engine family (the engine the account models).
@@ -102,7 +102,7 @@ def time_keys(cfg: dict, req, serving: dict, input_len: int | None = None, outpu
               spec=None, device=None, concurrency: int | None = None, request_rate: float | None = None) -> dict:
     """The keys to add to the ``serving`` dict (empty of times when the request does not fit).
     With ``concurrency`` or ``request_rate``: also ``at``, the metrics at that load
-    (cost/operating_point.evaluate), and the asked concurrency joins the curve."""
+    (cost/time/operating_point.evaluate), and the asked concurrency joins the curve."""
     inp, out = request_lengths(req.max_model_len, input_len, output_len)
     if not serving.get("fits") or serving.get("max_concurrency", 0) < 1:
         return {"input_len": inp, "output_len": out, "time": None,
