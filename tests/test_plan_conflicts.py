@@ -96,3 +96,16 @@ def test_serving_takes_a_catalog_gpu_with_its_memory_overridden_as_plan_does(cap
     assert main(["serving", *argv]) == 0
     serving = json.loads(capsys.readouterr().out)["serving"]
     assert serving["kv_cache_tokens"] == plan["kv_cache_tokens"] and serving["ttft_s"] == plan["ttft_s"]
+
+
+@pytest.mark.parametrize("kw, flags", [({"quantization": "fp8"}, ["--quantization", "fp8"]),
+                                       ({"weights_dtype": "int4"}, ["--weights-dtype", "int4"])])
+def test_the_library_serves_the_precision_it_plans_as_the_cli_does(capsys, kw, flags):
+    """Review: mh.plan(..., quantization='fp8') planned fp8 weights but served bf16 ones (16.1 GB) and
+    launched without --quantization; the CLI passed it on."""
+    import multihead as mh
+    lib = mh.plan("Llama-3.1-8B", device="H100", tokens=8192, **kw).to_dict()
+    main(["plan", "Llama-3.1-8B", "--gpu", "H100", "--tokens", "8192", *flags, "--json"])
+    cli = json.loads(capsys.readouterr().out)
+    assert lib["serving"]["weights_bytes"] == cli["serving"]["weights_bytes"] < 0.6 * 16.06e9
+    assert lib["serving"]["command"]["text"] == cli["serving"]["command"]["text"]

@@ -58,6 +58,17 @@ def plan(model: str | ModelSpec | None = None, *, tokens: int, batch: int = 1, p
     --quantization name. ``options``: per-section options ({"serving": {...}}).
     """
     work = Workload(tokens, batch, passes, chunks, gpus, attention, causal_skip, memory_utilization)
+    if quantization is not None or weights_dtype is not None:
+        # the engine serves the precision the text's accounts assume (as `multihead plan` passes it on:
+        # planner/front.serving_precision); a serving option the caller set wins
+        from types import SimpleNamespace
+        from multihead.planner.front import serving_precision
+        serving = dict((options or {}).get("serving") or {})
+        asked = SimpleNamespace(weights_dtype=weights_dtype, quantization=quantization, dtype=serving.get("dtype"))
+        for key, value in {**({"quantization": quantization} if quantization else {}),
+                           **serving_precision(asked)}.items():
+            serving.setdefault(key, value)
+        options = {**(options or {}), "serving": serving}
     if isinstance(model, (str, Path)):      # read once (the one model door): its spec, and its config for the engines
         from multihead.cost.spec.lookup import find_model
         found = find_model(model)
