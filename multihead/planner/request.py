@@ -120,7 +120,7 @@ FIELDS: dict[str, _Field] = {
     "batching": _Field(V.choices(BATCHING), "continuous"),           # the time model's serving_point mode
     "concurrency": _Field(V.IntRange(1, MAX_COUNT), None),          # serving.at: N requests in flight
     "measured": _Field(V.Text(300), None),      # one run of this deployment, "concurrency=16,ttft=250ms,tpot=30ms"
-    "request_rate": _Field(V.FloatRange(1e-6, 1e6), None),   # serving.at: Poisson arrivals per second (cost/operating_point.py's range)
+    "request_rate": _Field(V.FloatRange(1e-6, 1e6), None),   # serving.at: Poisson arrivals per second (cost/time/operating_point.py's range)
     "emit": _Field(V.choices(ENGINES), None),     # None: the engine's own launch command
     # the request the serving times are for
     "input_len": _Field(V.IntRange(1, MAX_TOKENS)),

@@ -131,7 +131,7 @@ def serving_account(cfg: dict, req: Request, gpu_bytes: float | None = None,
         from multihead.cost.serving import vllm_versions as V
         shape, eargs = V.apply(version, shape, args, given_flags(req), req.gpu, total)
         # PCIe-only GPUs (no NVLink switch): no NVLS buffers, vLLM's custom all-reduce off beyond 2 PCIe
-        # GPUs; the communicator figure is serving.PCIE_COMM_GIB (sized on an SGLang L4 log, fitted)
+        # GPUs; the communicator figure is cost.serving.vllm.PCIE_COMM_GIB (sized on an SGLang L4 log, fitted)
         a = account(shape, eargs, load_fit(), total, pcie=gpu_is_pcie(req.gpu))
     if gpu_bytes is not None and gpu_bytes != _catalog_bytes(req.gpu):   # the caller's (--gpu-memory-gb)
         for term in a.terms:
@@ -232,7 +232,7 @@ def batched_tokens(req: Request, total_bytes: float | None = None) -> int:
 def length_override(spec, tokens: int) -> tuple[dict | None, str | None]:
     """What a launch for ``tokens`` (--max-model-len) needs from the model's positions: (positions
     JSON, refusal). An engine refuses a length past the config's derived maximum (vLLM's
-    max_model_len rule, cost.positions.coverage) unless the rope scaling that reaches it comes along:
+    max_model_len rule, cost.spec.positions.coverage) unless the rope scaling that reaches it comes along:
     the JSON then carries ``rope_override`` (the model's own scaling type grown, cost.spec.positions.
     extension_needed) and a quality note; a length no override can reach gives a refusal."""
     from multihead.cost.spec.positions import coverage, extension_needed
