@@ -211,8 +211,11 @@ def test_gpu_by_memory_and_catalog_gpus_people_run(capsys):
         record = cost.catalog_gpu(name)
         assert record.reported_memory_bytes == total and isinstance(record.extra["memory_reported"], bool), gpu
         assert total > 10 * GIB, gpu
-    assert main(["serving", "Qwen/Qwen2.5-7B-Instruct", "--gpu", "H100", "--gpu-memory-gb", "80"]) == 2
-    assert "gpu-memory-gb" in capsys.readouterr().err
+    # a catalog GPU with its memory overridden: the plan's account, as `plan` gives it (session 17's review;
+    # before, serving refused the pair while plan took it)
+    both = _serving(capsys, ["serving", "Qwen/Qwen2.5-7B-Instruct", "--gpu", "H100", "--gpu-memory-gb", "80"])
+    physical = next(t for t in both["terms"] if t["name"] == "physical memory")
+    assert physical["gib"] == pytest.approx(80e9 / GIB, abs=1e-3) and "as given" in physical["source"]
 
 
 def _serving(capsys, argv):
