@@ -109,3 +109,16 @@ def test_the_library_serves_the_precision_it_plans_as_the_cli_does(capsys, kw, f
     cli = json.loads(capsys.readouterr().out)
     assert lib["serving"]["weights_bytes"] == cli["serving"]["weights_bytes"] < 0.6 * 16.06e9
     assert lib["serving"]["command"]["text"] == cli["serving"]["command"]["text"]
+
+
+def test_the_library_refuses_a_serving_precision_that_disagrees_and_reads_null_as_unset():
+    """Second review: a serving option set to None dropped the planned fp8 (bf16 served again), and the
+    library took contradictions the CLI refuses."""
+    import multihead as mh
+    d = mh.plan("Llama-3.1-8B", device="H100", tokens=8192, quantization="fp8",
+                options={"serving": {"quantization": None}}).to_dict()
+    assert d["serving"]["weights_bytes"] < 0.6 * 16.06e9 and "--quantization fp8" in d["serving"]["command"]["text"]
+    for kw in ({"quantization": "fp8", "options": {"serving": {"quantization": "awq"}}},
+               {"weights_dtype": "int4", "quantization": "fp8"}):
+        with pytest.raises(ValueError, match="disagrees"):
+            mh.plan("Llama-3.1-8B", device="H100", tokens=8192, **kw)

@@ -973,3 +973,34 @@ def test_audit17_an_exact_quiz_answer_takes_the_exact_value_only(client):
     r = client.post("/api/check", json={"id": "q3", "answer": "163840.0000001"}).json()
     assert r["tolerance"] == 0 and r["correct"] is False
     assert client.post("/api/check", json={"id": "q1", "answer": "0.867"}).json()["correct"] is True
+
+
+def test_review_listen_takes_ipv4_for_a_name_and_ipv6_for_a_literal(monkeypatch):
+    """A name that resolves to ::1 first (macOS, Fedora) must still listen on 127.0.0.1, as uvicorn does;
+    an IPv6 literal listens on IPv6."""
+    import socket
+    from multihead.web import serve
+    real = socket.getaddrinfo
+
+    def v6_first(host, port, *a, **kw):
+        infos = real(host, port, *a, **kw)
+        if host == "localhost":
+            six = [(socket.AF_INET6, socket.SOCK_STREAM, 6, "", ("::1", port, 0, 0))]
+            return six + [i for i in infos if i[0] == socket.AF_INET]
+        return infos
+
+    monkeypatch.setattr(socket, "getaddrinfo", v6_first)
+    sock = serve.listen("localhost", 0)
+    try:
+        assert sock.family == socket.AF_INET and sock.getsockname()[0] == "127.0.0.1"
+    finally:
+        sock.close()
+    if socket.has_ipv6:
+        try:
+            sock = serve.listen("::1", 0)
+        except ValueError:          # no IPv6 loopback on this machine
+            return
+        try:
+            assert sock.family == socket.AF_INET6
+        finally:
+            sock.close()

@@ -87,12 +87,13 @@ def register(subparsers) -> None:
     p.add_argument("model", nargs="?", help="HF id of a catalog config (see --list), or a config.json path / folder")
     p.add_argument("--gpu", default=None, help="GPU from the catalog (see --list; default H100-SXM)")
     p.add_argument("--gpu-memory-gb", type=A.GPU_MEMORY_GB, default=None,
-                   help="a GPU outside the catalog: its memory in GB (1e9 B, as in `plan`), the figure the device "
-                        "reports (torch's total_memory: an H100 80GB reports 85.03 GB = 79.19 GiB)")
+                   help="a GPU's memory in GB (1e9 B, as in `plan`), the figure the device reports (torch's "
+                        "total_memory: an H100 80GB reports 85.03 GB = 79.19 GiB): a GPU outside the catalog, or "
+                        "with --gpu a catalog GPU's memory overridden")
     p.add_argument("--effective-tflops", type=A.EFFECTIVE_TFLOPS, default=None,
-                   help="with --gpu-memory-gb: its achievable 16-bit matmul TFLOP/s, for the serving times")
+                   help="achievable 16-bit matmul TFLOP/s for the serving times (of a GPU given by --gpu-memory-gb, or over --gpu's)")
     p.add_argument("--bandwidth-tbps", type=A.BANDWIDTH_TBPS, default=None,
-                   help="with --gpu-memory-gb: its achievable memory bandwidth, TB/s, for the serving times")
+                   help="achievable memory bandwidth, TB/s, for the serving times (of a GPU given by --gpu-memory-gb, or over --gpu's)")
     add_engine_flags(p)
     from multihead.cli.gpu_time import add_request_flags
     add_request_flags(p)
@@ -152,12 +153,8 @@ def _memory_only(args) -> dict:
 
 def request_from(args, name: str, cfg: dict):
     from multihead.cost.serving import answer as S
-    if args.gpu_memory_gb is not None:
-        if args.gpu is not None:
-            raise ValueError("gpu-memory-gb: give either --gpu (a catalog GPU) or --gpu-memory-gb, not both")
-        if not 1 <= args.gpu_memory_gb <= 4096:
-            raise ValueError(f"gpu-memory-gb: expected GiB in [1, 4096], got {args.gpu_memory_gb:g}")
-        gpu = f"GPU-{args.gpu_memory_gb:g}GB"
+    if args.gpu_memory_gb is not None:      # a GPU by its memory alone (with --gpu: the plan's path, run())
+        gpu = f"GPU-{args.gpu_memory_gb:g}GB"   # the range is the flag's, as plan's (values.GPU_MEMORY_GB)
     else:
         gpu, _ = S.gpu_memory_bytes(args.gpu or "H100-SXM")
     length = args.max_model_len or _max_position(cfg)

@@ -58,13 +58,19 @@ def plan(model: str | ModelSpec | None = None, *, tokens: int, batch: int = 1, p
     --quantization name. ``options``: per-section options ({"serving": {...}}).
     """
     work = Workload(tokens, batch, passes, chunks, gpus, attention, causal_skip, memory_utilization)
-    if quantization is not None or weights_dtype is not None:
+    if quantization is not None or weights_dtype is not None or kv_dtype is not None:
         # the engine serves the precision the text's accounts assume (as `multihead plan` passes it on:
-        # planner/front.serving_precision); a serving option the caller set wins
+        # planner/front.serving_precision); a serving option the caller set must agree with it
         from types import SimpleNamespace
-        from multihead.planner.front import serving_precision
-        serving = dict((options or {}).get("serving") or {})
-        asked = SimpleNamespace(weights_dtype=weights_dtype, quantization=quantization, dtype=serving.get("dtype"))
+        from multihead.planner.front import check_precision, serving_precision
+        serving = {k: v for k, v in dict((options or {}).get("serving") or {}).items() if v not in (None, "")}
+        if quantization and serving.get("quantization") not in (None, quantization):
+            raise ValueError(f"quantization: {quantization} disagrees with the serving option quantization "
+                             f"{serving['quantization']}; give one of them")
+        asked = SimpleNamespace(weights_dtype=weights_dtype, kv_dtype=kv_dtype,
+                                quantization=quantization or serving.get("quantization"),
+                                dtype=serving.get("dtype"), kv_cache_dtype=serving.get("kv_cache_dtype"))
+        check_precision(asked)
         for key, value in {**({"quantization": quantization} if quantization else {}),
                            **serving_precision(asked)}.items():
             serving.setdefault(key, value)
