@@ -133,3 +133,14 @@ def test_out_without_fit_or_with_model_writes_nothing(capsys, tmp_path):
         assert main(["gpu-time", *argv]) == 2
         assert "--out" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_gpu_time_says_when_vllm_would_queue_part_of_the_load(capsys):
+    """gpu-time times N requests in flight; on an L40S vLLM admits 256 per replica by default, so 300 is
+    said to queue 44 (serving --concurrency times that queue); on an H100 (1,024) nothing is said."""
+    l40s = _json(capsys, "Qwen/Qwen3-8B", "--gpu", "L40S", "--concurrency", "300", "--input-len", "1024",
+                 "--output-len", "256")
+    assert "256 sequences" in l40s["queue_note"] and "44 of the 300" in l40s["queue_note"]
+    h100 = _json(capsys, "Qwen/Qwen3-8B", "--gpu", "H100", "--concurrency", "300", "--input-len", "1024",
+                 "--output-len", "256")
+    assert "queue_note" not in h100

@@ -148,7 +148,7 @@ def _predict(args) -> int:
                        expert_parallel_size=args.expert_parallel_size, data_parallel_size=args.data_parallel_size,
                        enable_dp_attention=args.enable_dp_attention, engine=args.engine,
                        engine_version=args.engine_version, batching=args.batching)
-    _check_runs(found, name, gpu_name, args)
+    checked = _check_runs(found, name, gpu_name, args)
     quantization = from_flag(args.quantization) if args.quantization else spec.quantization
     weights = "fp16" if spec.dtype == "fp16" else "bf16"
     out = time_request.predict(spec, gpu, tensor_parallel_size=args.tensor_parallel_size,
@@ -159,6 +159,9 @@ def _predict(args) -> int:
                                weights=weights, quantization=quantization,
                                kv="fp8" if args.kv_cache_dtype == "fp8" else weights)
     out = {"model": name, "gpu": gpu_name, **out}
+    queue = _queue_note(checked, out)
+    if queue:
+        out["queue_note"] = queue
     if args.json:
         print(jsonout.dumps(out, indent=1))
         return 0
@@ -177,16 +180,35 @@ def _predict(args) -> int:
           f"{iv('output_tokens_per_s', rate)} (decode {out['decode_bound']}-bound)")
     if (out.get("interval") or {}).get("caution"):
         print(f"  caution: {out['interval']['caution']}")
+    if queue:
+        print(f"  note: {queue}")
     print(f"  constants: {out['time_constants']}; intervals: out-of-document errors of the family (docs/gpu-time.md)")
     return 0
 
 
-def _check_runs(found, name: str, gpu_name: str, args) -> None:
+def _queue_note(req, out: dict) -> str | None:
+    """A note when vLLM would not run all of these requests at once: the time model times them all in
+    flight, while the engine admits max_num_seqs per replica (its default for this GPU and version:
+    cost.serving.answer.engine_batch) and queues the rest, which `multihead serving --concurrency` models."""
+    from multihead.cost.serving.answer import engine_batch
+    if req is None or out["engine"] != "vllm":
+        return None
+    seqs = engine_batch(req)[1]
+    per = out["requests_per_replica"]
+    if per <= seqs:
+        return None
+    return (f"vLLM runs at most {seqs:,} sequences per replica here (--max-num-seqs, its default on this GPU): "
+            f"{per - seqs:,} of the {per:,} requests per replica would wait in its queue; these times are for all "
+            f"{per:,} in flight (`multihead serving MODEL --concurrency {out['concurrency']}` times the queue)")
+
+
+def _check_runs(found, name: str, gpu_name: str, args):
     """ValueError naming the flag when the serving point is one no engine would run, by the checks the
     planner and ``multihead serving`` use: the model's positions (cost.spec.positions.coverage: an engine
     refuses a longer max-model-len without a rope override, which gpu-time does not price), tensor
     parallelism's placement rule, and the engine's memory account (cost.serving.answer.serving_account:
-    the weights per GPU, then one request's KV cache of input-len + output-len tokens)."""
+    the weights per GPU, then one request's KV cache of input-len + output-len tokens). Returns the
+    serving Request it checked (the engine's flags at their defaults)."""
     import dataclasses
 
     from multihead.cost.serving.answer import ENGINES, Request, engine_version, serving_account
@@ -211,7 +233,7 @@ def _check_runs(found, name: str, gpu_name: str, args) -> None:
     # the TP placement rule (cost.counts.memory.check_tensor_parallel) is checked inside, naming tensor-parallel-size
     account, _ = serving_account(found.config, req, spec=spec)
     if account.fits:
-        return
+        return req
     shortest, _ = serving_account(found.config, dataclasses.replace(req, max_model_len=args.output_len + 1), spec=spec)
     gpus = f"{args.tensor_parallel_size} x {gpu_name}" if args.tensor_parallel_size > 1 else f"one {gpu_name}"
     if not shortest.fits:                    # not even a one-token prompt: the weights (or the workspace)
