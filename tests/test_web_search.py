@@ -78,9 +78,14 @@ def test_the_search_page_shows_the_search_json(tmp_path):
         page.click("#s-go")
         page.wait_for_function("document.body.dataset.searchDone === '3'", timeout=60000)
         assert "gpus_max" in page.text_content(".err[data-field=gpus_max]")
-        # Chinese
+        # Chinese: the page's words, and the server's error line through the message catalogue (session 17's
+        # audit: the search page showed it in English)
         page.click("#lang")
         assert "配置" in page.text_content("h1")
+        page.click("#s-go")
+        page.wait_for_function("document.body.dataset.searchDone === '4'", timeout=60000)
+        said = page.text_content(".err[data-field=gpus_max]")
+        assert "gpus_max" in said and any("\u4e00" <= ch <= "\u9fff" for ch in said), said
         context.close()
 
 

@@ -296,6 +296,14 @@ async function api(path, body) {
   return data;
 }
 
+// A server's error line in the page's language (the message catalogue, /api/messages), for every page.
+async function errorText(message) {
+  if (typeof message === "function") return message();      // the page's own words, in the page's language
+  if (LANG === "en") return message;
+  try { return (await api("/api/messages", {error: message, lang: LANG})).error || t("err.untranslated"); }
+  catch (e) { return t("err.untranslated"); }
+}
+
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {

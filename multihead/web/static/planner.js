@@ -48,12 +48,6 @@ async function planTexts(plan) {
   if (LANG === "en") return null;
   try { return (await api("/api/messages", {plan, lang: LANG})).plan; } catch (e) { return null; }
 }
-async function errorText(message) {
-  if (typeof message === "function") return message();      // the page's own words, in the page's language
-  if (LANG === "en") return message;
-  try { return (await api("/api/messages", {error: message, lang: LANG})).error || t("err.untranslated"); }
-  catch (e) { return t("err.untranslated"); }
-}
 
 // A value as one shell word (the measured run's text may hold spaces: "ttft=150 ms").
 const shellWord = v => (/^[A-Za-z0-9_.,=:\/@%+-]+$/.test(String(v)) ? String(v) : `'${String(v).replace(/'/g, "'\\''")}'`);

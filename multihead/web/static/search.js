@@ -83,11 +83,11 @@ function searchOptions() {
   return o;
 }
 
-function showErrors(err) {
+async function showErrors(err) {
   document.querySelectorAll("#search-form .err").forEach(n => { n.textContent = ""; });
   if (!err) return;
   const box = document.querySelector(`#search-form .err[data-field="${err.field}"]`) || document.getElementById("s-error");
-  box.textContent = err.message;
+  box.textContent = await errorText(err.message);     // the server's line in the page's language (common.js)
 }
 
 function ms(x) { return fmtSeconds(x); }
@@ -190,7 +190,7 @@ async function runSearch(ev) {
     Object.entries(o).filter(([k]) => k !== "model").map(([k, v]) => `--${k.replace(/_/g, "-")} ${v}`).join(" ");
   const bad = unreadableBox();
   if (bad) {                         // never a search for other targets than the ones on screen
-    showErrors({field: bad[0], message: t("err.unreadable").replace("{name}", bad[1])});
+    await showErrors({field: bad[0], message: () => t("err.unreadable").replace("{name}", bad[1])});
     document.getElementById("s-summary").replaceChildren();
     document.body.dataset.searchDone = String(seq);
     return;
@@ -204,7 +204,7 @@ async function runSearch(ev) {
     document.body.dataset.searchDone = String(seq);     // for tests and scripts: this answer is on screen
   } catch (err) {
     if (seq !== S.seq) return;
-    showErrors(err);
+    await showErrors(err);
     document.getElementById("s-summary").replaceChildren();
     document.body.dataset.searchDone = String(seq);
   }
