@@ -236,13 +236,15 @@ def render_lines(d: dict) -> list[str]:
     if "ttft_s" not in d:
         return [d["time_note"]] if d.get("time_note") else []
     c = d["concurrency"]
+    # the engine's max_num_seqs, not the KV pool, set that concurrency (time_keys caps it so)
+    capped = " (max_num_seqs)" if c == d.get("max_num_seqs") and c < int(d.get("max_concurrency", 0)) else ""
     at = at_lines(d["at"]) if d.get("at") else []
     # the caution once: under the asked load's times when it printed them (an overloaded load prints none)
     printed = bool(at) and not d["at"]["overloaded"] and bool(_caution(d["at"]))
     caution = [f"  caution: {_caution(d)}"] if _caution(d) and not printed else []
     return [f"time, requests of {d['input_len']:,} prompt + {d['output_len']:,} output tokens "
             f"({d.get('time_engine', d['engine'])} fixed costs; {d['attention_kernel']}):", *measured_lines(d), *at,
-            f"  at max concurrency {c}{' (max_num_seqs)' if c == d.get('max_num_seqs') and c < int(d.get('max_concurrency', 0)) else ''}: TTFT {_ms(d['ttft_s'])}{_iv(d, 'ttft_s')}, TPOT {_ms(d['tpot_s'])}"
+            f"  at max concurrency {c}{capped}: TTFT {_ms(d['ttft_s'])}{_iv(d, 'ttft_s')}, TPOT {_ms(d['tpot_s'])}"
             f"{_iv(d, 'tpot_s')}, {d['output_tokens_per_s']:,.1f} output tokens/s in all{_iv(d, 'output_tokens_per_s', False)} "
             f"(decode {d['decode_bound']}-bound)",
             f"  one request: TTFT {_ms(d['ttft_s_one_request'])}, TPOT {_ms(d['tpot_s_one_request'])}, "
